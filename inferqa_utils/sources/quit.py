@@ -1,0 +1,120 @@
+"""Official QUIT release loader (SPEC §2.3), from local files or the hub.
+
+Split files ``train.json``/``dev.json``/``test.json``: one record per question with ``id``,
+``question``, ``answers`` (the expanded answer pool), ``hints`` ([{"hint": ...}] or strings)
+and ``subsets`` ``{mask: {permutation: {model_key: generated answer}}}``. Passages are built
+from ``subsets`` (or read from ``corpus/corpus.jsonl`` when present; its ``title`` holds the
+question id and is never used as passage text). Labels follow SPEC §3 step 7: 2 if any
+labeler's generated answer exactly matches the pool (SQuAD-normalised), else 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..datamodel import Dataset, Hint, Passage, Question, join_hints, parse_passage_id
+from ..errors import DataFormatError
+from ..textnorm import exact_match
+from .records import RecordReader, check_unique_ids, iter_jsonl, read_json_records
+
+HUB_REPO = "JamshidJDMY/InferentialQA"
+LABELER_KEYS = ("gemma-3-1b", "qwen-3-4b", "llama-31-8b")
+READER_KEYS = ("llama-32-1b", "gemma-3-4b", "qwen-3-8b")
+SPLITS = ("train", "dev", "test")
+
+
+def fetch_quit_from_hub(dest: Path | None = None) -> Path:
+    """Download the split files of the official release (needs a network)."""
+    from ..config import PATHS
+    from ..hub import download
+
+    dest = dest or PATHS.cache / "hub"
+    paths = [download(HUB_REPO, f"{s}.json", repo_type="dataset", cache_dir=dest) for s in SPLITS]
+    return paths[0].parent
+
+
+def load_quit(source: str | Path = "hub", splits: tuple[str, ...] = SPLITS,
+              labelers: tuple[str, ...] = LABELER_KEYS, name: str = "quit") -> Dataset:
+    """Load QUIT from a local folder holding ``<split>.json`` files, or ``"hub"``."""
+    folder = fetch_quit_from_hub() if str(source) == "hub" else Path(source)
+    ds = Dataset(name=name, questions={}, meta={"source_files": [], "shape": "quit"})
+    found = False
+    for split in splits:
+        f = folder / f"{split}.json"
+        if not f.exists():
+            continue
+        found = True
+        ds.meta["source_files"].append(str(f))
+        _load_split(f, split, ds, labelers)
+    if not found:
+        raise DataFormatError(folder, f"no split file found (expected one of {', '.join(s + '.json' for s in splits)})")
+    corpus = folder / "corpus" / "corpus.jsonl"
+    if corpus.exists():
+        ds.meta["source_files"].append(str(corpus))
+        _apply_corpus(corpus, ds)
+    return ds
+
+
+def _load_split(path: Path, split: str, ds: Dataset, labelers: tuple[str, ...]) -> None:
+    records = read_json_records(path)
+    ids: list[str] = []
+    for i, rec in enumerate(records):
+        label = f"{i} ({rec.get('id')})" if isinstance(rec, dict) and isinstance(rec.get("id"), str) else i
+        r = RecordReader(path, rec, label)
+        qid = r.str_("id")
+        ids.append(qid)
+        answers = r.str_list("answers", nonempty=True)
+        raw_hints = r.get("hints", list)
+        if not raw_hints:
+            r.fail("list is empty", "hints")
+        hints = []
+        for j, h in enumerate(raw_hints):
+            if isinstance(h, dict):
+                h = r.str_("hint", obj=h, path=f"hints[{j}].hint")
+            elif not isinstance(h, str):
+                r.fail(f"expected a string or {{'hint': str}}, got {type(h).__name__}", f"hints[{j}]")
+            hints.append(Hint(h.strip()))
+        q = Question(qid=qid, question=r.str_("question").strip(), answers=answers, hints=hints,
+                     source=f"quit:{path.name}", meta={"split": split})
+        if qid in ds.questions:
+            raise DataFormatError(path, f"question id {qid!r} also appears in another split", record=label, field="id")
+        ds.questions[qid] = q
+        ds.splits.setdefault(split, []).append(qid)
+        subsets = r.get("subsets", dict, required=False, default={})
+        qrels = ds.qrels.setdefault(qid, {})
+        texts = q.hint_texts
+        for mask, perms in subsets.items():
+            if not isinstance(perms, dict):
+                r.fail("expected {permutation: {model: answer}}", f"subsets.{mask}")
+            for perm, gens in perms.items():
+                pid = f"{qid}_{mask}_{perm}"
+                try:
+                    _, _, hint_ids = parse_passage_id(pid)
+                except ValueError as e:
+                    r.fail(str(e), f"subsets.{mask}.{perm}")
+                if max(hint_ids) >= len(texts):
+                    r.fail(f"permutation uses hint {max(hint_ids)} but the question has {len(texts)} hints",
+                           f"subsets.{mask}.{perm}")
+                if not isinstance(gens, dict):
+                    r.fail("expected {model: answer}", f"subsets.{mask}.{perm}")
+                gens = {str(k): v if isinstance(v, str) else "" for k, v in gens.items()}
+                ds.passages[pid] = Passage(pid, qid, hint_ids, join_hints(texts, hint_ids))
+                ds.generations[pid] = gens
+                ok = any(exact_match(gens[m], answers) for m in labelers if m in gens)
+                qrels[pid] = 2 if ok else 1
+    check_unique_ids(path, ids)
+
+
+def _apply_corpus(path: Path, ds: Dataset) -> None:
+    """Take passage text from ``corpus.jsonl`` (``id``, ``contents``; ``title`` ignored)."""
+    for lineno, obj in enumerate(iter_jsonl(path), 1):
+        pid, text = obj.get("id"), obj.get("contents")
+        if not isinstance(pid, str) or not isinstance(text, str):
+            raise DataFormatError(path, "expected string fields 'id' and 'contents'", record=f"line {lineno}")
+        try:
+            qid, _, hint_ids = parse_passage_id(pid)
+        except ValueError as e:
+            raise DataFormatError(path, str(e), record=f"line {lineno}", field="id") from None
+        ds.passages[pid] = Passage(pid, qid, hint_ids, text)
+        if qid in ds.qrels and pid not in ds.qrels[qid]:
+            ds.qrels[qid][pid] = 1

@@ -1,0 +1,111 @@
+"""TriviaHG loader (SPEC §2.1), both shapes.
+
+* ``validation_2024.json`` shape: ``Q_ID, Question, Hints, Snippet, ExactAnswer (str), MajorType,
+  MinorType, Exact_Answer_Popularity{Category}, ...`` — no convergence scores.
+* ``model_hints/<Model>.json`` shape: the above without ``Snippet`` plus ``Candidates_Answers``
+  (gold last), ``Scores`` (per hint {candidate: 0/1}), ``Convergence`` (per hint) and
+  ``Familiarity``; ``ExactAnswer`` is a list of aliases (once a plain string).
+
+Copilot-generated hints carry web-citation marks such as ``[^1^]``; they are removed from the
+hint text (the raw text is kept in ``Hint.meta['raw']``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..datamodel import Dataset, Hint, Question
+from .records import RecordReader, check_unique_ids, read_json_records
+
+_CITATION = re.compile(r"\s*\[\^\d+\^\]")
+
+
+def clean_hint(text: str) -> str:
+    """Strip citation marks like ``[^1^]`` and surrounding whitespace."""
+    return _CITATION.sub("", text).strip()
+
+
+def _dedupe(xs: list[str]) -> list[str]:
+    seen, out = set(), []
+    for x in xs:
+        k = x.strip()
+        if k and k.lower() not in seen:
+            seen.add(k.lower())
+            out.append(k)
+    return out
+
+
+def trec_type(major: str | None, minor: str | None) -> str | None:
+    """``("HUM:HUMAN", "ind:Individual")`` → ``"HUM:ind"``."""
+    if not major:
+        return None
+    coarse = major.split(":", 1)[0].strip().upper()
+    fine = minor.split(":", 1)[0].strip() if minor else ""
+    return f"{coarse}:{fine}" if fine else coarse
+
+
+def load_triviahg(path: str | Path, name: str | None = None) -> Dataset:
+    """Load a TriviaHG file of either shape into a :class:`Dataset` (no passages yet)."""
+    path = Path(path)
+    records = read_json_records(path)
+    if not isinstance(records, list):
+        raise ValueError(f"{path}: expected a JSON list of questions")
+    questions: dict[str, Question] = {}
+    ids: list[str] = []
+    for i, rec in enumerate(records):
+        label = f"{i} ({rec.get('Q_ID')})" if isinstance(rec, dict) and rec.get("Q_ID") else i
+        r = RecordReader(path, rec, label)
+        qid = r.str_("Q_ID")
+        ids.append(qid)
+        text = r.str_("Question")
+        raw_hints = r.str_list("Hints", nonempty=True)
+        exact = r.get("ExactAnswer", (str, list))
+        answers = [exact] if isinstance(exact, str) else r.str_list("ExactAnswer", nonempty=True)
+        answers = _dedupe(answers)
+        if not answers:
+            r.fail("no non-empty answer", "ExactAnswer")
+        candidates = r.str_list("Candidates_Answers", required=False)
+        scores = r.get("Scores", list, required=False)
+        conv = r.get("Convergence", list, required=False)
+        fam = r.get("Familiarity", list, required=False)
+        for key, seq in (("Scores", scores), ("Convergence", conv), ("Familiarity", fam)):
+            if seq is not None and len(seq) != len(raw_hints):
+                r.fail(f"has {len(seq)} entries for {len(raw_hints)} hints", key)
+        hints: list[Hint] = []
+        for j, h in enumerate(raw_hints):
+            meta: dict = {}
+            cleaned = clean_hint(h)
+            if cleaned != h.strip():
+                meta["raw"] = h
+            hs = None
+            if scores is not None:
+                s = scores[j]
+                if not isinstance(s, dict) or not all(isinstance(v, int | float) for v in s.values()):
+                    r.fail("expected {candidate: 0/1}", f"Scores[{j}]")
+                hs = {str(k): int(v) for k, v in s.items()}
+            c = None
+            if conv is not None:
+                if not isinstance(conv[j], int | float) or isinstance(conv[j], bool):
+                    r.fail(f"expected a number, got {type(conv[j]).__name__}", f"Convergence[{j}]")
+                c = float(conv[j])
+            if fam is not None:
+                meta["familiarity"] = fam[j]
+            hints.append(Hint(cleaned, convergence=c, scores=hs, meta=meta))
+        pop = rec.get("Exact_Answer_Popularity")
+        difficulty = pop.get("Category") if isinstance(pop, dict) else None
+        questions[qid] = Question(
+            qid=qid,
+            question=text.strip(),
+            answers=answers,
+            hints=hints,
+            candidates=_dedupe(candidates),
+            qtype=trec_type(rec.get("MajorType"), rec.get("MinorType")),
+            difficulty=difficulty,
+            reference=rec.get("Snippet") if isinstance(rec.get("Snippet"), str) else None,
+            source=f"triviahg:{path.name}",
+            meta={"major_type": rec.get("MajorType"), "minor_type": rec.get("MinorType")},
+        )
+    check_unique_ids(path, ids)
+    return Dataset(name=name or f"triviahg-{path.stem}", questions=questions,
+                   meta={"source_files": [str(path)], "shape": "triviahg"})
