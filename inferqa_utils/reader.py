@@ -1,0 +1,68 @@
+"""The reader (SPEC §6.1–6.2): prompt, greedy generation, post-processing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .llm.base import LLM
+from .prompts import NO_ANSWER, closed_book_messages, reader_messages
+
+MAX_NEW_TOKENS = 32
+
+_LEADING = re.compile(r"^[\s\"'`“”‘’\[\(\{<*#:\-]+")
+_TRAILING = re.compile(r"[\s\"'`“”‘’*.,;:!]+$")
+_PREFIX = re.compile(r"^(final answer|answer|a)\s*[:\-]\s*", re.I)
+_SUBJECT = r"(it|he|she|they|this|that|these|those|there|i|we|you|the answer|the \w+)"
+_FINITE = r"(is|are|was|were|am|has|have|had|does|do|did|can|could|will|would|should|may|might|must|think|believe|seems?)"
+_SENTENCE = re.compile(rf"\b{_SUBJECT}\s+(\w+\s+){{0,3}}?{_FINITE}\b", re.I)
+
+
+def postprocess(raw: str) -> str:
+    """SPEC §6.2: last non-empty line; strip stray brackets/quotes; empty, a full sentence
+    (subject + finite verb) or anything mentioning "no answer" → ``NO ANSWER``."""
+    lines = [ln.strip() for ln in raw.strip().splitlines() if ln.strip()]
+    if not lines:
+        return NO_ANSWER
+    s = lines[-1]
+    if "no answer" in s.lower():
+        return NO_ANSWER
+    s = _PREFIX.sub("", _LEADING.sub("", s))
+    s = _TRAILING.sub("", s).strip()
+    for op, cl in ("()", "[]", "{}"):  # drop unmatched closing brackets only
+        while s.endswith(cl) and s.count(cl) > s.count(op):
+            s = _TRAILING.sub("", s[:-1]).strip()
+    if not s:
+        return NO_ANSWER
+    words = s.split()
+    if len(words) >= 3 and _SENTENCE.search(s):
+        return NO_ANSWER
+    return s
+
+
+@dataclass
+class ReaderOutput:
+    raw: str
+    answer: str
+
+    @property
+    def abstained(self) -> bool:
+        return self.answer == NO_ANSWER
+
+
+def read(llm: LLM, questions: Sequence[str], contexts: Sequence[str], desc: str | None = None,
+         progress: bool = True) -> list[ReaderOutput]:
+    """Answer each question from its context (one batch, cached, prefix-ordered)."""
+    if len(questions) != len(contexts):
+        raise ValueError(f"{len(questions)} questions for {len(contexts)} contexts")
+    msgs = [reader_messages(q, c) for q, c in zip(questions, contexts, strict=True)]
+    raws = llm.chat(msgs, max_tokens=MAX_NEW_TOKENS, desc=desc or f"read ({llm.name})", progress=progress)
+    return [ReaderOutput(r, postprocess(r)) for r in raws]
+
+
+def read_closed_book(llm: LLM, questions: Sequence[str], progress: bool = True) -> list[ReaderOutput]:
+    """Answer without context (parametric knowledge)."""
+    raws = llm.chat([closed_book_messages(q) for q in questions], max_tokens=MAX_NEW_TOKENS,
+                    desc=f"closed-book ({llm.name})", progress=progress)
+    return [ReaderOutput(r, postprocess(r)) for r in raws]
