@@ -17,7 +17,7 @@ def normalize_answer(s: str) -> str:
     Unicode is NFKC-normalised first; accents are kept (``"Zürich"`` ≠ ``"Zurich"`` strictly).
     """
     s = unicodedata.normalize("NFKC", s).lower()
-    s = "".join(" " if ch in _PUNCT else ch for ch in s)
+    s = "".join(ch for ch in s if ch not in _PUNCT)
     s = _ARTICLES.sub(" ", s)
     return " ".join(s.split())
 

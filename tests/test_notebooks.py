@@ -13,3 +13,31 @@ def test_notebook_smoke(nb, tmp_path):
     m = run_notebooks("smoke", only=[nb.name[:2]], out_dir=tmp_path, log=print)
     assert m.extra["status"] == "ok"
     assert (tmp_path / nb.name).exists()
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_parameters_cell_is_fully_visible_to_papermill(nb):
+    """papermill silently ignores a parameter line holding a second '=' (e.g. in its comment)."""
+    import re
+
+    import nbformat
+
+    from inferqa_utils.runner import notebook_parameters
+
+    cells = [c for c in nbformat.read(nb, as_version=4).cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(cells) == 1, "exactly one cell tagged 'parameters'"
+    names = re.findall(r"^(\w+)\s*(?::[^=]+)?=", cells[0].source, flags=re.M)
+    assert names, "the parameters cell declares nothing"
+    assert set(names) == set(notebook_parameters(nb)), "some parameter lines are not parsed by papermill"
+    for line in cells[0].source.splitlines():
+        if re.match(r"^\w+\s*=", line):
+            assert "#" in line, f"parameter without a comment: {line}"
+
+
+def test_notebooks_are_committed_clean():
+    import nbformat
+
+    for nb in NOTEBOOKS:
+        for c in nbformat.read(nb, as_version=4).cells:
+            if c.cell_type == "code":
+                assert not c.outputs and c.execution_count is None, f"{nb.name} holds outputs"

@@ -1,0 +1,97 @@
+"""The LLM engine on the real tiny model (SmolLM2-135M): greedy generation, scoring, cache,
+resume, prefix reuse."""
+
+import numpy as np
+import pytest
+
+from inferqa_utils.llm import GenerationCache, load_llm
+from inferqa_utils.prompts import reader_messages
+
+pytestmark = pytest.mark.slow
+
+QS = [("It is a reflective surface. It is found in bathrooms.", "What object shows your reflection?"),
+      ("It is the largest planet. It has a great red spot.", "Which planet is it?"),
+      ("It barks. It is man's best friend.", "Which animal is it?"),
+      ("It is the largest planet. It has a great red spot. It has many moons.", "Which planet is it?"),
+      ("It is frozen water.", "What is it?")]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
+
+
+def _batch():
+    return [reader_messages(q, c) for c, q in QS]
+
+
+def test_greedy_is_deterministic_and_prefix_reuse_changes_nothing_but_cost(tmp_path):
+    a = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048, prefix_reuse=True)
+    b = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048, prefix_reuse=False)
+    out_a, out_b = a.chat(_batch(), progress=False), b.chat(_batch(), progress=False)
+    assert out_a == out_b
+    assert a.stats.prompt_tokens_total == b.stats.prompt_tokens_total
+    assert b.stats.prompt_tokens == b.stats.prompt_tokens_total  # naive: everything evaluated
+    assert a.stats.prompt_tokens < 0.5 * b.stats.prompt_tokens  # shared few-shot prefix reused
+
+
+def test_second_run_makes_zero_model_calls_and_interrupted_batch_resumes(tmp_path):
+    cache = GenerationCache(tmp_path / "c.sqlite")
+    llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
+    llm.cache = cache
+    first = llm.chat(_batch()[:3], progress=False)  # an "interrupted" run: 3 of 5 done
+    assert llm.stats.model_calls == 3
+    llm.reset_stats()
+    full = llm.chat(_batch(), progress=False)
+    assert llm.stats.model_calls == 2 and llm.stats.cache_hits == 3 and full[:3] == first
+    llm.reset_stats()
+    again = llm.chat(_batch(), progress=False)
+    assert llm.stats.model_calls == 0 and again == full
+    # the cache is on disk: a new engine instance also makes no call
+    other = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
+    other.cache = GenerationCache(tmp_path / "c.sqlite")
+    assert other.chat(_batch(), progress=False) == full and other.stats.model_calls == 0
+    # a different decoding parameter is a different key
+    other.chat(_batch()[:1], max_tokens=5, progress=False)
+    assert other.stats.model_calls == 1
+
+
+def _lsm(row, tok):
+    m = row.max()
+    return float(row[tok] - m - np.log(np.exp(row - m).sum()))
+
+
+def test_score_matches_a_full_logits_pass(tiny):
+    """score() == Σ log-softmax read from one all-logits evaluation of prompt + continuation;
+    token-by-token evaluation agrees up to llama.cpp's single-token vs batch kernel noise."""
+    msgs = _batch()[0]
+    cont = "A mirror on the wall"
+    got = tiny.score([msgs], [cont], progress=False)[0][0]
+    toks = tiny.tokenize(tiny.render(msgs))
+    ctoks = tiny.tokenize(cont, prompt=False)
+    tiny.llm.n_tokens = 0
+    rows = tiny._decode(toks + ctoks[:-1], all_logits=True)[len(toks) - 1:]
+    ref = sum(_lsm(r, t) for r, t in zip(rows, ctoks, strict=True))
+    assert got == pytest.approx(ref, abs=1e-4)
+    tiny.llm.n_tokens = 0
+    logits = tiny._decode(toks)[-1]
+    seq = 0.0
+    for t in ctoks:
+        seq += _lsm(logits, t)
+        logits = tiny._decode([t])[-1]
+    assert got == pytest.approx(seq, abs=0.15 * len(ctoks))
+
+
+def test_score_prefers_the_greedy_continuation(tiny):
+    msgs = _batch()[1]
+    greedy = tiny.chat([msgs], max_tokens=4, progress=False)[0]
+    s = tiny.score([msgs], [greedy.split()[0], "Banana"], progress=False)[0]
+    assert s[0] > s[1]
+    per_item = tiny.score([msgs, msgs], [["Yes"], ["No", "Yes"]], progress=False)
+    assert len(per_item[0]) == 1 and len(per_item[1]) == 2 and per_item[0][0] == pytest.approx(per_item[1][1])
+
+
+def test_prompt_longer_than_context_is_a_clear_error():
+    llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=256)
+    with pytest.raises(ValueError, match="exceeds n_ctx=256"):
+        llm.chat([reader_messages("q?", "word " * 400)], progress=False)

@@ -1,0 +1,63 @@
+"""Reader post-processing, EM and judge parsing (hand-checked), and the reader on real TriviaHG."""
+
+import pytest
+
+from inferqa_utils.judge import em, judge_answers, parse_yes_no
+from inferqa_utils.prompts import NO_ANSWER, READER_FEWSHOT, reader_messages
+from inferqa_utils.reader import postprocess, read
+from inferqa_utils.textnorm import normalize_answer
+
+
+@pytest.mark.parametrize("raw,expected", [
+    ("Paris", "Paris"), ("  \"Paris.\"  ", "Paris"), ("Answer: Paris", "Paris"), ("[Rennes]", "Rennes"),
+    ("Cracker (1993–1995)", "Cracker (1993–1995)"), ("Paris)", "Paris"), ("line one\n\nThe Beatles\n", "The Beatles"),
+    ("", NO_ANSWER), ("   \n ", NO_ANSWER), ("No answer.", NO_ANSWER), ("NO ANSWER", NO_ANSWER),
+    ("The capital of France is Paris.", NO_ANSWER), ("It is a mirror", NO_ANSWER), ("I think it is Paris", NO_ANSWER),
+    ("Isaac Newton", "Isaac Newton"), ("National Aeronautics and Space Administration",
+                                       "National Aeronautics and Space Administration"),
+])
+def test_postprocess(raw, expected):
+    assert postprocess(raw) == expected
+
+
+def test_normalisation_and_em():
+    assert normalize_answer("The  Beatles!") == "beatles"
+    assert normalize_answer("U.S.A.") == "usa"  # SQuAD deletes punctuation
+    assert em("the Beatles", ["Beatles"]) and em("beatles.", ["The Beatles"])
+    assert not em("Beatle", ["Beatles"]) and not em(NO_ANSWER, [NO_ANSWER]) and not em("", [""])
+    assert em("42.195", ["42.195"]) and not em("42", ["42.195"])
+    assert normalize_answer("42.195") == "42195"
+
+
+def test_parse_yes_no():
+    assert parse_yes_no("Yes.") is True and parse_yes_no(" no, it is not") is False
+    assert parse_yes_no("Maybe") is None and parse_yes_no("**Yes**") is True
+
+
+def test_fewshot_prompt_shape():
+    msgs = reader_messages("Q?", "C.")
+    assert msgs[0]["role"] == "system" and len(msgs) == 2 + 2 * len(READER_FEWSHOT) == 12
+    assert msgs[-1]["content"].endswith("Context: C.\nQuestion: Q?\nAnswer:")
+    assert all(len(a.split()) <= 3 for _, _, a in READER_FEWSHOT)
+
+
+def test_judge_without_llm_equals_em():
+    js = judge_answers(None, ["q"] * 3, [["Paris"]] * 3, ["paris", "Lyon", NO_ANSWER])
+    assert [(j.em, j.judged) for j in js] == [(True, True), (False, False), (False, False)]
+
+
+@pytest.mark.slow
+def test_reader_answers_real_triviahg_questions(shared_data):
+    from inferqa_utils.llm import load_llm
+    from inferqa_utils.sources import load_triviahg
+
+    ds = load_triviahg(shared_data / "triviahg" / "validation_2024.json")
+    qs = list(ds)[:5]
+    llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=4096)
+    outs = read(llm, [q.question for q in qs], [" ".join(q.hint_texts[:5]) for q in qs], progress=False)
+    assert len(outs) == 5 and llm.stats.model_calls == 5
+    for o in outs:
+        assert o.answer == NO_ANSWER or (0 < len(o.answer.split()) <= 12 and "\n" not in o.answer)
+    js = judge_answers(llm, [q.question for q in qs], [q.answers for q in qs], [o.answer for o in outs],
+                       progress=False)
+    assert all(j.judged >= j.em for j in js)
