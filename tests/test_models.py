@@ -79,5 +79,5 @@ def test_packaged_models_are_available_offline(name):
 
 
 def test_unknown_model_lists_known_names():
-    with pytest.raises(models.ModelError, match="known: .*smollm2-135m"):
+    with pytest.raises(models.ModelError, match=r"known: .*smollm2-135m"):
         models.get_spec("gpt-17")

@@ -18,6 +18,7 @@ longest prefix (e.g. a question's passages sorted by hint sequence).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 from collections.abc import Sequence
@@ -197,7 +198,5 @@ class LlamaCppLLM(LLM):
         return out
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.llm.close()
-        except Exception:  # pragma: no cover
-            pass
