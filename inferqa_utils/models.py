@@ -23,6 +23,7 @@ from pathlib import Path
 from .config import PATHS
 from .errors import InferQAError
 from .hub import download, require_hub
+from .manifest import sha256_file
 
 
 class ModelError(InferQAError, RuntimeError):
@@ -173,14 +174,6 @@ def _part_files(spec: ModelSpec) -> list[Path]:
     return files
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 22):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _stamp_ok(target: Path, expected: str | None) -> bool:
     stamp = target.with_suffix(target.suffix + ".sha256")
     if not (target.exists() and stamp.exists()):
@@ -247,7 +240,7 @@ def fetch(name: str, log=print) -> Path:
         if marker.exists() and json.loads(marker.read_text()) == {"path": str(f), "size": st.st_size,
                                                                   "mtime": int(st.st_mtime)}:
             return f
-        digest = _sha256(f)
+        digest = sha256_file(f)
         if spec.sha256 and digest != spec.sha256:
             raise ModelError(f"{name}: checksum mismatch for {f}: got {digest}, expected {spec.sha256}")
         stamp_dir.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..datamodel import Dataset, Hint, Passage, Question, join_hints, parse_passage_id
 from ..errors import DataFormatError
 from ..textnorm import exact_match
-from .records import RecordReader, check_unique_ids, iter_jsonl, read_json_records
+from .records import iter_jsonl, iter_records
 
 HUB_REPO = "JamshidJDMY/InferentialQA"
 LABELER_KEYS = ("gemma-3-1b", "qwen-3-4b", "llama-31-8b")
@@ -56,13 +56,8 @@ def load_quit(source: str | Path = "hub", splits: tuple[str, ...] = SPLITS,
 
 
 def _load_split(path: Path, split: str, ds: Dataset, labelers: tuple[str, ...]) -> None:
-    records = read_json_records(path)
-    ids: list[str] = []
-    for i, rec in enumerate(records):
-        label = f"{i} ({rec.get('id')})" if isinstance(rec, dict) and isinstance(rec.get("id"), str) else i
-        r = RecordReader(path, rec, label)
-        qid = r.str_("id")
-        ids.append(qid)
+    for r, qid in iter_records(path, "id"):
+        label = r.label
         answers = r.str_list("answers", nonempty=True)
         raw_hints = r.get("hints", list)
         if not raw_hints:
@@ -102,7 +97,6 @@ def _load_split(path: Path, split: str, ds: Dataset, labelers: tuple[str, ...]) 
                 ds.generations[pid] = gens
                 ok = any(exact_match(gens[m], answers) for m in labelers if m in gens)
                 qrels[pid] = 2 if ok else 1
-    check_unique_ids(path, ids)
 
 
 def _apply_corpus(path: Path, ds: Dataset) -> None:

@@ -124,10 +124,18 @@ def _short(v: Any, n: int = 40) -> str:
     return s if len(s) <= n else s[: n - 3] + "..."
 
 
-def check_unique_ids(file: str | Path, ids: list[str]) -> None:
-    """Raise on the first duplicate id, naming both records."""
+def iter_records(path: str | Path, id_field: str) -> Iterator[tuple[RecordReader, str]]:
+    """``(reader, id)`` per record of a JSON list/JSONL file; records are labelled ``"i (id)"`` in
+    errors, and a duplicate id raises naming both records."""
+    records = read_json_records(path)
+    if not isinstance(records, list):
+        raise DataFormatError(path, "expected a JSON list of records")
     seen: dict[str, int] = {}
-    for i, qid in enumerate(ids):
-        if qid in seen:
-            raise DataFormatError(file, f"duplicate id {qid!r} (also record {seen[qid]})", record=i, field="id")
-        seen[qid] = i
+    for i, rec in enumerate(records):
+        label = f"{i} ({rec.get(id_field)})" if isinstance(rec, dict) and isinstance(rec.get(id_field), str) else i
+        r = RecordReader(path, rec, label)
+        rid = r.str_(id_field)
+        if rid in seen:
+            raise DataFormatError(path, f"duplicate id {rid!r} (also record {seen[rid]})", record=i, field="id")
+        seen[rid] = i
+        yield r, rid

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from ..datamodel import Dataset, Hint, Question
-from .records import RecordReader, check_unique_ids, read_json_records
+from .records import iter_records
 
 _CITATION = re.compile(r"\s*\[\^\d+\^\]")
 
@@ -48,16 +48,9 @@ def trec_type(major: str | None, minor: str | None) -> str | None:
 def load_triviahg(path: str | Path, name: str | None = None) -> Dataset:
     """Load a TriviaHG file of either shape into a :class:`Dataset` (no passages yet)."""
     path = Path(path)
-    records = read_json_records(path)
-    if not isinstance(records, list):
-        raise ValueError(f"{path}: expected a JSON list of questions")
     questions: dict[str, Question] = {}
-    ids: list[str] = []
-    for i, rec in enumerate(records):
-        label = f"{i} ({rec.get('Q_ID')})" if isinstance(rec, dict) and rec.get("Q_ID") else i
-        r = RecordReader(path, rec, label)
-        qid = r.str_("Q_ID")
-        ids.append(qid)
+    for r, qid in iter_records(path, "Q_ID"):
+        rec = r.record
         text = r.str_("Question")
         raw_hints = r.str_list("Hints", nonempty=True)
         exact = r.get("ExactAnswer", (str, list))
@@ -106,6 +99,5 @@ def load_triviahg(path: str | Path, name: str | None = None) -> Dataset:
             source=f"triviahg:{path.name}",
             meta={"major_type": rec.get("MajorType"), "minor_type": rec.get("MinorType")},
         )
-    check_unique_ids(path, ids)
     return Dataset(name=name or f"triviahg-{path.stem}", questions=questions,
                    meta={"source_files": [str(path)], "shape": "triviahg"})

@@ -12,23 +12,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..datamodel import Dataset, Hint, Question
-from .records import RecordReader, check_unique_ids, read_json_records
+from .records import iter_records
 from .triviahg import _dedupe, trec_type
 
 
 def load_wikihint(path: str | Path, name: str | None = None, source: str = "wikihint") -> Dataset:
     """Load a WikiHint-shaped JSON list or JSONL file."""
     path = Path(path)
-    records = read_json_records(path)
-    if not isinstance(records, list):
-        raise ValueError(f"{path}: expected a list of records")
     questions: dict[str, Question] = {}
-    ids: list[str] = []
-    for i, rec in enumerate(records):
-        label = f"{i} ({rec.get('id')})" if isinstance(rec, dict) and isinstance(rec.get("id"), str) else i
-        r = RecordReader(path, rec, label)
-        qid = r.str_("id")
-        ids.append(qid)
+    for r, qid in iter_records(path, "id"):
+        rec = r.record
         qobj = r.get("question", (dict, str))
         if isinstance(qobj, str):  # tolerate a flat question string
             qobj = {"question": qobj}
@@ -80,6 +73,5 @@ def load_wikihint(path: str | Path, name: str | None = None, source: str = "wiki
             source=f"{source}:{path.name}",
             meta={"major_type": qt.get("major"), "minor_type": qt.get("minor")},
         )
-    check_unique_ids(path, ids)
     return Dataset(name=name or f"{source}-{path.stem}", questions=questions,
                    meta={"source_files": [str(path)], "shape": "wikihint"})
