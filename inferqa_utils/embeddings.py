@@ -99,7 +99,11 @@ class Embedder:
             raise ValueError("role must be 'query' or 'passage'")
         keys = [VectorCache.key(self.identity, role, t) for t in texts]
         have = self.cache.get_many(keys) if self.cache else {}
-        missing = sorted({k: i for i, k in reversed(list(enumerate(keys))) if k not in have}.values())
+        first: dict[str, int] = {}  # first position of each text still to encode
+        for i, k in enumerate(keys):
+            if k not in have:
+                first.setdefault(k, i)
+        missing = list(first.values())
         if missing:
             bar = None
             if progress and len(missing) > self.batch_size:
