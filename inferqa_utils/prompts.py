@@ -71,10 +71,14 @@ CLOSED_BOOK_RULES = ("Rules:\n"
                      "- No apologies, no explanations, no reasoning.")
 
 
-def closed_book_messages(question: str) -> Messages:
-    """The reader without context (parametric-answerability filter, SPEC §3 step 4)."""
+def closed_book_messages(question: str, rotation: int = 0) -> Messages:
+    """The reader without context (parametric-answerability filter, SPEC §3 step 4).
+
+    ``rotation`` r starts the few-shot examples at example r (mod 5): the prompt variant used for
+    repeat r of the filter, since greedy repeats of one prompt are identical."""
     msgs: Messages = [{"role": "system", "content": READER_SYSTEM}]
-    for _, q, a in READER_FEWSHOT:
+    r = rotation % len(READER_FEWSHOT)
+    for _, q, a in READER_FEWSHOT[r:] + READER_FEWSHOT[:r]:
         msgs.append({"role": "user", "content": f"{CLOSED_BOOK_RULES}\n\nQuestion: {q}\nAnswer:"})
         msgs.append({"role": "assistant", "content": a})
     msgs.append({"role": "user", "content": f"{CLOSED_BOOK_RULES}\n\nQuestion: {question.strip()}\nAnswer:"})

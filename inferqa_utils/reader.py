@@ -61,8 +61,9 @@ def read(llm: LLM, questions: Sequence[str], contexts: Sequence[str], desc: str 
     return [ReaderOutput(r, postprocess(r)) for r in raws]
 
 
-def read_closed_book(llm: LLM, questions: Sequence[str], progress: bool = True) -> list[ReaderOutput]:
-    """Answer without context (parametric knowledge)."""
-    raws = llm.chat([closed_book_messages(q) for q in questions], max_tokens=MAX_NEW_TOKENS,
+def read_closed_book(llm: LLM, questions: Sequence[str], progress: bool = True,
+                     rotation: int = 0) -> list[ReaderOutput]:
+    """Answer without context (parametric knowledge); ``rotation`` picks the few-shot order."""
+    raws = llm.chat([closed_book_messages(q, rotation) for q in questions], max_tokens=MAX_NEW_TOKENS,
                     desc=f"closed-book ({llm.name})", progress=progress)
     return [ReaderOutput(r, postprocess(r)) for r in raws]

@@ -111,10 +111,19 @@ def test_record_without_hints(tmp_path):
     assert e.value.record == "1 (Q_1)" and e.value.field == "Hints" and "missing" in str(e.value)
 
 
-def test_empty_hint_list(tmp_path):
+def test_empty_hint_list_loads_and_is_dropped_later(tmp_path):
+    # real model_hints files have questions with no hints: the loader keeps them, construction
+    # drops them with the reason "fewer than k hints"
     f = _write(tmp_path, json.dumps([TRIVIA | {"Hints": []}]))
-    with pytest.raises(DataFormatError, match=r"field 'Hints': list is empty"):
-        load_triviahg(f)
+    ds = load_triviahg(f)
+    assert [len(q.hints) for q in ds] == [0]
+
+
+def test_misaligned_side_list_is_ignored_with_a_note(tmp_path):
+    rec = TRIVIA | {"Familiarity": [0.1]}
+    ds = load_triviahg(_write(tmp_path, json.dumps([rec])))
+    q = next(iter(ds))
+    assert "Familiarity ignored" in q.meta["load_notes"][0]
 
 
 def test_hint_not_a_string(tmp_path):
@@ -138,8 +147,8 @@ def test_mistyped_field(tmp_path):
     f = _write(tmp_path, json.dumps([TRIVIA | {"Question": 7}]))
     with pytest.raises(DataFormatError, match=r"field 'Question': expected str, got int"):
         load_triviahg(f)
-    g = _write(tmp_path, json.dumps([TRIVIA | {"Convergence": [0.5]}]), "c.json")
-    with pytest.raises(DataFormatError, match=r"'Convergence': has 1 entries for 2 hints"):
+    g = _write(tmp_path, json.dumps([TRIVIA | {"Convergence": ["high", 0.5]}]), "c.json")
+    with pytest.raises(DataFormatError, match=r"'Convergence\[0\]': expected a number"):
         load_triviahg(g)
 
 

@@ -22,6 +22,7 @@ import contextlib
 import ctypes
 import os
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -31,19 +32,26 @@ from .base import LLM, Messages
 from .cache import GenerationCache
 
 
-def _render_template(template: str, messages: Messages, bos: str, eos: str, add_generation_prompt: bool) -> str:
+@lru_cache(maxsize=8)
+def _compiled_template(template: str):
     import jinja2
     from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    def raise_exception(msg: str) -> None:
-        raise ValueError(msg)
 
     env = ImmutableSandboxedEnvironment(loader=jinja2.BaseLoader(), trim_blocks=True, lstrip_blocks=True,
                                         extensions=[jinja2.ext.loopcontrols])
     env.filters["tojson"] = lambda x, **kw: __import__("json").dumps(x, ensure_ascii=False)
-    return env.from_string(template).render(
+    return env.from_string(template)
+
+
+def _raise_exception(msg: str) -> None:
+    raise ValueError(msg)
+
+
+def _render_template(template: str, messages: Messages, bos: str, eos: str, add_generation_prompt: bool) -> str:
+    """Apply the model's own chat template (compiled once per template)."""
+    return _compiled_template(template).render(
         messages=messages, add_generation_prompt=add_generation_prompt, bos_token=bos, eos_token=eos,
-        raise_exception=raise_exception, enable_thinking=False,
+        raise_exception=_raise_exception, enable_thinking=False,
     )
 
 

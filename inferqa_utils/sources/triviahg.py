@@ -37,12 +37,11 @@ def _dedupe(xs: list[str]) -> list[str]:
 
 
 def trec_type(major: str | None, minor: str | None) -> str | None:
-    """``("HUM:HUMAN", "ind:Individual")`` → ``"HUM:ind"``."""
-    if not major:
-        return None
-    coarse = major.split(":", 1)[0].strip().upper()
-    fine = minor.split(":", 1)[0].strip() if minor else ""
-    return f"{coarse}:{fine}" if fine else coarse
+    """``("HUM:HUMAN", "ind:Individual")`` → ``"HUM:ind"``; ``"OTH:OTHER"`` majors (most
+    ``model_hints`` files) get their coarse class back from the fine label."""
+    from ..construction.qtype import source_label
+
+    return source_label(major, minor)
 
 
 def load_triviahg(path: str | Path, name: str | None = None) -> Dataset:
@@ -52,7 +51,7 @@ def load_triviahg(path: str | Path, name: str | None = None) -> Dataset:
     for r, qid in iter_records(path, "Q_ID"):
         rec = r.record
         text = r.str_("Question")
-        raw_hints = r.str_list("Hints", nonempty=True)
+        raw_hints = r.str_list("Hints")  # may be empty: construction drops it with a reason
         exact = r.get("ExactAnswer", (str, list))
         answers = [exact] if isinstance(exact, str) else r.str_list("ExactAnswer", nonempty=True)
         answers = _dedupe(answers)
@@ -62,9 +61,18 @@ def load_triviahg(path: str | Path, name: str | None = None) -> Dataset:
         scores = r.get("Scores", list, required=False)
         conv = r.get("Convergence", list, required=False)
         fam = r.get("Familiarity", list, required=False)
-        for key, seq in (("Scores", scores), ("Convergence", conv), ("Familiarity", fam)):
-            if seq is not None and len(seq) != len(raw_hints):
-                r.fail(f"has {len(seq)} entries for {len(raw_hints)} hints", key)
+        notes: list[str] = []
+        # per-hint side lists that do not line up with the hints are ignored (and noted), so the
+        # question stays usable: convergence is then computed instead of read
+        if scores is not None and len(scores) != len(raw_hints):
+            notes.append(f"Scores ignored: {len(scores)} entries for {len(raw_hints)} hints")
+            scores = None
+        if conv is not None and len(conv) != len(raw_hints):
+            notes.append(f"Convergence ignored: {len(conv)} entries for {len(raw_hints)} hints")
+            conv = None
+        if fam is not None and len(fam) != len(raw_hints):
+            notes.append(f"Familiarity ignored: {len(fam)} entries for {len(raw_hints)} hints")
+            fam = None
         hints: list[Hint] = []
         for j, h in enumerate(raw_hints):
             meta: dict = {}
@@ -97,7 +105,8 @@ def load_triviahg(path: str | Path, name: str | None = None) -> Dataset:
             difficulty=difficulty,
             reference=rec.get("Snippet") if isinstance(rec.get("Snippet"), str) else None,
             source=f"triviahg:{path.name}",
-            meta={"major_type": rec.get("MajorType"), "minor_type": rec.get("MinorType")},
+            meta={"major_type": rec.get("MajorType"), "minor_type": rec.get("MinorType"),
+                  **({"load_notes": notes} if notes else {})},
         )
     return Dataset(name=name or f"triviahg-{path.stem}", questions=questions,
                    meta={"source_files": [str(path)], "shape": "triviahg"})

@@ -1,0 +1,77 @@
+"""Export of a build (SPEC §2.4): QUIT-shaped splits, corpus, qrels, tables and the manifest."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from ..export import write_quit
+from ..manifest import git_commit, package_versions, sha256_file
+from .stats import check_invariants, label_counts, table1
+
+if TYPE_CHECKING:
+    from .build import BuildResult
+
+
+def export_build(res: BuildResult, model_identities: dict[str, str]) -> dict[str, Any]:
+    """Write everything under ``res.out_dir`` and return the manifest (also ``manifest.json``)."""
+    out = res.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    ds, cfg = res.dataset, res.config
+    written = write_quit(ds, out)
+    res.questions.to_csv(out / "questions.csv", index=False)
+    res.hints.to_csv(out / "hints.csv", index=False)
+    res.parametric.to_csv(out / "parametric.csv", index=False)
+    if res.difficulty is not None:
+        res.difficulty.to_csv(out / "difficulty.csv", index=False)
+    t1 = table1(ds)
+    t1.to_csv(out / "table1.csv")
+    inv = check_invariants(ds, cfg.k_hints)
+    inputs = {}
+    for f in ds.meta.get("source_files", []) or _source_files(cfg.source):
+        inputs[str(f)] = sha256_file(f)
+    if cfg.decisions_path.exists():
+        inputs[str(cfg.decisions_path)] = sha256_file(cfg.decisions_path)
+    dropped = res.dropped
+    manifest = {
+        "name": cfg.name,
+        "fingerprint": cfg.fingerprint(),
+        "parameters": {k: v for k, v in cfg.__dict__.items()},
+        "counts": {
+            "source_questions": len(res.questions),
+            "questions": len(ds.questions),
+            "per_split": {s: len(v) for s, v in ds.splits.items()},
+            "passages": len(ds.passages),
+            "passages_per_question": inv["passages_per_question"],
+            "labels": {str(k): v for k, v in label_counts(ds).items()},
+            "labels_per_split": {s: {str(k): v for k, v in label_counts(ds, q).items()} for s, q in ds.splits.items()},
+            "dropped_by_reason": dict(Counter(dropped["reason"])),
+        },
+        "invariants": inv,
+        "table1": json.loads(t1.to_json(orient="index")),
+        "models": model_identities,
+        "llm_stats": res.llm_stats,
+        "timings_s": {k: round(v, 2) for k, v in res.timings.items()},
+        "inputs_sha256": inputs,
+        "outputs": {k: str(v.relative_to(out)) for k, v in written.items()},
+        "versions": package_versions(),
+        "git": git_commit(),
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str), encoding="utf-8")
+    return manifest
+
+
+def _source_files(source: str) -> list:
+    from ..config import PATHS
+    from ..sources import SHARED_SOURCES, shared_file
+
+    if source == "embedded":
+        return [PATHS.embedded_dataset]
+    if source in SHARED_SOURCES:
+        return [shared_file(source)]
+    _kind, _, rest = source.partition(":")
+    from pathlib import Path
+
+    p = Path(rest or source)
+    return [p] if p.is_file() else []

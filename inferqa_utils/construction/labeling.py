@@ -1,0 +1,142 @@
+"""Labeling (SPEC §3 step 7) and the label update after verification (step 8).
+
+Each labeler LLM reads (question, passage) with the few-shot reader prompt (SPEC §6). A generated
+answer is *accepted* when it is judged correct (strict EM against the answer pool, else the LLM
+judge, SPEC §6.4). Label of a passage for its own question:
+
+    2  if some labeler's answer is accepted (the answer joins the question's answer pool)
+    1  otherwise
+    0  for every other question (implicit: qrels list only a question's own passages)
+
+A question's passages go to each labeler as one batch; the engine runs them in token order, so
+consecutive prompts share the longest context prefix (KV reuse), and caches every answer. Results
+are checkpointed per question (one JSON line each), so an interrupted build resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..datamodel import LABEL_PARTIAL, LABEL_RELEVANT, Passage, Question
+from ..errors import DataFormatError
+from ..judge import judge_answers
+from ..llm.base import LLM
+from ..reader import read
+from ..textnorm import normalize_answer
+
+
+@dataclass
+class QuestionLabels:
+    """Labeling result of one question."""
+
+    qid: str
+    #: {pid: {labeler: answer}}
+    generations: dict[str, dict[str, str]]
+    #: {pid: [accepted answers]} (answers judged correct, any labeler)
+    accepted: dict[str, list[str]]
+    labels: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def pool(self, answers: Sequence[str]) -> list[str]:
+        """Gold answers followed by every distinct accepted generated answer (answer-pool expansion)."""
+        out = list(answers)
+        seen = {normalize_answer(a) for a in out}
+        for accepted in self.accepted.values():
+            for a in accepted:
+                if normalize_answer(a) not in seen:
+                    seen.add(normalize_answer(a))
+                    out.append(a)
+        return out
+
+
+def label_rule(accepted: Sequence[str], rejected: set[str] = frozenset()) -> int:
+    """2 if any accepted answer survives verification (normalised comparison), else 1."""
+    alive = [a for a in accepted if normalize_answer(a) not in rejected]
+    return LABEL_RELEVANT if alive else LABEL_PARTIAL
+
+
+def label_question(q: Question, passages: Sequence[Passage], labelers: Sequence[LLM], judge: LLM | None,
+                   progress: bool = False) -> QuestionLabels:
+    """Read every passage with every labeler, judge, and label (see module docstring)."""
+    t0 = time.perf_counter()
+    gens: dict[str, dict[str, str]] = {p.pid: {} for p in passages}
+    accepted: dict[str, list[str]] = {p.pid: [] for p in passages}
+    texts = [q.question] * len(passages)
+    for llm in labelers:
+        outs = read(llm, texts, [p.text for p in passages], desc=f"label {q.qid} ({llm.name})", progress=progress)
+        preds = [o.answer for o in outs]
+        verdicts = judge_answers(judge, texts, [q.answers] * len(passages), preds, progress=progress)
+        for p, pred, v in zip(passages, preds, verdicts, strict=True):
+            gens[p.pid][llm.name] = pred
+            if v.judged and pred not in accepted[p.pid]:
+                accepted[p.pid].append(pred)
+    labels = {pid: label_rule(acc) for pid, acc in accepted.items()}
+    return QuestionLabels(q.qid, gens, accepted, labels, round(time.perf_counter() - t0, 3))
+
+
+class LabelCheckpoint:
+    """Append-only JSONL of :class:`QuestionLabels`, one line per finished question."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def load(self) -> dict[str, QuestionLabels]:
+        """Finished questions. A last line cut short by an interruption is dropped (that question
+        is labeled again); any other malformed line is an error naming file and line."""
+        done: dict[str, QuestionLabels] = {}
+        if not self.path.exists():
+            return done
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                if n == len(lines):
+                    self.path.write_text("".join(x + "\n" for x in lines[:-1]), encoding="utf-8")
+                    break
+                raise DataFormatError(self.path, "invalid JSON", record=n) from None
+            try:
+                done[rec["qid"]] = QuestionLabels(**rec)
+            except (KeyError, TypeError) as e:
+                raise DataFormatError(self.path, f"not a labeling record ({e})", record=n) from None
+        return done
+
+    def append(self, result: QuestionLabels) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(asdict(result), ensure_ascii=False) + "\n")
+            fh.flush()
+
+
+def label_questions(questions: Sequence[Question], passages_of: Callable[[str], Sequence[Passage]],
+                    labelers: Sequence[LLM], judge: LLM | None, checkpoint: LabelCheckpoint,
+                    progress: bool = True) -> dict[str, QuestionLabels]:
+    """Label every question, skipping those already in ``checkpoint`` (resume).
+
+    One progress bar counts passage readings (passages × labelers) and shows the ETA.
+    """
+    done = checkpoint.load()
+    todo = [q for q in questions if q.qid not in done]
+    total = sum(len(passages_of(q.qid)) for q in todo) * len(labelers)
+    bar = None
+    if progress and todo:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc=f"labeling {len(todo)} questions ({len(done)} from checkpoint)",
+                   unit="reading")
+    for q in todo:
+        ps = passages_of(q.qid)
+        res = label_question(q, ps, labelers, judge)
+        checkpoint.append(res)
+        done[q.qid] = res
+        if bar is not None:
+            bar.update(len(ps) * len(labelers))
+    if bar is not None:
+        bar.close()
+    return {q.qid: done[q.qid] for q in questions if q.qid in done}

@@ -1,0 +1,127 @@
+"""Human verification of the expanded answer pools (SPEC §3 step 8, paper Fig. 7).
+
+Per question the interface shows the gold answer(s) and every distinct generated answer the judge
+accepted, exact gold matches highlighted; a person ticks (valid) or unticks (invalid). Decisions
+are saved at once to a JSON file ``{qid: {answer: true|false}}`` under ``data/verification/``,
+which every later build applies. Answers absent from the file count as accepted (the judge's
+decision stands until a person overrides it).
+
+The label update then (a) removes unticked answers from the pool, (b) re-runs the leakage filter
+on the new pool — a generated answer that occurs in the question's own hints was copied, not
+inferred, and leaves the pool — and (c) sets 2 → 1 where no accepted answer of a passage remains.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..datamodel import Question
+from ..errors import DataFormatError
+from ..textnorm import normalize_answer
+from .labeling import QuestionLabels, label_rule
+from .leakage import LeakageFilter
+
+Decisions = dict[str, dict[str, bool]]
+
+
+def load_decisions(path: str | Path) -> Decisions:
+    """``{qid: {answer: accepted}}``; a missing file means no decisions yet."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise DataFormatError(path, f"invalid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise DataFormatError(path, "expected an object {qid: {answer: true|false}}")
+    for qid, ans in data.items():
+        if not isinstance(ans, dict) or not all(isinstance(v, bool) for v in ans.values()):
+            raise DataFormatError(path, "expected {answer: true|false}", record=qid)
+    return data
+
+
+def save_decisions(path: str | Path, decisions: Decisions) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(decisions, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def distinct_accepted(result: QuestionLabels) -> list[str]:
+    """Distinct accepted generated answers of a question, in first-seen order."""
+    seen: dict[str, str] = {}
+    for acc in result.accepted.values():
+        for a in acc:
+            seen.setdefault(normalize_answer(a), a)
+    return list(seen.values())
+
+
+@dataclass
+class LabelUpdate:
+    """Outcome of applying verification to one question."""
+
+    qid: str
+    pool: list[str]
+    rejected_by_person: list[str] = field(default_factory=list)
+    rejected_by_leakage: list[str] = field(default_factory=list)
+    downgraded: int = 0  # passages 2 → 1
+
+
+def update_labels(q: Question, hints: Sequence[str], result: QuestionLabels, decisions: Mapping[str, bool],
+                  leakage: LeakageFilter) -> LabelUpdate:
+    """Apply one question's decisions (SPEC §3 step 8) to ``result.labels`` in place."""
+    gold = {normalize_answer(a) for a in q.answers}
+    generated = [a for a in distinct_accepted(result) if normalize_answer(a) not in gold]
+    by_person = [a for a in generated if decisions.get(a) is False]
+    kept = [a for a in generated if a not in by_person]
+    leaking = {lk.answer for lk in leakage.find(kept, hints)}
+    by_leak = [a for a in kept if a in leaking]
+    rejected = {normalize_answer(a) for a in by_person + by_leak}
+    down = 0
+    for pid, acc in result.accepted.items():
+        new = label_rule(acc, rejected)
+        if result.labels.get(pid) == 2 and new == 1:
+            down += 1
+        result.labels[pid] = new
+    pool = list(q.answers) + [a for a in kept if a not in by_leak]
+    return LabelUpdate(q.qid, pool, by_person, by_leak, down)
+
+
+def verification_widget(questions: Sequence[Question], results: Mapping[str, QuestionLabels], path: str | Path):
+    """An ipywidgets form (paper Fig. 7): per question the gold answer(s) and every accepted
+    generated answer as a checkbox (exact gold matches highlighted). Every tick saves ``path``."""
+    import ipywidgets as w
+
+    decisions = load_decisions(path)
+    rows = []
+    for q in questions:
+        res = results.get(q.qid)
+        if res is None:
+            continue
+        answers = distinct_accepted(res)
+        if not answers:
+            continue
+        gold = {normalize_answer(a) for a in q.answers}
+        header = w.HTML(f"<b>{q.qid}</b>: {q.question}<br>gold: <b>{' | '.join(q.answers)}</b>")
+        boxes = []
+        for a in answers:
+            exact = normalize_answer(a) in gold
+            label = f"<span style='background:#c8f7c5'>{a}</span>" if exact else a
+            cb = w.Checkbox(value=decisions.get(q.qid, {}).get(a, True), indent=False,
+                            layout=w.Layout(width="30px"))
+
+            def on_change(change, qid=q.qid, ans=a):
+                decisions.setdefault(qid, {})[ans] = bool(change["new"])
+                save_decisions(path, decisions)
+
+            cb.observe(on_change, names="value")
+            boxes.append(w.HBox([cb, w.HTML(label)]))
+        rows.append(w.VBox([header, *boxes], layout=w.Layout(border="1px solid #ddd", padding="4px")))
+    info = w.HTML(f"Decisions are saved to <code>{path}</code> as you click; re-run the build cells to apply.")
+    return w.VBox([info, *rows])

@@ -1,0 +1,258 @@
+"""Tests for inferqa_utils.damaging (SPEC §8, paper 004) with hand-checked expected values."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from inferqa_utils.damaging import (
+    PROBES,
+    TYPES,
+    acem_at,
+    acem_curve,
+    aggregate_em_curves,
+    em_pattern,
+    passage_types,
+    probe_keep,
+    stability_error_ratio,
+    type_counts,
+)
+
+# ---------------------------------------------------------------- em_pattern / AcEM
+
+
+def test_em_pattern_bools_and_ints():
+    assert em_pattern([True, False, 1, 0]) == "1010"
+    assert em_pattern([]) == ""
+
+
+@pytest.mark.parametrize("bad", [[2], ["1"], [None], [0.5]])
+def test_em_pattern_rejects_non_binary(bad):
+    with pytest.raises(ValueError):
+        em_pattern(bad)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "curve"),
+    [
+        ("0000", [0, 0, 0, 0]),
+        ("1111", [1, 1, 1, 1]),
+        ("0101", [0, 1, 1, 1]),
+        ("0011", [0, 0, 1, 1]),
+        ("1001", [1, 1, 1, 1]),
+        ("10", [1, 1]),
+        ("", []),
+    ],
+)
+def test_acem_curve(pattern, curve):
+    assert acem_curve(pattern) == curve
+    assert [acem_at(pattern, k) for k in range(1, len(pattern) + 1)] == curve
+
+
+def test_acem_at_vs_em():
+    # "0110100": EM@k = 0 1 1 0 1 0 0 ; AcEM@k = 0 1 1 1 1 1 1 → AcEM@7 − EM@7 = 1 (damaged)
+    p = "0110100"
+    assert acem_at(p, 1) == 0
+    assert acem_at(p, 2) == 1
+    assert acem_at(p, 7) == 1
+    assert int(p[6]) == 0
+
+
+@pytest.mark.parametrize("k", [0, 5, -1, True])
+def test_acem_at_rejects_bad_k(k):
+    with pytest.raises(ValueError):
+        acem_at("0101", k)
+
+
+def test_bad_pattern_rejected():
+    with pytest.raises(ValueError):
+        passage_types("01a1")
+    with pytest.raises(ValueError):
+        acem_curve("012")
+
+
+# ---------------------------------------------------------------- passage types
+
+
+@pytest.mark.parametrize(
+    ("pattern", "types"),
+    [
+        ("0000", ["IZ", "IZ", "IZ", "IZ"]),
+        ("1111", ["DP", "SP", "SP", "SP"]),
+        ("0101", ["IZ", "DP", "DN", "DP"]),
+        ("010101", ["IZ", "DP", "DN", "DP", "DN", "DP"]),
+        ("0011", ["IZ", "IZ", "DP", "SP"]),
+        ("1001", ["DP", "DN", "SN", "DP"]),
+        ("10", ["DP", "DN"]),
+        ("1", ["DP"]),
+        ("0", ["IZ"]),
+        ("0110100", ["IZ", "DP", "SP", "DN", "DP", "DN", "SN"]),
+        ("", []),
+    ],
+)
+def test_passage_types(pattern, types):
+    assert passage_types(pattern) == types
+
+
+def test_type_counts():
+    # "1001" → DP DN SN DP ; "0011" → IZ IZ DP SP ; "0000" → IZ ×4
+    counts = type_counts(["1001", "0011", "0000"])
+    assert counts == {"IZ": 6, "DP": 3, "DN": 1, "SP": 1, "SN": 1}
+    assert sum(counts.values()) == 12
+    assert type_counts([]) == dict.fromkeys(TYPES, 0)
+
+
+# ---------------------------------------------------------------- probes
+
+
+def test_probe_definitions():
+    expected = {
+        "P1": {"DP", "SP"},
+        "P2": {"DP"},
+        "P3": {"IZ", "DP", "SP"},
+        "P4": {"IZ", "DP"},
+        "P5": {"IZ", "DP", "SP", "SN"},
+        "P6": {"IZ", "DP", "SN"},
+    }
+    assert {name: set(keep) for name, keep in PROBES.items()} == expected
+    assert all("DN" not in keep for keep in PROBES.values())
+
+
+# "0110100" → IZ DP SP DN DP DN SN  (indices 0..6)
+MIXED = "0110100"
+
+
+@pytest.mark.parametrize(
+    ("probe", "keep"),
+    [
+        ("P1", [1, 2, 4]),  # DP+SP
+        ("P2", [1, 4]),  # DP
+        ("P3", [0, 1, 2, 4]),  # IZ+DP+SP
+        ("P4", [0, 1, 4]),  # IZ+DP
+        ("P5", [0, 1, 2, 4, 6]),  # IZ+DP+SP+SN
+        ("P6", [0, 1, 4, 6]),  # IZ+DP+SN
+    ],
+)
+def test_probe_keep_mixed(probe, keep):
+    assert probe_keep(MIXED, probe) == keep
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        # "1001" → DP DN SN DP
+        ("1001", {"P1": [0, 3], "P2": [0, 3], "P3": [0, 3], "P4": [0, 3], "P5": [0, 2, 3], "P6": [0, 2, 3]}),
+        # "0011" → IZ IZ DP SP
+        (
+            "0011",
+            {
+                "P1": [2, 3],
+                "P2": [2],
+                "P3": [0, 1, 2, 3],
+                "P4": [0, 1, 2],
+                "P5": [0, 1, 2, 3],
+                "P6": [0, 1, 2],
+            },
+        ),
+        # "1111" → DP SP SP SP
+        (
+            "1111",
+            {"P1": [0, 1, 2, 3], "P2": [0], "P3": [0, 1, 2, 3], "P4": [0], "P5": [0, 1, 2, 3], "P6": [0]},
+        ),
+        # "10" → DP DN
+        ("10", {p: [0] for p in PROBES}),
+        # "0101" → IZ DP DN DP
+        (
+            "0101",
+            {"P1": [1, 3], "P2": [1, 3], "P3": [0, 1, 3], "P4": [0, 1, 3], "P5": [0, 1, 3], "P6": [0, 1, 3]},
+        ),
+    ],
+)
+def test_probe_keep_patterns(pattern, expected):
+    assert {p: probe_keep(pattern, p) for p in PROBES} == expected
+
+
+@pytest.mark.parametrize("probe", sorted(PROBES))
+def test_probe_keep_all_zero_keeps_everything(probe):
+    assert probe_keep("0000", probe) == [0, 1, 2, 3]
+    assert probe_keep("", probe) == []
+
+
+def test_probe_keep_with_k():
+    # First 3 of "0011" are "001" → IZ IZ DP
+    assert probe_keep("0011", "P1", k=3) == [2]
+    assert probe_keep("0011", "P3", k=3) == [0, 1, 2]
+    # First 2 of "0011" are all zero → keep both, even for P1/P2
+    assert probe_keep("0011", "P2", k=2) == [0, 1]
+    # First 5 of MIXED "01101" → IZ DP SP DN DP
+    assert probe_keep(MIXED, "P3", k=5) == [0, 1, 2, 4]
+    assert probe_keep(MIXED, "P6", k=5) == [0, 1, 4]
+    # k = N equals k = None
+    assert probe_keep(MIXED, "P5", k=7) == probe_keep(MIXED, "P5")
+    assert probe_keep("1", "P2", k=1) == [0]
+
+
+def test_probe_keep_errors():
+    with pytest.raises(ValueError):
+        probe_keep("0101", "P7")
+    with pytest.raises(ValueError):
+        probe_keep("0101", "P3", k=0)
+    with pytest.raises(ValueError):
+        probe_keep("0101", "P3", k=5)
+
+
+# ---------------------------------------------------------------- EM curves
+
+
+def test_aggregate_em_curves():
+    # patterns  k=1 2 3 4            AcEM
+    # "0011"      0 0 1 1            0 0 1 1
+    # "1001"      1 0 0 1            1 1 1 1
+    # "0101"      0 1 0 1            0 1 1 1
+    # "0000"      0 0 0 0            0 0 0 0
+    # EM %   = 25, 25, 25, 75 ; AcEM % = 25, 50, 75, 75
+    df = aggregate_em_curves(["0011", "1001", "0101", "0000"])
+    assert list(df.columns) == ["k", "EM", "AcEM"]
+    assert df["k"].tolist() == [1, 2, 3, 4]
+    assert df["EM"].tolist() == pytest.approx([25.0, 25.0, 25.0, 75.0])
+    assert df["AcEM"].tolist() == pytest.approx([25.0, 50.0, 75.0, 75.0])
+    assert (df["AcEM"] >= df["EM"]).all()
+
+
+def test_aggregate_em_curves_extremes():
+    df = aggregate_em_curves(["111", "111"])
+    assert df["EM"].tolist() == [100.0, 100.0, 100.0]
+    assert df["AcEM"].tolist() == [100.0, 100.0, 100.0]
+    df = aggregate_em_curves(["10", "10", "00"])
+    # EM: 2/3, 0 ; AcEM: 2/3, 2/3
+    assert df["EM"].tolist() == pytest.approx([200 / 3, 0.0])
+    assert df["AcEM"].tolist() == pytest.approx([200 / 3, 200 / 3])
+
+
+def test_aggregate_em_curves_empty_and_mismatch():
+    df = aggregate_em_curves([])
+    assert isinstance(df, pd.DataFrame)
+    assert list(df.columns) == ["k", "EM", "AcEM"]
+    assert len(df) == 0
+    with pytest.raises(ValueError):
+        aggregate_em_curves(["01", "011"])
+
+
+# ---------------------------------------------------------------- SER
+
+
+def test_stability_error_ratio():
+    base = ["Paris", "The Beatles", "42", "Mount Everest"]
+    # normalised: "paris"=="paris" ; "beatles"=="beatles" ; "42"≠"43" ; "mount everest"≠"k2"
+    perturbed = ["paris.", "beatles", "43", "K2"]
+    assert stability_error_ratio(base, perturbed) == pytest.approx(50.0)
+    assert stability_error_ratio(base, base) == 0.0
+    assert stability_error_ratio(["a cat"], ["dog"]) == 100.0
+
+
+def test_stability_error_ratio_empty_and_mismatch():
+    assert math.isnan(stability_error_ratio([], []))
+    with pytest.raises(ValueError):
+        stability_error_ratio(["x"], ["x", "y"])
