@@ -28,6 +28,7 @@ def quit_records(ds: Dataset, split: str) -> list[dict]:
             "subsets": subsets,
             "question_type": q.qtype,
             "difficulty": q.difficulty,
+            **({"reference": q.reference} if q.reference else {}),
         })
     return out
 

