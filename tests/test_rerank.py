@@ -3,13 +3,9 @@ cross-encoder loading errors, and each LLM reranker on the tiny model (SmolLM2-1
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-
 import pytest
 
 from inferqa_utils import models
-from inferqa_utils.llm.base import LLM, Messages
 from inferqa_utils.rerank import (
     CrossEncoderReranker,
     ListwiseLLMReranker,
