@@ -29,6 +29,7 @@ def quit_records(ds: Dataset, split: str) -> list[dict]:
             "question_type": q.qtype,
             "difficulty": q.difficulty,
             **({"reference": q.reference} if q.reference else {}),
+            **({"gold_answers": q.meta["gold_answers"]} if q.meta.get("gold_answers") else {}),
         })
     return out
 

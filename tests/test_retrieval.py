@@ -206,3 +206,21 @@ def test_locally_registered_sentence_transformer_is_a_dense_retriever(minilm, is
     ident = registry.model_identity("FT-MiniLM")
     (ckpt / "README.md").write_text("retrained")  # a changed checkpoint invalidates cached runs
     assert registry.model_identity("FT-MiniLM") != ident
+
+
+def test_control_corpus_relevance_uses_gold_answers_not_the_pool():
+    from inferqa_utils.datamodel import Dataset, Hint, Question
+    from inferqa_utils.retrieval.experiments import control_corpus
+
+    qs = {
+        "a": Question("a", "Which city has gondolas?", ["Venice", "Venezia", "Gondola"], [Hint("x")],
+                      reference="Venice is a city in Italy built on canals.", meta={"gold_answers": ["Venice"]}),
+        "b": Question("b", "Which boat is rowed in it?", ["Gondola"], [Hint("y")],
+                      reference="A gondola is a rowing boat; gondolas are common in Venice."),
+        "c": Question("c", "No reference here?", ["Nothing"], [Hint("z")]),
+    }
+    ds = Dataset("t", qs, splits={"test": ["a", "b", "c"]})
+    corpus, qrels = control_corpus(ds, "test")
+    assert set(corpus) == {"ref:a", "ref:b"}
+    # a: both references name Venice; the pool's "Gondola" (not gold) does not count
+    assert qrels == {"a": {"ref:a": 2, "ref:b": 2}, "b": {"ref:b": 2}}

@@ -313,6 +313,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
         upd = update_labels(q, q.hint_texts, labels[q.qid], decisions.get(q.qid, {}), leak)
         qrows[q.qid].update(pool_size=len(upd.pool), rejected_by_person=len(upd.rejected_by_person),
                             rejected_by_leakage=len(upd.rejected_by_leakage), downgraded=upd.downgraded)
+        q.meta["gold_answers"] = list(q.answers)
         q.answers = upd.pool
 
     ds = Dataset(

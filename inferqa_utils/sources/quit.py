@@ -72,7 +72,9 @@ def _load_split(path: Path, split: str, ds: Dataset, labelers: tuple[str, ...]) 
             hints.append(Hint(h.strip(), convergence=float(conv) if isinstance(conv, int | float) else None))
         rec = r.record
         q = Question(qid=qid, question=r.str_("question").strip(), answers=answers, hints=hints,
-                     source=f"quit:{path.name}", meta={"split": split},
+                     source=f"quit:{path.name}",
+                     meta={"split": split, **({"gold_answers": rec["gold_answers"]}
+                                              if isinstance(rec.get("gold_answers"), list) else {})},
                      qtype=rec.get("question_type") if isinstance(rec.get("question_type"), str) else None,
                      difficulty=rec.get("difficulty") if isinstance(rec.get("difficulty"), str) else None,
                      reference=rec.get("reference") if isinstance(rec.get("reference"), str) else None)

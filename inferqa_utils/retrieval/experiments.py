@@ -1,0 +1,114 @@
+"""Retrieval experiments of notebook 02 (SPEC §4; paper 000 §5.1, Table 2, Fig. 4).
+
+* the main table: every retriever on a split of a built dataset, relevance = label ≥ threshold;
+* the cross-corpus comparison: the same questions against (a) the answer-supporting corpus
+  (relevant = label 2) and (b) an answer-containing control corpus — the questions' reference
+  passages (our embedded references, TriviaHG ``Snippet``s), relevant = contains an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ..config import PATHS
+from ..construction.difficulty import contains_answer
+from ..construction.stats import n_tokens
+from ..datamodel import Dataset
+from ..metrics import evaluate, hit_curve
+from ..trec import Run
+from .registry import retrieve
+
+MAIN_METRICS = ("Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@50", "Hit@100", "Recall@5", "Recall@10", "Recall@50",
+                "MRR@100", "nDCG@10", "nDCG@100")
+
+
+def corpus_of(ds: Dataset) -> dict[str, str]:
+    """The answer-supporting corpus: every passage of the built dataset (all splits)."""
+    return {pid: p.text for pid, p in ds.passages.items()}
+
+
+def queries_of(ds: Dataset, split: str) -> dict[str, str]:
+    return {q.qid: q.question for q in ds.split(split)}
+
+
+def control_corpus(ds: Dataset, split: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """Answer-containing control corpus: the reference passage of every question of ``ds`` (id
+    ``ref:<qid>``); a reference is relevant (label 2) to a question when it contains one of the
+    question's gold answers/aliases (not the LLM-expanded pool). Empty when there are no references."""
+    corpus = {f"ref:{q.qid}": q.reference for q in ds if q.reference}
+    qrels: dict[str, dict[str, int]] = {}
+    for q in ds.split(split):
+        gold = q.meta.get("gold_answers") or q.answers
+        rel = {pid: 2 for pid, text in corpus.items() if contains_answer(text, gold)}
+        if rel:
+            qrels[q.qid] = rel
+    return corpus, qrels
+
+
+def run_dir(dataset_name: str, corpus_tag: str) -> Path:
+    return PATHS.runs / dataset_name / corpus_tag
+
+
+def run_all(names: Sequence[str], corpus: dict[str, str], queries: dict[str, str], dataset_name: str,
+            corpus_tag: str, k: int = 100) -> dict[str, Run]:
+    """Each retriever's top-``k`` run, cached as ``build/runs/<dataset>/<corpus>/<name>.trec``."""
+    out = {}
+    for name in names:
+        out[name] = retrieve(name, corpus, queries, k=k, run_path=run_dir(dataset_name, corpus_tag) / f"{name}.trec",
+                             index_dir=PATHS.indexes / dataset_name / corpus_tag / name)
+    return out
+
+
+def metrics_table(runs: dict[str, Run], qrels: dict[str, dict[str, int]], threshold: int,
+                  metrics: Sequence[str] = MAIN_METRICS) -> pd.DataFrame:
+    """One row per retriever (metrics in %), with the number of questions and the threshold."""
+    return pd.concat([evaluate(run, qrels, threshold=threshold, metrics=metrics, name=name)
+                      for name, run in runs.items()]).round(2)
+
+
+def hit_curves(runs: dict[str, Run], qrels: dict[str, dict[str, int]], threshold: int, corpus: str,
+               ks: Sequence[int] = (1, 2, 3, 5, 10, 20, 30, 50, 75, 100)) -> pd.DataFrame:
+    frames = []
+    for name, run in runs.items():
+        df = hit_curve(run, qrels, ks=ks, threshold=threshold)
+        df["retriever"], df["corpus"] = name, corpus
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def relevant_retrieved(runs: dict[str, Run], qrels: dict[str, dict[str, int]], threshold: int, corpus: str,
+                       k: int = 100) -> pd.DataFrame:
+    """Paper Fig. 4 view: per retriever, Hit@k next to the number of relevant passages retrieved."""
+    rows = []
+    for name, run in runs.items():
+        n_rel = sum(1 for q, lst in run.items() for pid, _ in lst[:k] if qrels.get(q, {}).get(pid, 0) >= threshold)
+        hit = hit_curve(run, qrels, ks=[k], threshold=threshold)["hit"].iloc[0]
+        rows.append({"corpus": corpus, "retriever": name, f"Hit@{k}": round(hit, 2), "relevant retrieved": n_rel})
+    return pd.DataFrame(rows)
+
+
+def mean_length(corpus: dict[str, str]) -> float:
+    return round(sum(n_tokens(t) for t in corpus.values()) / max(1, len(corpus)), 2)
+
+
+def plot_hit_curves(curves: pd.DataFrame, title: str):
+    import matplotlib.pyplot as plt
+
+    corpora = list(dict.fromkeys(curves["corpus"]))
+    fig, axes = plt.subplots(1, len(corpora), figsize=(5.5 * len(corpora), 3.8), sharey=True, squeeze=False)
+    for ax, corpus in zip(axes[0], corpora, strict=True):
+        sub = curves[curves["corpus"] == corpus]
+        for name, g in sub.groupby("retriever", sort=False):
+            ax.plot(g["k"], g["hit"], marker="o", ms=3, label=name)
+        ax.set_xscale("log")
+        ax.set_xlabel("k")
+        ax.set_title(f"{corpus} (relevance ≥ {int(sub['threshold'].iloc[0])})")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("Hit@k (%)")
+    axes[0][-1].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
