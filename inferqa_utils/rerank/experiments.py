@@ -47,4 +47,4 @@ def oracle_table(names: Sequence[str], llm: Any, queries: Mapping[str, str], qre
     runs, _ = rerank_all(names, llm, queries, first, corpus, depth=None, **listwise)
     rows = [evaluate(first, own, threshold=1, metrics=ORACLE_METRICS, name="no reranker (id order)")]
     rows += [evaluate(r, own, threshold=1, metrics=ORACLE_METRICS, name=n) for n, r in runs.items()]
-    return pd.concat(rows)[list(ORACLE_METRICS) + ["n_questions_ndcg"]].round(2)
+    return pd.concat(rows)[[*ORACLE_METRICS, "n_questions_ndcg"]].round(2)
