@@ -147,14 +147,19 @@ class _Models:
     def __init__(self, loader: Callable[[str], LLM]) -> None:
         self._loader = loader
         self._llms: dict[str, LLM] = {}
+        self._base: dict[str, dict[str, Any]] = {}
 
     def __call__(self, name: str) -> LLM:
         if name not in self._llms:
             self._llms[name] = self._loader(name)
+            # shared engines keep counting across builds: remember where this build started
+            self._base[name] = self._llms[name].stats.as_dict()
         return self._llms[name]
 
     def stats(self) -> dict[str, dict[str, Any]]:
-        return {n: m.stats.as_dict() for n, m in self._llms.items()}
+        """LLM counters of this build only."""
+        return {n: {k: round(v - self._base[n][k], 3) for k, v in m.stats.as_dict().items()}
+                for n, m in self._llms.items()}
 
     def identities(self) -> dict[str, str]:
         return {n: m.identity for n, m in self._llms.items()}
