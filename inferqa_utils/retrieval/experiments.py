@@ -112,3 +112,21 @@ def plot_hit_curves(curves: pd.DataFrame, title: str):
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def cross_corpus_finding(both: pd.DataFrame, retrievers: Sequence[str], passages_per_question: int,
+                         metric: str = "Hit@10") -> str:
+    """One sentence: for how many retrievers answer-containing ``metric`` beats answer-supporting."""
+    sup = both[both["corpus"] == "answer-supporting"][metric]
+    con = both[both["corpus"] == "answer-containing"][metric]
+    if sup.isna().all():
+        verdict = ("cannot be tested: no question of this split has a label-2 passage (no labeler answered "
+                   "from any of its passages)")
+    else:
+        higher = [r for r in retrievers if con.get(r, 0) > sup.get(r, 0)]
+        verdict = ("holds for every retriever" if len(higher) == len(retrievers)
+                   else f"holds for {len(higher)} of {len(retrievers)} retrievers ({', '.join(higher) or 'none'})")
+    n_sup = int(both[both["corpus"] == "answer-supporting"]["n_questions"].max())
+    return (f"**Finding.** Answer-containing {metric} > answer-supporting {metric} {verdict}; the supporting "
+            f"side rests on {n_sup} question(s) with a label-2 passage. The control corpus has one reference per "
+            f"question, the supporting corpus {passages_per_question} passages per question, so chance levels differ.")
