@@ -25,7 +25,7 @@ from ..config import PATHS, SEED
 from ..datamodel import Dataset, Hint, Passage, Question
 from ..errors import InferQAError
 from ..llm.base import LLM
-from ..passages import build_passages, n_subset_permutations
+from ..passages import build_passages
 from ..textnorm import normalize_answer
 from .convergence import (
     choice_hint_scores,
@@ -367,7 +367,3 @@ def _check_conflict(out: Path, cfg: BuildConfig, overwrite: bool) -> None:
         raise BuildConflictError(
             f"{out} holds a build with other parameters (fingerprint {old} ≠ {cfg.fingerprint()}); "
             "choose another dataset name or pass overwrite=True")
-
-
-def expected_passages(k: int) -> int:
-    return n_subset_permutations(k)

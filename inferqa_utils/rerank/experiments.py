@@ -48,3 +48,15 @@ def oracle_table(names: Sequence[str], llm: Any, queries: Mapping[str, str], qre
     rows = [evaluate(first, own, threshold=1, metrics=ORACLE_METRICS, name="no reranker (id order)")]
     rows += [evaluate(r, own, threshold=1, metrics=ORACLE_METRICS, name=n) for n, r in runs.items()]
     return pd.concat(rows)[[*ORACLE_METRICS, "n_questions_ndcg"]].round(2)
+
+
+def rerank_table(first_name: str, first: Run, reranked: Mapping[str, Run], cost: Mapping[str, float],
+                 qrels: Mapping[str, Mapping[str, int]], threshold: int,
+                 metrics: Sequence[str] = ("Hit@1", "Hit@5", "Hit@10", "Hit@20", "MRR@100", "nDCG@10", "nDCG@100"),
+                 ) -> pd.DataFrame:
+    """The first-stage run and each reranked run side by side (metrics in %), with seconds per query."""
+    rows = [evaluate(first, qrels, threshold, metrics, name=first_name)]
+    rows += [evaluate(r, qrels, threshold, metrics, name=f"{first_name} + {n}") for n, r in reranked.items()]
+    table = pd.concat(rows).round(2)
+    table["seconds/query"] = [None] + [cost[n] for n in reranked]
+    return table
