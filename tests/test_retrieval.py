@@ -213,3 +213,19 @@ def test_control_corpus_relevance_uses_gold_answers_not_the_pool():
     assert set(corpus) == {"ref:a", "ref:b"}
     # a: both references name Venice; the pool's "Gondola" (not gold) does not count
     assert qrels == {"a": {"ref:a": 2, "ref:b": 2}, "b": {"ref:b": 2}}
+
+
+def test_control_corpus_adds_the_sources_other_references():
+    from inferqa_utils.datamodel import Dataset, Hint, Question
+    from inferqa_utils.retrieval.experiments import control_corpus
+
+    built = Dataset("t", {"a": Question("a", "Which city has gondolas?", ["Venice"], [Hint("x")],
+                                        reference="Venice is built on canals.")}, splits={"test": ["a"]})
+    source = Dataset("src", {
+        "a": Question("a", "Which city has gondolas?", ["Venice"], [Hint("x")], reference="Venice is built on canals."),
+        "z": Question("z", "Unbuilt question?", ["Paris"], [Hint("y")], reference="Paris, not Venice, has the Louvre."),
+        "n": Question("n", "No reference?", ["Rome"], [Hint("w")]),
+    })
+    corpus, qrels = control_corpus(built, "test", source=source)
+    assert set(corpus) == {"ref:a", "ref:z"}  # distractors from questions that were not built
+    assert qrels == {"a": {"ref:a": 2, "ref:z": 2}}

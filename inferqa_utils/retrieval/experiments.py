@@ -34,11 +34,20 @@ def queries_of(ds: Dataset, split: str) -> dict[str, str]:
     return {q.qid: q.question for q in ds.split(split)}
 
 
-def control_corpus(ds: Dataset, split: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
-    """Answer-containing control corpus: the reference passage of every question of ``ds`` (id
-    ``ref:<qid>``); a reference is relevant (label 2) to a question when it contains one of the
-    question's gold answers/aliases (not the LLM-expanded pool). Empty when there are no references."""
-    corpus = {f"ref:{q.qid}": q.reference for q in ds if q.reference}
+def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
+                   ) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """Answer-containing control corpus: the reference passage (id ``ref:<qid>``) of every
+    question of ``source`` — by default the source the dataset was built from (all of its
+    questions, not only the built ones, so the control corpus is not trivially small; the
+    embedded set has 64 references, TriviaHG validation 1,000 ``Snippet``s). A reference is
+    relevant (label 2) to a question when it contains one of the question's gold answers/aliases
+    (not the LLM-expanded pool). Empty when there are no references."""
+    if source is None:
+        source = built_source(ds)
+    pool = list(source) if source is not None else []
+    seen = {q.qid for q in pool}
+    pool += [q for q in ds if q.qid not in seen]
+    corpus = {f"ref:{q.qid}": q.reference for q in pool if q.reference}
     qrels: dict[str, dict[str, int]] = {}
     for q in ds.split(split):
         gold = q.meta.get("gold_answers") or q.answers
@@ -46,6 +55,21 @@ def control_corpus(ds: Dataset, split: str) -> tuple[dict[str, str], dict[str, d
         if rel:
             qrels[q.qid] = rel
     return corpus, qrels
+
+
+def built_source(ds: Dataset) -> Dataset | None:
+    """The source a built dataset came from (its manifest's ``source`` parameter), or None when
+    it cannot be loaded here (e.g. the shared TriviaHG data is absent)."""
+    from ..errors import InferQAError
+    from ..sources import load_source
+
+    spec = ((ds.meta.get("built") or {}).get("parameters") or {}).get("source")
+    if not spec:
+        return None
+    try:
+        return load_source(spec)
+    except InferQAError:
+        return None
 
 
 def run_dir(dataset_name: str, corpus_tag: str) -> Path:
