@@ -39,12 +39,13 @@ def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: 
 
 
 def oracle_table(names: Sequence[str], llm: Any, queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
-                 corpus: Mapping[str, str], **listwise: Any) -> pd.DataFrame:
+                 corpus: Mapping[str, str], out_dir: Path | None = None, **listwise: Any) -> pd.DataFrame:
     """Oracle retriever + reranker (SPEC §5): candidates = the question's own passages (labels 1/2),
-    in passage-id order as the no-reranker baseline; graded nDCG (gain 2^label − 1)."""
+    in passage-id order as the no-reranker baseline; graded nDCG (gain 2^label − 1). With
+    ``out_dir`` the reranked oracle runs are written as ``oracle+<name>.trec`` (read by notebook 04)."""
     own = {q: dict(qrels[q]) for q in queries}
     first = oracle_run(own)
-    runs, _ = rerank_all(names, llm, queries, first, corpus, depth=None, **listwise)
+    runs, _ = rerank_all(names, llm, queries, first, corpus, depth=None, out_dir=out_dir, tag="oracle", **listwise)
     rows = [evaluate(first, own, threshold=1, metrics=ORACLE_METRICS, name="no reranker (id order)")]
     rows += [evaluate(r, own, threshold=1, metrics=ORACLE_METRICS, name=n) for n, r in runs.items()]
     return pd.concat(rows)[[*ORACLE_METRICS, "n_questions_ndcg"]].round(2)

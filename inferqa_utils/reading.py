@@ -1,0 +1,167 @@
+"""Reading experiments (SPEC §6; paper 000 §5.4, Table 8, Figs. 5–6): top-k contexts → reader → EM.
+
+Three settings share one scorer (:func:`score_answers`, strict EM and LLM-judged accuracy):
+
+* **pipeline** — a retriever/reranker run; the top-k passages become one context
+  (Union_norm or Union_freq at hint level, :mod:`inferqa_utils.contexts`);
+* **oracle** — the question's own passages ordered by a reranker, then the same top-k reading;
+* **Optimal** — every label-1/2 passage read alone; a question is answerable when any passage
+  yields a correct answer. Answers the labeler already produced for the same passage with the
+  same prompt are reused from the built dataset (``generations``) instead of calling the model.
+
+Every reader/judge call goes through the cached engine, so a re-run makes no model call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from .contexts import ALPHA, BETA, build_context
+from .datamodel import Dataset, Question
+from .judge import judge_answers
+from .llm.base import LLM
+from .prompts import NO_ANSWER
+from .reader import read
+from .trec import Run
+
+UNIONS = ("norm", "freq")
+
+
+def passage_sentences(ds: Dataset, pid: str, corpus: Mapping[str, str] | None = None) -> list[str]:
+    """The hints (sentences) of a passage: its question's hints in permutation order for a built
+    passage; for any other corpus entry (e.g. a control-corpus reference) the text as one unit."""
+    p = ds.passages.get(pid)
+    if p is not None:
+        hints = ds.questions[p.qid].hint_texts if p.qid in ds.questions else None
+        if hints is not None and all(i < len(hints) for i in p.hint_ids):
+            return [hints[i].strip() for i in p.hint_ids]
+        return [p.text]
+    if corpus is not None and pid in corpus:
+        return [corpus[pid]]
+    raise KeyError(f"passage {pid!r} is neither in dataset {ds.name!r} nor in the given corpus")
+
+
+def ranked_ids(run: Run, qid: str) -> list[str]:
+    """A run's passages for ``qid`` in rank order (runs are stored best first)."""
+    return [d for d, _ in run.get(qid, [])]
+
+
+def contexts_from_run(ds: Dataset, run: Run, qids: Iterable[str], k: int, union: str = "norm",
+                      alpha: float = ALPHA, beta: float = BETA,
+                      corpus: Mapping[str, str] | None = None) -> dict[str, str]:
+    """SPEC §6.3: per question, the context built from the run's top-``k`` passages."""
+    out = {}
+    for qid in qids:
+        top = ranked_ids(run, qid)[:k]
+        out[qid] = build_context([passage_sentences(ds, pid, corpus) for pid in top], k, union, alpha, beta) if top else ""
+    return out
+
+
+def gold_of(q: Question) -> list[str]:
+    """The gold answers/aliases (what the judge is shown); the EM pool is ``q.answers``."""
+    return list(q.meta.get("gold_answers") or q.answers)
+
+
+def score_answers(ds: Dataset, qids: Sequence[str], answers: Sequence[str], judge: LLM | None,
+                  progress: bool = True) -> pd.DataFrame:
+    """Strict EM against each question's answer pool and judged accuracy (EM or judge Yes)."""
+    qs = [ds.questions[q] for q in qids]
+    js = judge_answers(judge, [q.question for q in qs], [q.answers for q in qs], list(answers), progress=progress)
+    return pd.DataFrame({"qid": list(qids), "answer": list(answers), "em": [j.em for j in js],
+                         "judged": [j.judged for j in js], "no_answer": [a == NO_ANSWER for a in answers]})
+
+
+def read_contexts(reader: LLM, judge: LLM | None, ds: Dataset, contexts: Mapping[str, str],
+                  progress: bool = True, desc: str | None = None) -> pd.DataFrame:
+    """Read one context per question and score it. An empty context is read as it is (the
+    reader should say ``NO ANSWER``)."""
+    qids = list(contexts)
+    outs = read(reader, [ds.questions[q].question for q in qids], [contexts[q] for q in qids],
+                desc=desc, progress=progress)
+    df = score_answers(ds, qids, [o.answer for o in outs], judge, progress=progress)
+    df["context_chars"] = [len(contexts[q]) for q in qids]
+    return df
+
+
+def read_run(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[str],
+             ks: Sequence[int] = (1, 3, 5), unions: Sequence[str] = UNIONS, alpha: float = ALPHA,
+             beta: float = BETA, corpus: Mapping[str, str] | None = None, system: str = "",
+             setting: str = "pipeline", progress: bool = True) -> pd.DataFrame:
+    """Per-question answers for every (k, union) over one run. For k = 1 the two unions give the
+    same context, so it is read once and reported under ``norm`` and ``freq``."""
+    frames = []
+    for k in ks:
+        for union in unions:
+            ctx = contexts_from_run(ds, run, qids, k, union, alpha, beta, corpus)
+            df = read_contexts(reader, judge, ds, ctx, progress=progress,
+                               desc=f"read {system or setting} k={k} {union}")
+            frames.append(df.assign(setting=setting, system=system, k=k, union=union, reader=reader.name))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def optimal(reader: LLM | str, judge: LLM | None, ds: Dataset, qids: Sequence[str], min_label: int = 1,
+            reuse_generations: bool = True, progress: bool = True) -> tuple[pd.DataFrame, dict[str, int]]:
+    """SPEC §6.5 Optimal: read every passage with label ≥ ``min_label`` alone; per question,
+    ``em``/``judged`` is true when any passage gives a correct answer.
+
+    ``reader`` may be an engine or a model name; answers the same model produced during labeling
+    (same prompt: the passage text as context) are taken from ``ds.generations``. Only the
+    missing ones need an engine (a name is then an error). Returns (per-passage frame with a
+    ``reused`` column, counts ``{"passages", "reused", "read"}``).
+    """
+    name = reader if isinstance(reader, str) else reader.name
+    rows = []
+    for qid in qids:
+        for pid, lab in sorted(ds.qrels.get(qid, {}).items()):
+            if lab >= min_label and pid in ds.passages:
+                rows.append((qid, pid, lab, (ds.generations.get(pid) or {}).get(name) if reuse_generations else None))
+    todo = [i for i, r in enumerate(rows) if r[3] is None]
+    answers = [r[3] for r in rows]
+    if todo:
+        if isinstance(reader, str):
+            raise ValueError(f"{len(todo)} passages have no stored answer by {name!r}; pass a loaded reader")
+        outs = read(reader, [ds.questions[rows[i][0]].question for i in todo],
+                    [ds.passages[rows[i][1]].text for i in todo], desc=f"Optimal ({name})", progress=progress)
+        for i, o in zip(todo, outs, strict=True):
+            answers[i] = o.answer
+    df = score_answers(ds, [r[0] for r in rows], answers, judge, progress=progress)
+    df.insert(1, "pid", [r[1] for r in rows])
+    df["label"] = [r[2] for r in rows]
+    df["n_hints"] = [ds.passages[r[1]].n_hints for r in rows]
+    df["reused"] = [r[3] is not None for r in rows]
+    df["reader"] = name
+    return df, {"passages": len(rows), "reused": len(rows) - len(todo), "read": len(todo)}
+
+
+def optimal_per_question(per_passage: pd.DataFrame, qids: Sequence[str], reader: str) -> pd.DataFrame:
+    """Any-correct aggregation of :func:`optimal` (questions without label ≥ 1 passages count as
+    wrong), shaped like :func:`read_run` rows (setting ``Optimal``, k and union empty)."""
+    g = per_passage.groupby("qid")[["em", "judged"]].any() if len(per_passage) else pd.DataFrame(columns=["em", "judged"])
+    out = pd.DataFrame({"qid": list(qids)}).set_index("qid").join(g)
+    out = out.fillna(False).astype(bool).reset_index()
+    out["no_answer"] = False
+    return out.assign(setting="Optimal", system="every label ≥ 1 passage", k=None, union=None, reader=reader)
+
+
+def grid_search_union(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[str], k: int,
+                      grid: Sequence[tuple[float, float]], progress: bool = True) -> pd.DataFrame:
+    """SPEC §6.3: EM / judged accuracy of Union_freq for each (α, β) on ``qids`` (the dev split),
+    best first. Contexts that coincide across grid points are read once (engine cache)."""
+    rows = []
+    for alpha, beta in grid:
+        ctx = contexts_from_run(ds, run, qids, k, "freq", alpha, beta)
+        df = read_contexts(reader, judge, ds, ctx, progress=progress, desc=f"grid α={alpha} β={beta}")
+        rows.append({"alpha": alpha, "beta": beta, "EM": 100 * df["em"].mean(), "judged": 100 * df["judged"].mean()})
+    return pd.DataFrame(rows).sort_values(["EM", "judged"], ascending=False).round(2).reset_index(drop=True)
+
+
+def em_table(answers: pd.DataFrame) -> pd.DataFrame:
+    """Table 8 shape: EM / judged accuracy / NO ANSWER rate (%) per reader × setting × system × k × union."""
+    keys = [c for c in ("reader", "setting", "system", "k", "union") if c in answers.columns]
+    answers = answers.assign(k=answers["k"].astype("Int64")) if "k" in answers.columns else answers
+    t = answers.groupby(keys, sort=False, dropna=False).agg(EM=("em", "mean"), judged=("judged", "mean"),
+                                              no_answer=("no_answer", "mean"), n=("qid", "nunique"))
+    t[["EM", "judged", "no_answer"]] = (100 * t[["EM", "judged", "no_answer"]]).round(2)
+    return t.reset_index()

@@ -1,0 +1,134 @@
+"""Tables, figures and the generated summary of notebook 04 (paper 000 Table 8, Figs. 5–6)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from .datamodel import Dataset
+from .reading import ranked_ids
+
+SETTING_ORDER = ("Optimal", "oracle", "pipeline")
+
+
+def table8(em: pd.DataFrame, value: str = "EM") -> pd.DataFrame:
+    """Paper Table 8 shape from :func:`inferqa_utils.reading.em_table`: rows reader × setting ×
+    system, columns (union, k); Optimal (no k / union) appears under its own column."""
+    rows = em[em["setting"] != "Optimal"]
+    t = rows.pivot_table(index=["reader", "setting", "system"], columns=["union", "k"], values=value, sort=False)
+    t.columns = [f"{u} k={int(k)}" for u, k in t.columns]
+    opt = em[em["setting"] == "Optimal"].set_index(["reader", "setting", "system"])[value].rename("Optimal")
+    return pd.concat([t, opt], axis=0).sort_index(level=[0], sort_remaining=False) if len(opt) else t
+
+
+def best_per_setting(em: pd.DataFrame, value: str = "EM") -> pd.DataFrame:
+    """Per reader and setting, the best configuration (system, k, union) and its score."""
+    idx = em.groupby(["reader", "setting"])[value].idxmax()
+    out = em.loc[idx, ["reader", "setting", "system", "k", "union", value, "judged", "no_answer", "n"]]
+    order = {s: i for i, s in enumerate(SETTING_ORDER)}
+    return out.sort_values(["reader", "setting"], key=lambda c: c.map(order) if c.name == "setting" else c) \
+        .reset_index(drop=True)
+
+
+def pattern_holds(best: pd.DataFrame, value: str = "EM") -> dict[str, bool | None]:
+    """Whether Optimal > oracle > pipeline (best configurations, ``value``) holds, per reader
+    (None when a setting is missing). "≫" is not tested, only the strict ordering."""
+    out: dict[str, bool | None] = {}
+    for reader, g in best.groupby("reader"):
+        s = g.set_index("setting")[value]
+        if not all(k in s for k in SETTING_ORDER):
+            out[reader] = None
+        else:
+            out[reader] = bool(s["Optimal"] > s["oracle"] > s["pipeline"])
+    return out
+
+
+def pattern_sentences(best: pd.DataFrame, paper: Mapping[str, float] | None = None, value: str = "EM") -> str:
+    """One or two generated sentences: our best EM per setting, the paper's, and whether the
+    qualitative pattern Optimal ≫ oracle > pipeline holds here."""
+    holds = pattern_holds(best, value)
+    parts = []
+    for reader, g in best.groupby("reader", sort=False):
+        s = g.set_index("setting")
+        nums = ", ".join(f"{st} {s.loc[st, value]:.1f}%" for st in SETTING_ORDER if st in s.index)
+        verdict = {True: "the paper's pattern Optimal > oracle > pipeline holds",
+                   False: "the paper's pattern Optimal > oracle > pipeline does not hold",
+                   None: "not every setting was run, so the pattern cannot be checked"}[holds[reader]]
+        parts.append(f"With {reader} as reader, best {value}: {nums} — {verdict}.")
+    if paper:
+        parts.append("Paper (SPEC §6.5): " + ", ".join(f"{k} {v:.2f}%" for k, v in paper.items()) + ".")
+    return " ".join(parts)
+
+
+def first_passage_hints(ds: Dataset, runs: Mapping[str, Mapping[str, list]], qids: Sequence[str]) -> pd.DataFrame:
+    """Fig. 6 (left): number of hints in the passage each run ranks first, per question
+    (only passages of the built corpus)."""
+    rows = []
+    for name, run in runs.items():
+        for qid in qids:
+            top = ranked_ids(run, qid)[:1]
+            if top and top[0] in ds.passages:
+                rows.append({"source": name, "qid": qid, "n_hints": ds.passages[top[0]].n_hints})
+    return pd.DataFrame(rows, columns=["source", "qid", "n_hints"])
+
+
+def hint_distribution(first: pd.DataFrame, optimal_rows: pd.DataFrame) -> pd.DataFrame:
+    """Share (%) of passages with 1, 2, … hints: ranked first by each run vs read correctly
+    (judged) under Optimal."""
+    correct = optimal_rows[optimal_rows["judged"]].assign(source="Optimal: correct passages")
+    both = pd.concat([first[["source", "n_hints"]], correct[["source", "n_hints"]]], ignore_index=True)
+    if both.empty:
+        return pd.DataFrame()
+    t = pd.crosstab(both["source"], both["n_hints"], normalize="index") * 100
+    t.columns = [f"{c} hints" for c in t.columns]
+    t["n"] = both.groupby("source").size()
+    return t.round(1)
+
+
+def plot_settings(em: pd.DataFrame, value: str = "EM"):
+    """Fig. 5 shape: EM of every system, grouped by setting, best (k, union) per system."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    best = em.loc[em.groupby(["reader", "setting", "system"])[value].idxmax()].copy()
+    best["label"] = best["setting"] + ": " + best["system"]
+    order = {s: i for i, s in enumerate(SETTING_ORDER)}
+    best = best.sort_values(["setting", value], key=lambda c: c.map(order) if c.name == "setting" else -c)
+    fig, ax = plt.subplots(figsize=(8, 0.45 * best["label"].nunique() + 1.5))
+    sns.barplot(data=best, y="label", x=value, hue="reader", ax=ax)
+    ax.set_xlabel(f"{value} (%), best k and union per system")
+    ax.set_ylabel("")
+    ax.set_title("Reading: Optimal vs oracle vs pipeline")
+    fig.tight_layout()
+    return fig
+
+
+def plot_hint_distribution(dist: pd.DataFrame):
+    """Fig. 6 shape: stacked shares of 1/2/3… hint passages per source."""
+    import matplotlib.pyplot as plt
+
+    cols = [c for c in dist.columns if c.endswith("hints")]
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(dist) + 1.5))
+    dist[cols].plot.barh(stacked=True, ax=ax, colormap="viridis")
+    ax.set_xlabel("share of passages (%)")
+    ax.set_ylabel("")
+    ax.set_title("Hints per passage: ranked first vs useful under Optimal")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def paper_reading_numbers() -> dict[str, float]:
+    """The paper's reading numbers (SPEC §6.5) from ``results/paper_reference.yaml`` (entries of
+    section ``reading``), as {label: value}; empty when the file is absent."""
+    import yaml
+
+    from .config import PATHS
+
+    p = PATHS.results / "paper_reference.yaml"
+    if not p.exists():
+        return {}
+    data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    entries = data.get("reading", []) if isinstance(data, dict) else []
+    return {e["label"]: float(e["value"]) for e in entries if isinstance(e, dict) and "label" in e}

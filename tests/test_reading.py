@@ -1,0 +1,122 @@
+"""Reading experiments (SPEC §6): hint-level contexts from runs, Optimal with reused answers,
+the EM tables and the pattern check. The last test reads with the real tiny SmolLM2."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from inferqa_utils import reading
+from inferqa_utils import reading_report as rr
+from inferqa_utils.datamodel import Dataset, Hint, Question
+from inferqa_utils.passages import build_passages
+
+
+def _dataset() -> Dataset:
+    hints = ["It reflects light.", "It hangs on walls.", "Vampires lack one."]
+    q = Question("q1", "What object shows your face?", ["mirror", "looking glass"], [Hint(h) for h in hints],
+                 meta={"gold_answers": ["mirror"]})
+    q2 = Question("q2", "Which planet is red?", ["Mars"], [Hint("It is red."), Hint("It is fourth.")])
+    passages = {p.pid: p for p in build_passages("q1", hints)}
+    passages |= {p.pid: p for p in build_passages("q2", q2.hint_texts)}
+    qrels = {"q1": {pid: 1 for pid in passages if pid.startswith("q1")},
+             "q2": {pid: 1 for pid in passages if pid.startswith("q2")}}
+    qrels["q1"]["q1_100_0"] = 2
+    gens = {"q1_100_0": {"m": "Mirror"}, "q1_110_01": {"m": "glass"}, "q2_10_0": {"m": "Venus"}}
+    return Dataset("t", {"q1": q, "q2": q2}, passages, qrels, {"test": ["q1", "q2"]}, gens)
+
+
+def test_passage_sentences_are_the_hints_in_permutation_order():
+    ds = _dataset()
+    assert reading.passage_sentences(ds, "q1_111_210") == ["Vampires lack one.", "It hangs on walls.", "It reflects light."]
+    assert reading.passage_sentences(ds, "ref:x", {"ref:x": "Mirrors reflect."}) == ["Mirrors reflect."]
+    with pytest.raises(KeyError, match="ref:y"):
+        reading.passage_sentences(ds, "ref:y", {})
+
+
+def test_contexts_from_run_union_at_hint_level():
+    ds = _dataset()
+    run = {"q1": [("q1_110_10", 3.0), ("q1_111_012", 2.0), ("q1_001_2", 1.0)], "q2": []}
+    # k=1: the passage as it is
+    assert reading.contexts_from_run(ds, run, ["q1"], 1)["q1"] == "It hangs on walls. It reflects light."
+    # k=2 norm: first occurrences in rank order → hint 1, hint 0, then hint 2 from passage 2
+    norm = reading.contexts_from_run(ds, run, ["q1"], 2, "norm")["q1"]
+    assert norm == "It hangs on walls. It reflects light. Vampires lack one."
+    # k=3 freq on another run: P1 = [h0], P2 = [h2, h1], P3 = [h2]  (α=0.6, β=0.4)
+    #   h0: 0.6·1 + 0.4·1                 = 1.0
+    #   h2: 0.6(1/2+1/3) + 0.4(1+1)       = 0.5 + 0.8 = 1.3
+    #   h1: 0.6·1/2 + 0.4·1/2             = 0.5
+    run2 = {"q1": [("q1_100_0", 3.0), ("q1_011_21", 2.0), ("q1_001_2", 1.0)]}
+    assert reading.contexts_from_run(ds, run2, ["q1"], 3, "freq")["q1"] == \
+        "Vampires lack one. It reflects light. It hangs on walls."
+    assert reading.contexts_from_run(ds, run2, ["q1"], 3, "norm")["q1"] == \
+        "It reflects light. Vampires lack one. It hangs on walls."
+    # a question the run does not cover gets an empty context
+    assert reading.contexts_from_run(ds, run, ["q2"], 3)["q2"] == ""
+
+
+def test_optimal_reuses_labeling_answers_and_aggregates_any_correct():
+    ds = _dataset()
+    ds.questions["q2"].answers = ["Mars"]
+    ds.qrels["q2"] = {"q2_10_0": 1}
+    ds.qrels["q1"] = {"q1_100_0": 2, "q1_110_01": 1, "q1_010_1": 0}
+    per, counts = reading.optimal("m", None, ds, ["q1", "q2"])
+    assert counts == {"passages": 3, "reused": 3, "read": 0}  # label-0 passage not read
+    assert per.set_index("pid")["em"].to_dict() == {"q1_100_0": True, "q1_110_01": False, "q2_10_0": False}
+    agg = reading.optimal_per_question(per, ["q1", "q2", "q3"], "m")
+    assert agg.set_index("qid")["em"].to_dict() == {"q1": True, "q2": False, "q3": False}
+    assert set(agg["setting"]) == {"Optimal"}
+    # a missing stored answer needs a loaded reader
+    ds.generations.pop("q2_10_0")
+    with pytest.raises(ValueError, match="no stored answer"):
+        reading.optimal("m", None, ds, ["q2"])
+
+
+def test_em_table_table8_and_pattern():
+    rows = []
+    for setting, system, ems in (("pipeline", "bm25", [1, 0, 0, 0]), ("oracle", "oracle+pw", [1, 1, 0, 0]),
+                                 ("Optimal", "all", [1, 1, 1, 0])):
+        for k in ((None,) if setting == "Optimal" else (1, 3)):
+            for i, e in enumerate(ems):
+                rows.append({"qid": f"q{i}", "em": bool(e), "judged": bool(e), "no_answer": False,
+                             "setting": setting, "system": system, "k": k,
+                             "union": None if k is None else "norm", "reader": "r"})
+    em = reading.em_table(pd.DataFrame(rows))
+    assert em.set_index(["setting", "k"]).loc[("oracle", 3), "EM"] == 50.0
+    t8 = rr.table8(em)
+    assert list(t8.columns) == ["norm k=1", "norm k=3", "Optimal"]
+    assert t8.loc[("r", "Optimal", "all"), "Optimal"] == 75.0
+    best = rr.best_per_setting(em)
+    assert list(best["setting"]) == ["Optimal", "oracle", "pipeline"]
+    assert rr.pattern_holds(best) == {"r": True}
+    assert "holds" in rr.pattern_sentences(best, {"Optimal (Gemma 3 4B)": 90.16})
+    # not holding when the oracle is no better than the pipeline
+    worse = best.assign(EM=[75.0, 25.0, 25.0])
+    assert rr.pattern_holds(worse) == {"r": False}
+
+
+def test_hint_distribution_counts_first_passages_and_correct_optimal_passages():
+    ds = _dataset()
+    runs = {"bm25": {"q1": [("q1_111_012", 1.0)], "q2": [("q2_10_0", 1.0)]}}
+    first = rr.first_passage_hints(ds, runs, ["q1", "q2"])
+    assert first["n_hints"].tolist() == [3, 1]
+    opt = pd.DataFrame({"n_hints": [1, 2, 2], "judged": [True, True, False]})
+    dist = rr.hint_distribution(first, opt)
+    assert dist.loc["bm25", "1 hints"] == 50.0 and dist.loc["bm25", "3 hints"] == 50.0
+    assert dist.loc["Optimal: correct passages", "2 hints"] == 50.0
+
+
+def test_read_run_with_real_tiny_reader_is_cached():
+    from inferqa_utils.llm import load_llm
+
+    ds = _dataset()
+    reader = load_llm("smollm2-135m", use_cache=False, shared=False)
+    run = {"q1": [("q1_111_012", 2.0), ("q1_100_0", 1.0)], "q2": [("q2_11_01", 1.0)]}
+    df = reading.read_run(reader, None, ds, run, ["q1", "q2"], ks=(1, 2), unions=("norm", "freq"), system="x")
+    assert len(df) == 8 and set(df["k"]) == {1, 2}
+    assert df["answer"].map(lambda a: isinstance(a, str) and a != "").all()
+    # the judged column equals EM without a judge; k=1 contexts coincide for both unions
+    assert (df["judged"] == df["em"]).all()
+    k1 = df[df["k"] == 1].pivot(index="qid", columns="union", values="answer")
+    assert (k1["norm"] == k1["freq"]).all()
+    reader.close()
