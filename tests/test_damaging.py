@@ -256,3 +256,62 @@ def test_stability_error_ratio_empty_and_mismatch():
     assert math.isnan(stability_error_ratio([], []))
     with pytest.raises(ValueError):
         stability_error_ratio(["x"], ["x", "y"])
+
+
+# ---------------------------------------------------------------- issue 8: hand-written patterns
+
+
+@pytest.mark.parametrize(
+    ("pattern", "types", "acem"),
+    [
+        # all zeros: every passage is an initial zero, AcEM stays 0
+        ("00000", ["IZ"] * 5, [0, 0, 0, 0, 0]),
+        # all ones: first is DP, the rest SP, AcEM = EM = 1 everywhere
+        ("11111", ["DP", "SP", "SP", "SP", "SP"], [1, 1, 1, 1, 1]),
+        # 0101…: alternating, every 1 is a DP and every 0 after a 1 a DN
+        ("010101", ["IZ", "DP", "DN", "DP", "DN", "DP"], [0, 1, 1, 1, 1, 1]),
+        # 1010…: starts right, damaged at every even position
+        ("1010", ["DP", "DN", "DP", "DN"], [1, 1, 1, 1]),
+        # leading zeros, then a run of ones, a damage and a semi-negative
+        ("0001100", ["IZ", "IZ", "IZ", "DP", "SP", "DN", "SN"], [0, 0, 0, 1, 1, 1, 1]),
+        # paper 004 A.3.2 (Gwen Stacy): 1111 00 11111111111111
+        ("11110011111111111111", ["DP", "SP", "SP", "SP", "DN", "SN", "DP"] + ["SP"] * 13, [1] * 20),
+    ],
+)
+def test_hand_written_patterns_types_and_acem(pattern, types, acem):
+    assert passage_types(pattern) == types
+    assert acem_curve(pattern) == acem
+    assert [acem_at(pattern, k) for k in range(1, len(pattern) + 1)] == acem
+    # AcEM@k − EM@k is 1 exactly where the pattern is 0 after a 1 (DN or SN): the damaged prefixes
+    damaged = [a - int(b) for a, b in zip(acem, pattern, strict=True)]
+    assert damaged == [int(t in ("DN", "SN")) for t in types]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        # all zeros → every probe keeps everything
+        ("00000", {p: [0, 1, 2, 3, 4] for p in PROBES}),
+        # all ones → DP SP SP SP SP
+        ("11111", {"P1": [0, 1, 2, 3, 4], "P2": [0], "P3": [0, 1, 2, 3, 4], "P4": [0],
+                   "P5": [0, 1, 2, 3, 4], "P6": [0]}),
+        # 010101 → IZ DP DN DP DN DP: DN never kept; no SP/SN so P1 = P2, P3 = P4 = P5 = P6
+        ("010101", {"P1": [1, 3, 5], "P2": [1, 3, 5], "P3": [0, 1, 3, 5], "P4": [0, 1, 3, 5],
+                    "P5": [0, 1, 3, 5], "P6": [0, 1, 3, 5]}),
+        # 0001100 → IZ IZ IZ DP SP DN SN
+        ("0001100", {"P1": [3, 4], "P2": [3], "P3": [0, 1, 2, 3, 4], "P4": [0, 1, 2, 3],
+                     "P5": [0, 1, 2, 3, 4, 6], "P6": [0, 1, 2, 3, 6]}),
+    ],
+)
+def test_each_probe_on_hand_written_patterns(pattern, expected):
+    assert {p: probe_keep(pattern, p) for p in PROBES} == expected
+
+
+def test_probe_at_k_uses_only_the_first_k_bits():
+    # "0001100" with k = 3 is all zeros → everything among the first 3; k = 4 → IZ IZ IZ DP
+    assert probe_keep("0001100", "P2", k=3) == [0, 1, 2]
+    assert probe_keep("0001100", "P2", k=4) == [3]
+    assert probe_keep("0001100", "P1", k=6) == [3, 4]
+    # "010101" with k = 2 → IZ DP
+    assert probe_keep("010101", "P1", k=2) == [1]
+    assert probe_keep("010101", "P4", k=2) == [0, 1]

@@ -1,0 +1,214 @@
+"""The notebook-07 report: every retriever, reranker and method on one split, side by side.
+
+One row per system: its kind (retriever / reranker / method / oracle), the SPEC §4 retrieval
+metrics at relevance label ≥ ``threshold`` (through :func:`inferqa_utils.metrics.evaluate`), the
+reader's strict EM and judged accuracy at top-``k`` with Union_norm (SPEC §6.3–6.4, through
+:func:`inferqa_utils.reading.read_run`) and the cost in seconds per query:
+
+* notebook-02 retrievers: the ``search_seconds`` of the cached run's stamp / its number of
+  queries (query time only; corpus encoding/indexing excluded);
+* notebook-03 reranked runs: the reranking seconds/query of ``results/03_<ds>_<split>_reranking.csv``
+  plus the first stage's;
+* notebook-07 methods: the wall-clock seconds of the method when it was computed (stored in
+  its run stamp, so a cached re-run reports the original cost) / questions, plus its first
+  stage's cost where it starts from a notebook-02 run.
+
+Costs were measured on whatever else the machine was running at the time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..config import PATHS, require_input
+from ..trec import Run, read_run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..datamodel import Dataset
+    from ..llm.base import LLM
+
+REPORT_METRICS = ("Hit@1", "Hit@5", "Hit@10", "Recall@10", "MRR@100", "nDCG@10", "nDCG@100")
+KINDS = ("retriever", "reranker", "method", "oracle")
+
+
+def baseline_runs(dataset_name: str, names: Sequence[str], qids: Sequence[str],
+                  corpus_tag: str = "supporting") -> dict[str, Run]:
+    """Runs of notebooks 02 (``<retriever>.trec``) and 03 (``<first>+<reranker>.trec``) from
+    ``build/runs/<dataset>/<corpus_tag>/``, restricted to ``qids`` (a missing file names the
+    notebook that writes it)."""
+    from ..retrieval.experiments import run_dir
+
+    out = {}
+    for name in names:
+        nb = "03_reranking" if "+" in name else "02_retrieval"
+        run = read_run(require_input(run_dir(dataset_name, corpus_tag) / f"{name}.trec", nb, f"the {name} run"))
+        out[name] = {q: run.get(q, []) for q in qids}
+    return out
+
+
+def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
+                   corpus_tag: str = "supporting") -> dict[str, float | None]:
+    """Seconds per query of notebook-02/03 runs (module docstring); ``None`` when unknown."""
+    import pandas as pd
+
+    from ..retrieval.experiments import run_dir
+
+    def retrieval_cost(name: str) -> float | None:
+        sp = run_dir(dataset_name, corpus_tag) / f"{name}.trec.stamp.json"
+        try:
+            st = json.loads(sp.read_text(encoding="utf-8"))
+            return round(float(st["search_seconds"]) / max(1, int(st["n_queries"])), 4)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    rr_csv = PATHS.results / f"03_{dataset_name}_{split}_reranking.csv"
+    rr = pd.read_csv(rr_csv, index_col=0) if rr_csv.is_file() else None
+    out: dict[str, float | None] = {}
+    for name in names:
+        if "+" not in name:
+            out[name] = retrieval_cost(name)
+            continue
+        first, reranker = name.split("+", 1)
+        row = f"{first} + {reranker}"
+        rc = None
+        if rr is not None and row in rr.index and "seconds/query" in rr.columns:
+            v = rr.loc[row, "seconds/query"]
+            rc = None if pd.isna(v) else float(v)
+        fc = retrieval_cost(first)
+        out[name] = None if rc is None else round(rc + (fc or 0.0), 4)
+    return out
+
+
+def read_systems(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Run], qids: Sequence[str],
+                 k: int = 3, union: str = "norm", corpus: Mapping[str, str] | None = None,
+                 progress: bool = True) -> pd.DataFrame:
+    """Per-question answers of every run read at top-``k`` with ``union`` (one
+    :func:`inferqa_utils.reading.read_run` per system; cached engine)."""
+    import pandas as pd
+
+    from ..reading import read_run as read_one
+
+    frames = [read_one(reader, judge, ds, run, list(qids), ks=(k,), unions=(union,), corpus=corpus, system=name,
+                       progress=progress) for name, run in runs.items()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def report_table(runs: Mapping[str, Run], kinds: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
+                 answers: pd.DataFrame, costs: Mapping[str, float | None], threshold: int = 1,
+                 metrics: Sequence[str] = REPORT_METRICS, retrieval_of: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One row per system (index ``system``): ``kind``, the retrieval ``metrics`` in % at label ≥
+    ``threshold``, ``EM`` / ``judged`` / ``no_answer`` in % (from ``answers``, the per-question frame
+    of :func:`read_systems`, possibly with extra systems such as a CoT reader), ``seconds/query``.
+
+    ``retrieval_of`` maps a system that only differs in the reader (e.g. ``"decomposition + CoT
+    reader"``) to the run whose retrieval metrics it shares."""
+    import pandas as pd
+
+    from ..metrics import evaluate
+
+    retrieval_of = dict(retrieval_of or {})
+    systems = list(dict.fromkeys([*runs, *retrieval_of]))
+    rows = []
+    for name in systems:
+        run = runs[retrieval_of.get(name, name)]
+        row = evaluate(run, qrels, threshold=threshold, metrics=metrics, name=name)
+        sub = answers[answers["system"] == name] if len(answers) else answers
+        row["EM"] = 100 * sub["em"].mean() if len(sub) else float("nan")
+        row["judged"] = 100 * sub["judged"].mean() if len(sub) else float("nan")
+        row["no_answer"] = 100 * sub["no_answer"].mean() if len(sub) else float("nan")
+        row["n_read"] = sub["qid"].nunique() if len(sub) else 0
+        row["seconds/query"] = costs.get(name)
+        row.insert(0, "kind", kinds.get(name, "method"))
+        rows.append(row)
+    table = pd.concat(rows)
+    table.index.name = "system"
+    num = [c for c in table.columns if c not in ("kind", "n_questions", "n_questions_ndcg", "threshold", "n_read")]
+    table[num] = table[num].astype(float).round(2)
+    return table
+
+
+def best_of(table: pd.DataFrame, kind: str, column: str, names: Sequence[str] | None = None) -> tuple[str, float] | None:
+    """``(system, value)`` of the best row of ``kind`` (optionally among ``names``) by ``column``;
+    ties go to the earlier row. ``None`` when no row qualifies or all values are NaN."""
+    sub = table[table["kind"] == kind] if kind else table
+    if names is not None:
+        sub = sub[sub.index.isin(list(names))]
+    sub = sub[sub[column].notna()]
+    if not len(sub):
+        return None
+    name = sub[column].idxmax()
+    return str(name), float(sub.loc[name, column])
+
+
+def best_method_summary(table: pd.DataFrame, dataset_name: str, bm25: str = "bm25",
+                        dense: Sequence[str] = ("minilm", "e5-small"),
+                        columns: Sequence[str] = ("nDCG@10", "judged", "EM")) -> str:
+    """Markdown: per column, the best notebook-07 method and its margin over ``bm25`` and over the
+    best of the ``dense`` retrievers (points of %)."""
+    lines = [f"**Best method on `{dataset_name}`** (points of %, relevance label ≥ "
+             f"{int(table['threshold'].iloc[0]) if 'threshold' in table else 1}):"]
+    for col in columns:
+        best = best_of(table, "method", col)
+        if best is None:
+            lines.append(f"- {col}: no method row has a value")
+            continue
+        name, val = best
+        methods = table[(table["kind"] == "method") & table[col].notna()][col]
+        if len(methods) > 1 and methods.nunique() == 1:
+            lines.append(f"- {col}: every method ties at {val:.2f} (no method is best)")
+            continue
+        parts = [f"- {col}: **{name}** {val:.2f}"]
+        if bm25 in table.index and table.loc[bm25, col] == table.loc[bm25, col]:
+            parts.append(f"{val - float(table.loc[bm25, col]):+.2f} over {bm25} ({float(table.loc[bm25, col]):.2f})")
+        bd = best_of(table, "", col, [d for d in dense if d in table.index])
+        if bd is not None:
+            parts.append(f"{val - bd[1]:+.2f} over the best dense retriever {bd[0]} ({bd[1]:.2f})")
+        lines.append(", ".join(parts))
+    return "\n".join(lines)
+
+
+def plot_report(table: pd.DataFrame, title: str, columns: Sequence[str] = ("nDCG@10", "judged")) -> Any:
+    """Horizontal bars, one panel per column, systems coloured by kind."""
+    import matplotlib.pyplot as plt
+
+    colours = {"retriever": "#4C72B0", "reranker": "#DD8452", "method": "#55A868", "oracle": "#8C8C8C"}
+    names = list(table.index)
+    fig, axes = plt.subplots(1, len(columns), figsize=(5.2 * len(columns), 0.38 * len(names) + 1.4), sharey=True,
+                             squeeze=False)
+    for ax, col in zip(axes[0], columns, strict=True):
+        vals = table[col].astype(float).fillna(0.0)
+        ax.barh(range(len(names)), vals, color=[colours.get(k, "#999999") for k in table["kind"]])
+        for i, v in enumerate(vals):
+            ax.text(v + 0.5, i, f"{v:.1f}", va="center", fontsize=7)
+        ax.set_xlabel(f"{col} (%)")
+        ax.set_xlim(0, max(100.0, float(vals.max()) + 8))
+        ax.grid(axis="x", alpha=0.3)
+    axes[0][0].set_yticks(range(len(names)))
+    axes[0][0].set_yticklabels(names, fontsize=8)
+    axes[0][0].invert_yaxis()
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for k, c in colours.items() if k in set(table["kind"])]
+    axes[0][-1].legend(handles, [k for k in colours if k in set(table["kind"])], fontsize=8, loc="lower right")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def top1_hint_counts(ds: Dataset, runs: Mapping[str, Run], qids: Sequence[str]) -> dict[str, float]:
+    """Mean number of hints of each run's rank-1 passage (built passages only; paper Fig. 6)."""
+    out = {}
+    for name, run in runs.items():
+        ns = [ds.passages[lst[0][0]].n_hints for q in qids if (lst := run.get(q)) and lst[0][0] in ds.passages]
+        out[name] = round(sum(ns) / len(ns), 3) if ns else float("nan")
+    return out
+
+
+def method_costs(results: Mapping[str, Any], first_stage_cost: Mapping[str, float | None] | None = None) -> dict[str, float]:
+    """Seconds per query of method results (:class:`~inferqa_utils.beyond.common.MethodResult`),
+    plus the cost of their first stage (``first_stage_cost``: method name → seconds/query)."""
+    first_stage_cost = first_stage_cost or {}
+    return {name: round(r.seconds_per_query + float(first_stage_cost.get(name) or 0.0), 4) for name, r in results.items()}
+

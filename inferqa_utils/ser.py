@@ -1,0 +1,161 @@
+"""Stability Error Ratio with simulated damaging passages (SPEC §8; paper 004 §3, Table 1).
+
+Population: questions the reader answers correctly (strict EM) from **one good passage** alone —
+in the answer-supporting corpus the first of the question's label-2 passages (most hints first,
+then by id) that the reader answers correctly, trying at most ``max_tries``; in the
+answer-containing control corpus the question's own reference when it contains the answer.
+
+Perturbation: the good passage followed by ``m = 1..max_extra`` extra passages, either
+
+* **random** — drawn uniformly (seeded per question and sample) from the corpus, excluding the
+  question's own passages and every passage that contains a gold answer;
+* **BM25** — hard negatives: the question's BM25 ranking with the same exclusions, best first
+  (deterministic, so one sample). A question whose ranking holds fewer than ``max_extra`` such
+  passages (BM25 only ranks passages sharing a term with the question) is left out of this row,
+  so every m of a row has the same population.
+
+Extras are nested (the context for m + 1 extends the one for m) and put *after* the good passage;
+a decoder reader is order-sensitive, so other placements may give other ratios (FiD, the paper's
+reader, is not). ``SER(m) = 100 · |{(q, s) : norm(answer_m) ≠ norm(base answer)}| / |{(q, s)}|``
+(:func:`inferqa_utils.damaging.stability_error_ratio`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Collection, Mapping, Sequence
+
+import pandas as pd
+
+from .config import SEED
+from .construction.difficulty import contains_answer
+from .contexts import union_norm
+from .damaging import stability_error_ratio
+from .datamodel import Dataset
+from .incremental import read_unique
+from .llm.base import LLM
+from .reading import gold_of, passage_sentences, ranked_ids
+from .trec import Run
+
+KINDS = ("random", "BM25")
+
+
+def supporting_gold_candidates(ds: Dataset, qid: str) -> list[str]:
+    """The question's label-2 passages, most hints first, then by id (answer-supporting corpus)."""
+    labels = ds.qrels.get(qid, {})
+    pids = [pid for pid, lab in labels.items() if lab >= 2 and pid in ds.passages and ds.passages[pid].qid == qid]
+    return sorted(pids, key=lambda pid: (-ds.passages[pid].n_hints, pid))
+
+
+def containing_gold_candidates(control_qrels: Mapping[str, Mapping[str, int]], qid: str) -> list[str]:
+    """The question's own reference ``ref:<qid>`` when it contains the answer (control corpus)."""
+    own = f"ref:{qid}"
+    return [own] if control_qrels.get(qid, {}).get(own, 0) >= 1 else []
+
+
+def select_gold(reader: LLM, ds: Dataset, candidates: Mapping[str, Sequence[str]],
+                corpus: Mapping[str, str] | None = None, max_tries: int = 3,
+                progress: bool = True) -> dict[str, tuple[str, str]]:
+    """Per question, the first candidate passage (of at most ``max_tries``) read alone with a
+    correct strict-EM answer: ``{qid: (pid, base answer)}``; questions without one are left out.
+    Candidates are tried in rounds (all questions' first candidates in one batch, then the second…)."""
+    if max_tries < 1:
+        raise ValueError(f"max_tries must be >= 1, got {max_tries}")
+    chosen: dict[str, tuple[str, str]] = {}
+    for t in range(max_tries):
+        todo = [(q, c[t]) for q, c in candidates.items() if q not in chosen and len(c) > t]
+        if not todo:
+            break
+        res = read_unique(reader, None, ds, [(q, _context(ds, [pid], corpus)) for q, pid in todo],
+                          desc=f"SER gold passages (try {t + 1})", progress=progress)
+        for q, pid in todo:
+            out = res[(q, _context(ds, [pid], corpus))]
+            if out["em"]:
+                chosen[q] = (pid, out["answer"])
+    return chosen
+
+
+def _context(ds: Dataset, pids: Sequence[str], corpus: Mapping[str, str] | None) -> str:
+    return " ".join(union_norm([passage_sentences(ds, pid, corpus) for pid in pids]))
+
+
+def excluded_for(ds: Dataset, qid: str, corpus: Mapping[str, str]) -> set[str]:
+    """Passages that may not serve as negatives for ``qid``: its own passages (built passages of
+    the question, its reference ``ref:<qid>``) and every corpus passage containing a gold answer."""
+    gold = gold_of(ds.questions[qid])
+    own = {pid for pid in corpus if pid == f"ref:{qid}" or (pid in ds.passages and ds.passages[pid].qid == qid)}
+    return own | {pid for pid, text in corpus.items() if contains_answer(text, gold)}
+
+
+def random_negatives(pool: Sequence[str], exclude: Collection[str], m: int, rng: random.Random) -> list[str]:
+    """``m`` distinct passages drawn uniformly from ``pool`` minus ``exclude`` (error if too few)."""
+    allowed = [p for p in pool if p not in exclude]
+    if len(allowed) < m:
+        raise ValueError(f"only {len(allowed)} allowed negative passages, {m} requested")
+    return rng.sample(allowed, m)
+
+
+def bm25_negatives(ranked: Sequence[str], exclude: Collection[str], m: int) -> list[str]:
+    """The first ``m`` passages of a BM25 ranking not in ``exclude`` (fewer if the ranking runs out)."""
+    return [p for p in ranked if p not in exclude][:m]
+
+
+def sample_negatives(ds: Dataset, gold: Mapping[str, tuple[str, str]], corpus: Mapping[str, str], bm25_run: Run,
+                     max_extra: int = 4, samples: int = 1, seed: int = SEED,
+                     exclude: Callable[[str], set[str]] | None = None) -> dict[str, dict[str, list[list[str]]]]:
+    """``{kind: {qid: [extras of sample 0, …]}}`` with ``max_extra`` passages per sample:
+    ``samples`` seeded random draws (``random.Random(f"{seed}:{qid}:{s}")``) and one BM25 list
+    (questions with fewer than ``max_extra`` BM25 negatives get none)."""
+    if max_extra < 1 or samples < 1:
+        raise ValueError(f"max_extra and samples must be >= 1, got {max_extra}, {samples}")
+    pool = sorted(corpus)
+    out: dict[str, dict[str, list[list[str]]]] = {k: {} for k in KINDS}
+    for qid in gold:
+        ex = exclude(qid) if exclude is not None else excluded_for(ds, qid, corpus)
+        out["random"][qid] = [random_negatives(pool, ex, max_extra, random.Random(f"{seed}:{qid}:{s}"))
+                              for s in range(samples)]
+        hard = bm25_negatives(ranked_ids(bm25_run, qid), ex, max_extra)
+        if len(hard) == max_extra:
+            out["BM25"][qid] = [hard]
+    return out
+
+
+def ser_inference(reader: LLM, ds: Dataset, gold: Mapping[str, tuple[str, str]],
+                  negatives: Mapping[str, Mapping[str, Sequence[Sequence[str]]]],
+                  corpus: Mapping[str, str] | None = None, progress: bool = True) -> pd.DataFrame:
+    """Read good passage + the first m extras for every question, kind, sample and m (one batch).
+
+    One row per reading: ``kind, qid, sample, m, gold_pid, extras, base_answer, answer, em, changed``.
+    """
+    rows, items = [], []
+    for kind, per_q in negatives.items():
+        for qid, samples in per_q.items():
+            gpid, base = gold[qid]
+            for s, extras in enumerate(samples):
+                for m in range(1, len(extras) + 1):
+                    ctx = _context(ds, [gpid, *extras[:m]], corpus)
+                    rows.append({"kind": kind, "qid": qid, "sample": s, "m": m, "gold_pid": gpid,
+                                 "extras": " ".join(extras[:m]), "base_answer": base, "_ctx": ctx})
+                    items.append((qid, ctx))
+    res = read_unique(reader, None, ds, items, desc="SER", progress=progress)
+    for r in rows:
+        out = res[(r["qid"], r.pop("_ctx"))]
+        r["answer"], r["em"] = out["answer"], out["em"]
+        r["changed"] = stability_error_ratio([r["base_answer"]], [r["answer"]]) > 0
+    return pd.DataFrame(rows, columns=["kind", "qid", "sample", "m", "gold_pid", "extras", "base_answer", "answer",
+                                       "em", "changed"])
+
+
+def ser_table(readings: pd.DataFrame) -> pd.DataFrame:
+    """Paper 004 Table 1 shape: rows ``SER w/ <kind>``, columns ``m = 1..4`` (SER in %), plus the
+    number of (question, sample) pairs per row and the strict EM (%) with all extras added."""
+    rows = []
+    for kind, g in readings.groupby("kind", sort=False):
+        row: dict = {"": f"SER w/ {kind}"}
+        for m, gm in g.groupby("m"):
+            row[m] = round(stability_error_ratio(gm["base_answer"].tolist(), gm["answer"].tolist()), 2)
+        last = g[g["m"] == g["m"].max()]
+        row["pairs"] = len(last)
+        row[f"EM at m = {int(g['m'].max())} (%)"] = round(100.0 * last["em"].mean(), 2)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("") if rows else pd.DataFrame()

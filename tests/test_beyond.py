@@ -1,0 +1,406 @@
+"""Notebook-07 methods (inferqa_utils.beyond): the non-LLM logic with hand-checked values, the
+paper reference file and the paper-vs-ours rule, plus one tiny real-model decomposition run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from tiny_corpus import CORPUS
+
+from inferqa_utils.beyond import candidates as csr
+from inferqa_utils.beyond import decomposition as dec
+from inferqa_utils.beyond import disentangled as dis
+from inferqa_utils.beyond import knowledge as know
+from inferqa_utils.beyond import paper_reference as pref
+from inferqa_utils.beyond import report as rep
+from inferqa_utils.beyond.common import cached_method, ids_to_run_list, rank_by_score, split_sentences
+from inferqa_utils.errors import DataFormatError
+from inferqa_utils.prompts import NO_ANSWER
+
+# ----------------------------------------------------------------------------- decomposition
+
+
+def test_pool_top_k_head_then_tail():
+    lists = [["a", "b", "c", "d"], ["b", "e", "f"]]
+    assert dec.pool_top_k(lists, 2) == ["a", "b", "e", "c", "f", "d"]
+    assert dec.pool_top_k(lists, 1) == ["a", "b", "c", "e", "d", "f"]
+    assert dec.pool_top_k(lists, 2, depth=4) == ["a", "b", "e", "c"]
+    assert dec.pool_top_k([["x", "y"], []], 3) == ["x", "y"]
+    assert dec.pool_top_k([], 3) == []
+    with pytest.raises(ValueError, match="k_per"):
+        dec.pool_top_k(lists, 0)
+
+
+def test_query_lists():
+    assert dec.query_lists("Q?", ["A?", "B?"]) == ["Q?", "A?", "B?"]
+    assert dec.query_lists("Q?", ["A?"], include_original=False) == ["A?"]
+    assert dec.query_lists("Q?", [], include_original=False) == ["Q?"]
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("1. Who wrote the opera?\n2. Which composer died in Vienna?",
+     ["Who wrote the opera?", "Which composer died in Vienna?"]),
+    ("Sub-questions:\n- Who wrote the opera?\n* Which composer died in Vienna?\n",
+     ["Who wrote the opera?", "Which composer died in Vienna?"]),
+    ("Q1: Who wrote the opera? Q2: Which composer died in Vienna?",
+     ["Who wrote the opera?", "Which composer died in Vienna?"]),
+    ("**1.** Who wrote the opera?\n1) who wrote the opera ?\n3. Which city is it in?\n4. Where was he born?",
+     ["Who wrote the opera?", "Which city is it in?", "Where was he born?"]),
+    ("1. Find the composer of the opera\n2. Find where he died", ["Find the composer of the opera", "Find where he died"]),
+    ("Which Austrian composer wrote the opera?\n2. Why?", []),
+    ("", []),
+])
+def test_parse_subquestions(reply, expected):
+    assert dec.parse_subquestions(reply, "Which Austrian composer wrote the opera?", max_sub=3) == expected
+
+
+def test_parse_subquestions_caps_and_validates():
+    reply = "\n".join(f"{i}. Which clue number {i} matters here?" for i in range(1, 6))
+    assert len(dec.parse_subquestions(reply, max_sub=2)) == 2
+    with pytest.raises(ValueError, match="max_sub"):
+        dec.parse_subquestions(reply, max_sub=0)
+
+
+def test_knn_select_orders_most_similar_last():
+    ex = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8], [0.8, 0.6]])
+    q = np.array([1.0, 0.0])  # similarities 1.0, 0.0, 0.6, 0.8
+    assert dec.knn_select(q, ex, 2) == [3, 0]
+    assert dec.knn_select(q, ex, 3) == [2, 3, 0]
+    assert dec.knn_select(q, np.array([[1.0, 0.0], [1.0, 0.0]]), 1) == [0]  # tie → lower index
+
+
+def test_decompose_messages_and_static_examples():
+    picks = dec.select_examples(["q1", "q2"], 3)
+    assert picks == [[0, 1, 2], [0, 1, 2]]
+    msgs = dec.decompose_messages("Which chemist made Photo 51?", [dec.EXAMPLES[i] for i in picks[0]], 2)
+    assert [m["role"] for m in msgs] == ["system"] + ["user", "assistant"] * 3 + ["user"]
+    assert "at most 2" in msgs[0]["content"]
+    assert msgs[2]["content"].startswith("1. ") and msgs[2]["content"].count("\n") == 1
+    assert msgs[-1]["content"] == "Question: Which chemist made Photo 51?\nSub-questions:"
+    with pytest.raises(ValueError, match="selection"):
+        dec.select_examples(["q"], 2, "random")
+
+
+@pytest.mark.parametrize("reply, evidence, answer", [
+    ("[Document 1] says she was born in London. These clues describe her.\nAnswer: Rosalind Franklin.",
+     "[Document 1] says she was born in London. These clues describe her.", "Rosalind Franklin"),
+    ("Evidence: It is in Siberia.\nAnswer:\nLake Baikal", "It is in Siberia.", "Lake Baikal"),
+    ("Answer: NO ANSWER", "", NO_ANSWER),
+    ("The clues point to a lake.\nLake Baikal", "The clues point to a lake.", "Lake Baikal"),
+    ("Evidence: hmm\nAnswer: The answer is Lake Baikal", "hmm", NO_ANSWER),
+    ("**Answer:** Sundial", "", "Sundial"),
+])
+def test_parse_cot(reply, evidence, answer):
+    assert dec.parse_cot(reply) == (evidence, answer)
+
+
+def test_cot_messages_have_two_worked_examples():
+    msgs = dec.cot_messages("Which lake?", ["Clue one.", "Clue two."])
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert msgs[2]["content"].endswith("Answer: Sundial") or msgs[2]["content"].endswith("Answer: Lake Baikal")
+    assert msgs[-1]["content"] == "[Document 1] Clue one.\n[Document 2] Clue two.\n\nQuestion: Which lake?\nEvidence:"
+
+
+# ----------------------------------------------------------------------------- knowledge-aware
+
+def test_interleave_and_diverse_merge():
+    from inferqa_utils.retrieval.fusion import interleave_lists
+
+    assert interleave_lists([["a", "x", "b"], ["x", "c"]]) == ["a", "x", "b", "c"]
+    assert know.diverse_merge([["b", "a", "c"], ["c", "b", "a"]], ["a", "b", "c"], ["d"]) == ["b", "c", "a", "d"]
+    assert know.diverse_merge([["b"], ["c"]], ["a", "b", "c"], ["d", "b"]) == ["b", "c", "a", "d"]
+    assert know.diverse_merge([], ["a", "b"], ["c"]) == ["a", "b", "c"]
+
+
+def test_parse_knowledge_elements():
+    demo = know._DECLARE_DEMO[2]
+    els, given = know.parse_knowledge_elements(demo)
+    assert els == ["Traditional Japanese crafts made with paper",
+                   "A craft that folds one square sheet without cutting or gluing", "The Japanese name of that craft"]
+    assert given == [2]
+    reply = ("Thoughts: the question needs two things.\n**Knowledge Elements:**\n1. **Year of birth**\n2) Place of study.\n"
+             "- Place of study\nAnalysis for given document: covers 1\nGiven Knowledge: 1, 2, 7")
+    assert know.parse_knowledge_elements(reply) == (["Year of birth", "Place of study"], [1, 2])
+    assert know.parse_knowledge_elements("1. A\n2. B\nGiven Knowledge: None") == (["A", "B"], [])
+    assert know.parse_knowledge_elements("1. A\n2. A\n3. B\nGiven Knowledge: 2, 3") == (["A", "B"], [1, 2])
+    assert know.parse_knowledge_elements("1. A\n2. B\n3. C\nGiven Knowledge: 3, 1", max_elements=2) == (["A", "B"], [1])
+    assert know.parse_knowledge_elements("1. A\n2. B\n3. C", max_elements=2) == (["A", "B"], [])
+    assert know.parse_knowledge_elements("no list at all") == ([], [])
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ('Thoughts: x\nSelected Knowledge Elements:\n```json\n[\n "First element",\n "Second"\n]\n```', ["First element", "Second"]),
+    ('["a", "b", ""]', ["a", "b"]),
+    ('Selected: "alpha beta", and “gamma”', ["alpha beta", "gamma"]),
+    ("[broken json, 'x'\n1. one\n- two", ["one", "two"]),
+    ('```json\n["British chemist", "X-ray image known as \'Photo 51\']\n```', ["British chemist", "X-ray image known as 'Photo 51'"]),
+    ("nothing here", []),
+])
+def test_parse_json_list(reply, expected):
+    assert know.parse_json_list(reply) == expected
+
+
+def test_match_elements():
+    pool = ["The X-ray image known as 'Photo 51'", "British chemist", "Tokugawa family"]
+    assert know.match_elements(["x-ray image known as Photo 51", "United Nations", "british chemist"], pool) == [
+        "The X-ray image known as 'Photo 51'", "British chemist"]
+    assert know.match_elements(["the Tokugawa family rule", "Tokugawa family"], pool) == ["Tokugawa family"]
+    assert know.match_elements(["chem"], pool) == []  # whole words only
+    assert know.match_elements([], pool) == []
+
+
+def test_select_by_frequency():
+    docs = [["Birth year", "Field of study"], ["field of study!", "Prize"], ["Prize", "Birth year", "Prize"]]
+    assert know.select_by_frequency(docs, 2) == ["Birth year", "Field of study"]
+    assert know.select_by_frequency([["x"], ["y", "x"]], 1) == ["x"]
+    assert know.select_by_frequency([], 2) == []
+
+
+# ----------------------------------------------------------------------------- disentangled
+
+PHOTO51 = ("Which British chemist produced the X-ray diffraction image known as 'Photo 51', which helped reveal "
+           "the double-helix structure of DNA?")
+
+
+def test_entity_view():
+    assert dis.entity_view(PHOTO51) == ["Photo 51", "British", "X-ray", "DNA"]
+    assert dis.entity_view("Which triptych by Hieronymus Bosch hangs in the Museo del Prado in Madrid?") == [
+        "Hieronymus Bosch", "Museo del Prado", "Madrid"]
+    assert dis.entity_view("what is the deepest lake?") == []
+
+
+def test_noun_view():
+    assert dis.noun_view(PHOTO51) == ["british", "chemist", "x-ray", "diffraction", "image", "photo",
+                                      "double-helix", "structure", "dna"]
+    assert dis.noun_view("Which gas makes up about 78 percent of Earth's atmosphere?") == [
+        "gas", "percent", "earth", "atmosphere"]
+
+
+def test_ngram_view_and_exact_match_filter():
+    q = "Which gas makes up about 78 percent of Earth's atmosphere?"
+    assert dis.ngram_view(q) == ["gas makes", "78 percent", "earth atmosphere", "percent of earth"]
+    grams = dis.CorpusNgrams(["The percent of Earth covered by water.", "78 percent!"], max_n=3)
+    assert "percent of earth" in grams and "gas makes" not in grams
+    assert dis.ngram_view(q, keep=grams) == ["78 percent", "percent of earth"]
+    assert dis.ngram_view(q, 2, keep=lambda g: g.startswith("gas")) == ["gas makes"]
+
+
+def test_query_views():
+    v = dis.query_views("Which river flows through Baghdad?", ("entities", "question"))
+    assert v == {"entities": ["Baghdad"], "question": ["Which river flows through Baghdad?"]}
+    with pytest.raises(ValueError, match="unknown view"):
+        dis.query_views("q", ("titles",))
+
+
+def test_masking():
+    words = dis.mask_set(PHOTO51)
+    assert words == {"photo", "51", "british", "x-ray", "dna"}
+    assert dis.mask_words(PHOTO51, words) == ("Which [M] chemist produced the [M] diffraction image known as '[M]', "
+                                              "which helped reveal the double-helix structure of [M]?")
+    assert dis.mask_words("New York's mayor met the NEW york team", {"new", "york"}) == "[M] mayor met the [M] team"
+    assert dis.mask_words("nothing to hide", set()) == "nothing to hide"
+    assert dis.mask_words("Paris, Paris and Rome", {"paris"}, token="_") == "_, _ and Rome"
+
+
+def test_passages_from_hints():
+    scores = {"h1": 0.9, "h2": 0.8, "h3": 0.1, "h4": 0.5}
+    units = {"p1": ["h3"], "p2": ["h1", "h3"], "p3": ["h2", "h1"], "p4": ["h4"], "p5": ["h3", "h3"]}
+    # top-2 hints: h1, h2 → primary p3 1.7, p2 0.9, others 0; secondary (mean): p4 0.5, p1 = p5 0.1
+    out = dis.passages_from_hints(scores, units, top_h=2, order=["p5", "p1"])
+    assert [p for p, _ in out] == ["p3", "p2", "p4", "p5", "p1"]
+    assert [s for _, s in out] == [5.0, 4.0, 3.0, 2.0, 1.0]
+
+
+def test_split_sentences():
+    assert split_sentences("It is old.  It is big! Is it? yes") == ["It is old.", "It is big!", "Is it?", "yes"]
+
+
+# ----------------------------------------------------------------------------- candidate support (ours)
+
+def test_candidate_weights():
+    w = csr.candidate_weights(["Paris", NO_ANSWER, "paris.", "Lyon"])
+    assert [c for c, _ in w] == ["Paris", "Lyon"]
+    assert w[0][1] == pytest.approx(16 / 19) and w[1][1] == pytest.approx(3 / 19)
+    w = csr.candidate_weights(["X", "Y", "Z", "Y"], top_c=1)  # Y: 1/2 + 1/4 = 0.75 < X: 1
+    assert w == [("X", 1.0)]
+    assert csr.candidate_weights(["X", "Y"], top_c=2)[1] == ("Y", pytest.approx(1 / 3))
+    assert csr.candidate_weights([NO_ANSWER, "", " ", "The"]) == []  # "the" normalises to nothing
+    assert csr.candidate_weights(["Médecins Sans Frontières", "medecins sans frontieres"]) == [
+        ("Médecins Sans Frontières", 1.0)]
+    with pytest.raises(ValueError, match="top_c"):
+        csr.candidate_weights(["A"], top_c=0)
+
+
+def test_agreement_support_and_combine():
+    weights = [("Paris", 0.75), ("Lyon", 0.25)]
+    agree = csr.agreement_scores({"d1": "paris", "d2": "Lyon", "d3": NO_ANSWER, "d4": "Nice"}, weights)
+    assert agree == {"d1": 0.75, "d2": 0.25, "d3": 0.0, "d4": 0.0}
+    sims = np.array([[0.2, 0.4], [0.8, 0.0], [0.5, 0.5]])
+    assert csr.support_scores(sims, [0.75, 0.25]).tolist() == pytest.approx([0.25, 0.6, 0.5])
+    with pytest.raises(ValueError, match="do not match"):
+        csr.support_scores(sims, [1.0])
+    order = ["d4", "d3", "d2", "d1"]
+    support = {"d1": 0.1, "d2": 0.2, "d3": 0.6, "d4": 0.6}
+    assert csr.combine(order, agree, support) == ["d1", "d4", "d3", "d2"]  # 0.85, 0.6 (tie: order), 0.6, 0.45
+    assert csr.combine(order, agree, support, agreement_weight=0.0) == ["d4", "d3", "d2", "d1"]
+
+
+# ----------------------------------------------------------------------------- common plumbing
+
+def test_rank_helpers():
+    assert rank_by_score({"a": 1.0, "b": 2.0, "c": 1.0}, order=["c", "a"]) == [("b", 2.0), ("c", 1.0), ("a", 1.0)]
+    assert ids_to_run_list(["x", "y"]) == [("x", 2.0), ("y", 1.0)]
+
+
+def test_cached_method_reuses_and_invalidates(tmp_path):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"q1": [("p1", 2.0), ("p2", 1.0)]}, {"q1": {"note": "x"}}
+
+    r1 = cached_method("m one", tmp_path, {"k": 1}, compute, n_queries=1)
+    r2 = cached_method("m one", tmp_path, {"k": 1}, compute, n_queries=1)
+    assert len(calls) == 1 and not r1.cached and r2.cached
+    assert r2.run == r1.run and r2.details == {"q1": {"note": "x"}} and r2.seconds == pytest.approx(r1.seconds, abs=1e-3)
+    stamp = json.loads((tmp_path / "m one.trec.stamp.json").read_text())
+    assert stamp["key"]["k"] == 1 and "seconds" in stamp["cost"]
+    cached_method("m one", tmp_path, {"k": 2}, compute, n_queries=1)
+    assert len(calls) == 2
+    cached_method("m one", None, {"k": 2}, compute, n_queries=1)
+    assert len(calls) == 3
+
+
+# ----------------------------------------------------------------------------- report and paper reference
+
+def _toy_report():
+    runs = {"bm25": {"q1": [("a", 2.0), ("x", 1.0)], "q2": [("y", 2.0), ("b", 1.0)]},
+            "ours": {"q1": [("a", 2.0), ("x", 1.0)], "q2": [("b", 2.0), ("y", 1.0)]}}
+    qrels = {"q1": {"a": 1}, "q2": {"b": 2}}
+    answers = pd.DataFrame({"qid": ["q1", "q2", "q1", "q2"], "system": ["bm25", "bm25", "ours", "ours"],
+                            "em": [False, False, True, False], "judged": [False, True, True, True],
+                            "no_answer": [True, False, False, False]})
+    return rep.report_table(runs, {"bm25": "retriever", "ours": "method"}, qrels, answers,
+                            {"bm25": 0.01, "ours": 1.5}, metrics=("Hit@1", "MRR@100"))
+
+
+def test_report_table_and_summary():
+    t = _toy_report()
+    assert list(t.index) == ["bm25", "ours"]
+    assert t.loc["bm25", "Hit@1"] == 50.0 and t.loc["ours", "Hit@1"] == 100.0
+    assert t.loc["bm25", "MRR@100"] == 75.0
+    assert t.loc["ours", "EM"] == 50.0 and t.loc["bm25", "judged"] == 50.0 and t.loc["bm25", "no_answer"] == 50.0
+    assert t.loc["ours", "seconds/query"] == 1.5 and t.loc["ours", "kind"] == "method"
+    s = rep.best_method_summary(t, "toy", dense=(), columns=("Hit@1",))
+    assert "**ours** 100.00, +50.00 over bm25 (50.00)" in s
+    assert rep.best_of(t, "method", "EM") == ("ours", 50.0)
+    t2 = pd.concat([t, t.loc[["ours"]].rename(index={"ours": "ours 2"})])
+    assert "every method ties at 100.00" in rep.best_method_summary(t2, "toy", dense=(), columns=("Hit@1",))
+    assert rep.best_of(t, "oracle", "EM") is None
+
+
+def test_paper_reference_file_is_valid_and_consistent():
+    findings = pref.load_paper_reference()
+    ids = [f.id for f in findings]
+    assert len(ids) == len(set(ids)) >= 10
+    for f in findings:
+        assert f.source and f.finding
+        # the paper's own numbers satisfy the relation of the finding they support
+        assert f.holds(f.a_value, f.b_value) in (True, None), f.id
+    f = next(f for f in findings if f.id == "rerankers_marginal")
+    assert (f.a_value, f.b_value, f.rule()) == (15.34, 13.18, "a - b <= 5")
+    ratio = next(f for f in findings if f.id == "oracle_half_of_optimal")
+    assert ratio.holds(40.0, 70.0) is True and ratio.holds(10.0, 70.0) is False
+    assert ratio.holds(0.0, 0.0) is None and ratio.holds(float("nan"), 3.0) is None
+
+
+def test_paper_reference_errors(tmp_path):
+    bad = tmp_path / "ref.yaml"
+    bad.write_text("findings:\n  - id: x\n    finding: f\n    source: s\n    paper: {a: {label: A, value: 1}, "
+                   "b: {label: B, value: 2}}\n    relation: 'a ~ b'\n")
+    with pytest.raises(DataFormatError, match="unknown relation"):
+        pref.load_paper_reference(bad)
+    bad.write_text("findings:\n  - id: x\n    finding: f\n    source: s\n    paper: {a: {label: A, value: 1}, "
+                   "b: {label: B, value: 2}}\n    relation: 'a - b <= margin'\n")
+    with pytest.raises(DataFormatError, match="needs a number 'margin'"):
+        pref.load_paper_reference(bad)
+    bad.write_text("findings:\n  - id: x\n    finding: f\n    source: s\n    paper: {a: {label: A}}\n")
+    with pytest.raises(DataFormatError, match=r"paper\.a needs"):
+        pref.load_paper_reference(bad)
+
+
+def test_cross_corpus_measure_means_over_k():
+    cc = pd.DataFrame({"Hit@1": [0.0, 100.0, 50.0], "Hit@10": [100.0, 100.0, 50.0], "n_questions": [1, 13, 1],
+                       "corpus": ["answer-supporting", "answer-containing", "answer-supporting"]},
+                      index=["e5-small", "bm25", "bm25"])
+    ev = pref.Evidence(report=pd.DataFrame(columns=["kind"]), cross_corpus=cc)
+    a, b, note = pref.m_cross_corpus_hit(ev)
+    assert (a, b) == (100.0, 50.0) and "1 question(s)" in note
+    assert pref.m_cross_corpus_hit(ev, "Hit@10")[:2] == (100.0, 100.0)
+    assert pref.m_cross_corpus_hit(ev, "Hit@5") is None
+
+
+def test_paper_vs_ours_rule():
+    report = pd.DataFrame({"kind": ["retriever", "retriever", "reranker", "reranker", "oracle", "method", "method"],
+                           "nDCG@10": [20.0, 60.0, 25.0, 22.0, 80.0, 40.0, 40.0],
+                           "EM": [10.0, 20.0, 30.0, 12.0, 40.0, 25.0, 30.0]},
+                          index=["bm25", "e5-small", "bm25+pointwise", "bm25+upr", "oracle+pointwise",
+                                 "decomposition", "decomposition + CoT reader"])
+    ev = pref.Evidence(report=report, optimal_em=70.0, oracle_system="oracle+pointwise",
+                       decomposition_system="decomposition", cot_system="decomposition + CoT reader",
+                       lengths={"supporting": 20.0, "containing": 30.0})
+    v = pref.paper_vs_ours(pref.load_paper_reference(), ev)
+    assert (v.loc["dense_beats_bm25", "ours a"], v.loc["dense_beats_bm25", "ours b"]) == (60.0, 20.0)
+    assert v.loc["dense_beats_bm25", "reproduces"] == "yes"
+    assert v.loc["rerankers_marginal", "ours a"] == 30.0 and v.loc["rerankers_marginal", "reproduces"] == "no"  # +20
+    assert v.loc["pointwise_best_reranker", "reproduces"] == "yes"  # 25 ≥ 22
+    assert v.loc["optimal_far_above_pipeline", "reproduces"] == "yes"  # 70 − 30 ≥ 10
+    assert v.loc["oracle_half_of_optimal", "reproduces"] == "yes"  # 40 / 70 = 0.57
+    assert v.loc["pipeline_below_oracle", "reproduces"] == "yes"  # 40 > 20
+    assert v.loc["general_reader_beats_reasoning", "reproduces"] == "no"  # 25 < 30
+    assert v.loc["similar_passage_length", "reproduces"] == "no"  # |20 − 30| / 30 > 0.25
+    assert v.loc["containing_beats_supporting", "reproduces"] == "not measured"  # no cross-corpus table
+    assert v.loc["damaging_passages", "reproduces"] == "not measured"
+    assert v.loc["damaging_passages", "note"].startswith("measured elsewhere")
+
+
+# ----------------------------------------------------------------------------- tiny real model
+
+@pytest.mark.slow
+def test_decomposition_on_tiny_model():
+    from inferqa_utils.llm import load_llm
+    from inferqa_utils.retrieval.bm25 import BM25sRetriever
+
+    llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
+    try:
+        qs = {"q1": "Which tower in the French capital is made of wrought iron?",
+              "q2": "Which planet is the largest gas giant of the Solar System?"}
+        out = dec.decompose(llm, qs, n_examples=2, max_sub=2, progress=False)
+    finally:
+        llm.close()
+    assert llm.stats.model_calls == 2
+    for q, d in out.items():
+        assert isinstance(d["reply"], str) and d["examples"] == [0, 1]
+        assert len(d["subquestions"]) <= 2
+        assert d["subquestions"] == dec.parse_subquestions(d["reply"], qs[q], 2)
+        for s in d["subquestions"]:
+            assert len(s.split()) >= 3 and s != qs[q]
+    bm25 = BM25sRetriever(CORPUS)
+    run = dec.decomposition_run(qs, {q: d["subquestions"] for q, d in out.items()}, bm25, CORPUS, k_per=2, depth=10)
+    for q in qs:
+        ids = [p for p, _ in run[q]]
+        assert len(ids) == len(set(ids)) and set(ids) <= set(CORPUS)
+        assert ids[0] == bm25.search({"x": qs[q]}, 1)["x"][0][0]  # the question's own top-1 leads the pool
+    assert run["q1"][0][0] in ("p0", "p6") and run["q2"][0][0] == "p8"
+
+
+@pytest.mark.slow
+def test_knn_example_selection_with_minilm():
+    picks = dec.select_examples(["Which river runs through the city of Baghdad?",
+                                 "What is the name for a scientist who studies volcanoes and earthquakes?"], 2, "knn")
+    assert picks[0][-1] == 2  # the Baghdad example is the nearest, placed last
+    assert picks[1][-1] == 6  # the seismologist example
+    assert all(len(p) == 2 and len(set(p)) == 2 for p in picks)
