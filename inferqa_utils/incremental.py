@@ -279,13 +279,17 @@ def comparison_finding(comp: pd.DataFrame) -> str:
         return "**Finding.** Only one corpus was analysed: no answer-supporting vs answer-containing comparison."
     parts = []
     gap = "AcEM − EM"
+    never = []
     for system, g in comp.groupby("system", sort=False):
         s = g.set_index("corpus")[gap]
         desc = ", ".join(f"{c} {v:.1f}" for c, v in s.items())
         top = s.idxmax() if s.nunique() > 1 else None
         parts.append(f"{system}: {desc} points" + (f" (larger on the {top} corpus)" if top else " (equal)"))
-    return ("**Finding.** Damaging effect AcEM@N − EM@N (strict): " + "; ".join(parts) +
-            ". Paper 004 (NQ, DPR, FiD): EM@100 52.5 vs AcEM@100 62.3 (9.8 points); Probe 3 61.8.")
+        never += [f"{system} on the {c} corpus" for c, v in g.set_index("corpus")["AcEM@N"].items() if v == 0]
+    note = (f" No prefix is ever answered correctly ({'; '.join(never)}: AcEM@N = 0), so no passage there can be "
+            "shown to damage an answer." if never else "")
+    return ("**Finding.** Damaging effect AcEM@N − EM@N (strict): " + "; ".join(parts) + "." + note +
+            " Paper 004 (NQ, DPR, FiD): EM@100 52.5 vs AcEM@100 62.3 (9.8 points); Probe 3 61.8.")
 
 
 def plot_em_curves(curves_by_corpus: Mapping[str, pd.DataFrame],

@@ -151,11 +151,11 @@ def ser_table(readings: pd.DataFrame) -> pd.DataFrame:
     number of (question, sample) pairs per row and the strict EM (%) with all extras added."""
     rows = []
     for kind, g in readings.groupby("kind", sort=False):
-        row: dict = {"": f"SER w/ {kind}"}
+        row: dict = {"setting": f"SER w/ {kind}"}
         for m, gm in g.groupby("m"):
             row[m] = round(stability_error_ratio(gm["base_answer"].tolist(), gm["answer"].tolist()), 2)
         last = g[g["m"] == g["m"].max()]
         row["pairs"] = len(last)
         row[f"EM at m = {int(g['m'].max())} (%)"] = round(100.0 * last["em"].mean(), 2)
         rows.append(row)
-    return pd.DataFrame(rows).set_index("") if rows else pd.DataFrame()
+    return pd.DataFrame(rows).set_index("setting") if rows else pd.DataFrame()
