@@ -229,3 +229,24 @@ def test_control_corpus_adds_the_sources_other_references():
     corpus, qrels = control_corpus(built, "test", source=source)
     assert set(corpus) == {"ref:a", "ref:z"}  # distractors from questions that were not built
     assert qrels == {"a": {"ref:a": 2, "ref:z": 2}}
+
+
+def test_cross_corpus_finding_strict_and_lenient_views():
+    import pandas as pd
+
+    from inferqa_utils.retrieval import experiments as ex
+
+    def rows(corpus, hits, n):
+        return pd.DataFrame({"Hit@10": hits, "n_questions": [n] * len(hits), "corpus": corpus},
+                            index=["bm25", "e5-small"])
+
+    # No label-2 passage: the strict comparison cannot be tested, the lenient one still can.
+    both = pd.concat([rows(ex.SUPPORTING, [float("nan")] * 2, 0), rows(ex.CONTAINING, [80.0, 50.0], 19),
+                      rows(ex.SUPPORTING_LENIENT, [54.17, 66.67], 24)])
+    text = ex.cross_corpus_finding(both, ["bm25", "e5-small"], 15)
+    assert "cannot be tested" in text and "rests on 0 question(s)" in text
+    assert "label ≥ 1, 24 questions" in text and "holds for 1 of 2 retrievers (bm25)" in text
+    # Without lenient rows only the strict sentence is written.
+    strict = pd.concat([rows(ex.SUPPORTING, [0.0, 100.0], 1), rows(ex.CONTAINING, [100.0, 100.0], 13)])
+    text = ex.cross_corpus_finding(strict, ["bm25", "e5-small"], 15)
+    assert "holds for 1 of 2 retrievers (bm25)" in text and "label ≥ 1" not in text
