@@ -191,3 +191,30 @@ def test_upr_normalises_by_question_length(tiny):
     b = dict(QueryLikelihoodReranker(tiny, normalize=False, progress=False).rerank({"q": QUERY}, RUN, PASSAGES)["q"])
     n = tiny.count_tokens(QUERY)
     assert all(abs(a[p] * n - b[p]) < 1e-6 * max(1.0, abs(b[p])) for p in PASSAGES)
+
+
+@pytest.mark.slow
+def test_cached_rerun_reports_the_cost_measured_when_computed(tmp_path):
+    import json
+
+    from inferqa_utils.llm import load_llm
+    from inferqa_utils.llm.cache import GenerationCache
+    from inferqa_utils.rerank.experiments import rerank_all
+
+    llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
+    llm.cache = GenerationCache(tmp_path / "c.sqlite")
+    try:
+        _, first = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=tmp_path, tag="bm25")
+        stamp = json.loads((tmp_path / "bm25+pointwise.trec.cost.json").read_text())
+        assert stamp["model_calls"] == 4 and stamp["seconds_per_query"] == first["pointwise"] > 0
+        (tmp_path / "bm25+pointwise.trec.cost.json").write_text(json.dumps({**stamp, "seconds_per_query": 123.0}))
+        calls = llm.stats.model_calls
+        _, again = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=tmp_path, tag="bm25")
+        assert llm.stats.model_calls == calls  # served from the generation cache
+        assert again["pointwise"] == 123.0  # the stored cost, not the cache's near-zero time
+        # another depth is another workload: its own cost is measured and stored
+        _, other = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=2, out_dir=tmp_path, tag="bm25")
+        assert other["pointwise"] != 123.0
+        assert json.loads((tmp_path / "bm25+pointwise.trec.cost.json").read_text())["depth"] == 2
+    finally:
+        llm.close()

@@ -7,6 +7,7 @@ labelled passages (a perfect retriever) and scores the reranker's order with gra
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,21 +22,49 @@ from . import make_reranker, oracle_run
 ORACLE_METRICS = ("nDCG@5", "nDCG@10", "nDCG@50", "nDCG@100")
 
 
+def _calls(llm: Any) -> int | None:
+    stats = getattr(llm, "stats", None)
+    return None if stats is None else int(stats.model_calls)
+
+
 def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: Run, corpus: Mapping[str, str],
                depth: int | None, out_dir: Path | None = None, tag: str = "", **listwise: Any) -> tuple[dict[str, Run], dict]:
     """``({name: reranked run}, {name: seconds per query})``; LLM rerankers get ``llm``, others none.
-    With ``out_dir`` each run is written as ``<tag>+<name>.trec``."""
+    With ``out_dir`` each run is written as ``<tag>+<name>.trec`` and its cost as
+    ``<tag>+<name>.trec.cost.json``. When a re-run is served entirely from the generation cache (no
+    model call), the cost measured when the run was computed is reported instead of the cache's."""
     out, cost = {}, {}
     for name in names:
         kw = dict(listwise) if name in ("listwise", "rankgpt") else {}
-        rr = make_reranker(name, llm=llm if name in ("pointwise", "upr", "listwise", "rankgpt",
-                                                     "monot5-llm", "query-likelihood") else None, **kw)
+        engine = llm if name in ("pointwise", "upr", "listwise", "rankgpt", "monot5-llm", "query-likelihood") else None
+        rr = make_reranker(name, llm=engine, **kw)
+        calls0 = _calls(engine)
         t0 = time.perf_counter()
         out[name] = rr.rerank(queries, run, corpus, depth=depth)
         cost[name] = round((time.perf_counter() - t0) / max(1, len(queries)), 3)
-        if out_dir is not None:
-            write_run(out[name], Path(out_dir) / f"{tag}+{name}.trec", tag=f"{tag}+{name}")
+        if out_dir is None:
+            continue
+        path = Path(out_dir) / f"{tag}+{name}.trec"
+        write_run(out[name], path, tag=f"{tag}+{name}")
+        key = {"n_queries": len(queries), "depth": depth, "model": getattr(engine, "name", None)}
+        stamp = path.with_name(path.name + ".cost.json")
+        made = None if calls0 is None else _calls(engine) - calls0
+        old = _read_cost(stamp)
+        if made == 0 and old is not None and all(old.get(k) == v for k, v in key.items()):
+            cost[name] = old["seconds_per_query"]
+        else:
+            stamp.write_text(json.dumps({**key, "seconds_per_query": cost[name], "model_calls": made}, indent=1),
+                             encoding="utf-8")
     return out, cost
+
+
+def _read_cost(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        float(data["seconds_per_query"])
+        return data
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def oracle_table(names: Sequence[str], llm: Any, queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
