@@ -212,9 +212,15 @@ def test_cached_rerun_reports_the_cost_measured_when_computed(tmp_path):
         _, again = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=tmp_path, tag="bm25")
         assert llm.stats.model_calls == calls  # served from the generation cache
         assert again["pointwise"] == 123.0  # the stored cost, not the cache's near-zero time
-        # another depth is another workload: its own cost is measured and stored
+        # another depth is another workload: the stored cost does not apply; served from the
+        # cache it is unknown, and the record of depth 4 stays
         _, other = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=2, out_dir=tmp_path, tag="bm25")
-        assert other["pointwise"] != 123.0
-        assert json.loads((tmp_path / "bm25+pointwise.trec.cost.json").read_text())["depth"] == 2
+        assert other["pointwise"] is None
+        assert json.loads((tmp_path / "bm25+pointwise.trec.cost.json").read_text())["depth"] == 4
+        # a cache filled elsewhere and no record: the cost is unknown, and no record is invented
+        fresh = tmp_path / "fresh"
+        fresh.mkdir()
+        _, unknown = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=fresh, tag="bm25")
+        assert unknown["pointwise"] is None and not (fresh / "bm25+pointwise.trec.cost.json").exists()
     finally:
         llm.close()

@@ -32,7 +32,8 @@ def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: 
     """``({name: reranked run}, {name: seconds per query})``; LLM rerankers get ``llm``, others none.
     With ``out_dir`` each run is written as ``<tag>+<name>.trec`` and its cost as
     ``<tag>+<name>.trec.cost.json``. When a re-run is served entirely from the generation cache (no
-    model call), the cost measured when the run was computed is reported instead of the cache's."""
+    model call), the cost measured when the run was computed is reported instead of the cache's; with
+    no such record the cost is ``None`` (unknown), never the cache's near-zero time."""
     out, cost = {}, {}
     for name in names:
         kw = dict(listwise) if name in ("listwise", "rankgpt") else {}
@@ -52,6 +53,8 @@ def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: 
         old = _read_cost(stamp)
         if made == 0 and old is not None and all(old.get(k) == v for k, v in key.items()):
             cost[name] = old["seconds_per_query"]
+        elif made == 0:  # served from a cache filled elsewhere: no cost was measured for this run
+            cost[name] = None
         else:
             stamp.write_text(json.dumps({**key, "seconds_per_query": cost[name], "model_calls": made}, indent=1),
                              encoding="utf-8")
