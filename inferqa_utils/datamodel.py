@@ -43,10 +43,12 @@ class Question:
     #: TREC coarse:fine type, e.g. ``HUM:ind``
     qtype: str | None = None
     difficulty: str | None = None
-    #: answer-containing reference passage (TriviaHG ``Snippet``, our embedded reference)
+    #: answer-containing reference passage (TriviaHG ``Snippet``, our embedded references)
     reference: str | None = None
     source: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    #: further answer-containing reference passages (our embedded set has two per question)
+    extra_references: list[str] = field(default_factory=list)
 
     @property
     def answer(self) -> str:
@@ -63,6 +65,11 @@ class Question:
     @property
     def hint_texts(self) -> list[str]:
         return [h.text for h in self.hints]
+
+    @property
+    def references(self) -> list[str]:
+        """Every answer-containing reference passage: ``reference`` first, then the extra ones."""
+        return [r for r in [self.reference, *self.extra_references] if r]
 
 
 @dataclass(frozen=True)

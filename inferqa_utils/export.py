@@ -29,6 +29,7 @@ def quit_records(ds: Dataset, split: str) -> list[dict]:
             "question_type": q.qtype,
             "difficulty": q.difficulty,
             **({"reference": q.reference} if q.reference else {}),
+            **({"extra_references": q.extra_references} if q.extra_references else {}),
             **({"gold_answers": q.meta["gold_answers"]} if q.meta.get("gold_answers") else {}),
         })
     return out

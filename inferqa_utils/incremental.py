@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from .answer_guards import occurs_in
 from .contexts import union_norm
 from .damaging import PROBE_KS, PROBES, TYPES, aggregate_em_curves, em_pattern, passage_types, probe_keep
 from .datamodel import Dataset
@@ -77,7 +78,9 @@ def read_unique(reader: LLM, judge: LLM | None, ds: Dataset, items: Sequence[tup
     """Read each distinct ``(qid, context)`` once (one batch: cached, prefix-ordered) and score it.
 
     Returns ``{(qid, context): {"answer", "em", "judged", "no_answer"}}``; each distinct
-    ``(qid, answer)`` is judged once (strict EM, then the LLM judge where EM fails).
+    ``(qid, answer)`` is judged once (strict EM, then the guards and the LLM judge where EM fails);
+    the ``in_context`` guard is then applied per context (an answer copied from the context it was
+    read from is not accepted).
     """
     unique = list(dict.fromkeys(items))
     if not unique:
@@ -89,7 +92,13 @@ def read_unique(reader: LLM, judge: LLM | None, ds: Dataset, items: Sequence[tup
     scored = score_answers(ds, [q for q, _ in pairs], [a for _, a in pairs], judge, progress=progress)
     verdict = {(q, a): r for (q, a), r in zip(pairs, scored[["em", "judged", "no_answer"]].to_dict("records"),
                                               strict=True)}
-    return {item: {"answer": a, **verdict[(item[0], a)]} for item, a in answers.items()}
+    out = {}
+    for item, a in answers.items():
+        v = dict(verdict[(item[0], a)])
+        if v["judged"] and not v["em"] and occurs_in(a, item[1]):
+            v["judged"] = False
+        out[item] = {"answer": a, **v}
+    return out
 
 
 def incremental_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[str], n: int,

@@ -1,10 +1,16 @@
-"""Answer judging (SPEC §6.4): strict normalised EM and an LLM Yes/No judge, side by side."""
+"""Answer judging (SPEC §6.4): strict normalised EM and an LLM Yes/No judge, side by side.
+
+Judged accuracy = strict EM, or else the LLM judge's "Yes" — unless a named guard refuses the
+answer first (:mod:`inferqa_utils.answer_guards`: an answer found in the question or in the
+context read, or a generic category phrase, is never accepted and the judge is not asked).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .answer_guards import DEFAULT_GUARDS, guard_answer
 from .llm.base import LLM
 from .prompts import NO_ANSWER, judge_messages
 from .textnorm import exact_match
@@ -29,21 +35,41 @@ def parse_yes_no(reply: str) -> bool | None:
 class Judgement:
     em: bool
     judged: bool
-    #: the judge's raw verdict when it was asked (None when EM decided or the reply was invalid)
+    #: the judge's raw verdict when it was asked (None when EM or a guard decided, or the reply was invalid)
     verdict: bool | None = None
+    #: the guard that refused the answer before the judge (None when no guard fired)
+    guard: str | None = None
 
 
 def judge_answers(llm: LLM | None, questions: Sequence[str], golds: Sequence[Sequence[str]],
-                  predictions: Sequence[str], progress: bool = True) -> list[Judgement]:
-    """EM for every prediction; the LLM judge only where EM fails and the reader did not abstain.
+                  predictions: Sequence[str], progress: bool = True, contexts: Sequence[str | None] | None = None,
+                  guards: Sequence[str] = DEFAULT_GUARDS) -> list[Judgement]:
+    """EM for every prediction; then the guards, then the LLM judge, only where EM fails and the
+    reader did not abstain.
 
-    Judged accuracy = EM or the judge's Yes. With ``llm=None`` the judged column equals EM.
+    ``contexts`` (one per prediction, or None) feeds the ``in_context`` guard. ``guards=()``
+    switches the guards off. With ``llm=None`` the judged column equals EM.
     """
+    n = len(predictions)
+    if contexts is None:
+        contexts = [None] * n
+    if not (len(questions) == len(golds) == n == len(contexts)):
+        raise ValueError(f"judge_answers: {len(questions)} questions, {len(golds)} golds, {n} predictions, "
+                         f"{len(contexts)} contexts")
     ems = [em(p, g) for p, g in zip(predictions, golds, strict=True)]
-    ask = [i for i, (e, p) in enumerate(zip(ems, predictions, strict=True)) if not e and p != NO_ANSWER]
+    refused: dict[int, str] = {}
+    ask = []
+    for i, (e, p) in enumerate(zip(ems, predictions, strict=True)):
+        if e or p == NO_ANSWER:
+            continue
+        rule = guard_answer(p, questions[i], contexts[i], guards, golds[i]) if guards else None
+        if rule is not None:
+            refused[i] = rule
+        else:
+            ask.append(i)
     verdicts: dict[int, bool | None] = {}
     if llm is not None and ask:
         replies = llm.chat([judge_messages(questions[i], list(golds[i]), predictions[i]) for i in ask],
                            max_tokens=3, desc=f"judge ({llm.name})", progress=progress)
         verdicts = {i: parse_yes_no(r) for i, r in zip(ask, replies, strict=True)}
-    return [Judgement(e, e or bool(verdicts.get(i)), verdicts.get(i)) for i, e in enumerate(ems)]
+    return [Judgement(e, e or bool(verdicts.get(i)), verdicts.get(i), refused.get(i)) for i, e in enumerate(ems)]

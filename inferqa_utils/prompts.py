@@ -88,12 +88,17 @@ def closed_book_messages(question: str, rotation: int = 0) -> Messages:
 JUDGE_SYSTEM = "You check answers to quiz questions. Reply with Yes or No only."
 
 
+JUDGE_INSTRUCTION = ("Does the proposed answer name the same thing as a correct answer (different wording, spelling "
+                     "or level of detail is fine)? Reply Yes or No.")
+
+
 def judge_messages(question: str, gold: list[str], candidate: str) -> Messages:
+    """Judge prompt (SPEC §6.4). The proposed answer comes last, so the judgements of one question's
+    candidates share the prompt prefix (instruction, question, correct answers) and the KV cache."""
     golds = " | ".join(gold)
     return [
         {"role": "system", "content": JUDGE_SYSTEM},
         {"role": "user", "content": (
-            f"Question: {question.strip()}\nCorrect answer(s): {golds}\nProposed answer: {candidate.strip()}\n"
-            "Does the proposed answer name the same thing as a correct answer (different wording, spelling or "
-            "level of detail is fine)? Reply Yes or No.")},
+            f"{JUDGE_INSTRUCTION}\n\nQuestion: {question.strip()}\nCorrect answer(s): {golds}\n"
+            f"Proposed answer: {candidate.strip()}")},
     ]

@@ -31,10 +31,11 @@ UNIONS = ("norm", "freq")
 
 def passage_sentences(ds: Dataset, pid: str, corpus: Mapping[str, str] | None = None) -> list[str]:
     """The hints (sentences) of a passage: its question's hints in permutation order for a built
-    passage; for any other corpus entry (e.g. a control-corpus reference) the text as one unit."""
+    passage (a distractor question's hints come from ``ds.meta["distractor_hints"]``); for any other corpus entry (e.g. a control-corpus reference) the text as one unit."""
     p = ds.passages.get(pid)
     if p is not None:
-        hints = ds.questions[p.qid].hint_texts if p.qid in ds.questions else None
+        hints = (ds.questions[p.qid].hint_texts if p.qid in ds.questions
+                 else ds.meta.get("distractor_hints", {}).get(p.qid))
         if hints is not None and all(i < len(hints) for i in p.hint_ids):
             return [hints[i].strip() for i in p.hint_ids]
         return [p.text]
@@ -65,12 +66,16 @@ def gold_of(q: Question) -> list[str]:
 
 
 def score_answers(ds: Dataset, qids: Sequence[str], answers: Sequence[str], judge: LLM | None,
-                  progress: bool = True) -> pd.DataFrame:
-    """Strict EM against each question's answer pool and judged accuracy (EM or judge Yes)."""
+                  progress: bool = True, contexts: Sequence[str] | None = None) -> pd.DataFrame:
+    """Strict EM against each question's answer pool and judged accuracy: EM, or else the judge's
+    Yes unless an answer guard refuses the answer first (``guard`` column; the ``in_context`` guard
+    needs ``contexts``, the text each answer was read from)."""
     qs = [ds.questions[q] for q in qids]
-    js = judge_answers(judge, [q.question for q in qs], [q.answers for q in qs], list(answers), progress=progress)
+    js = judge_answers(judge, [q.question for q in qs], [q.answers for q in qs], list(answers), progress=progress,
+                       contexts=list(contexts) if contexts is not None else None)
     return pd.DataFrame({"qid": list(qids), "answer": list(answers), "em": [j.em for j in js],
-                         "judged": [j.judged for j in js], "no_answer": [a == NO_ANSWER for a in answers]})
+                         "judged": [j.judged for j in js], "no_answer": [a == NO_ANSWER for a in answers],
+                         "guard": [j.guard for j in js]})
 
 
 def read_contexts(reader: LLM, judge: LLM | None, ds: Dataset, contexts: Mapping[str, str],
@@ -80,7 +85,8 @@ def read_contexts(reader: LLM, judge: LLM | None, ds: Dataset, contexts: Mapping
     qids = list(contexts)
     outs = read(reader, [ds.questions[q].question for q in qids], [contexts[q] for q in qids],
                 desc=desc, progress=progress)
-    df = score_answers(ds, qids, [o.answer for o in outs], judge, progress=progress)
+    df = score_answers(ds, qids, [o.answer for o in outs], judge, progress=progress,
+                       contexts=[contexts[q] for q in qids])
     df["context_chars"] = [len(contexts[q]) for q in qids]
     return df
 
@@ -126,7 +132,8 @@ def optimal(reader: LLM | str, judge: LLM | None, ds: Dataset, qids: Sequence[st
                     [ds.passages[rows[i][1]].text for i in todo], desc=f"Optimal ({name})", progress=progress)
         for i, o in zip(todo, outs, strict=True):
             answers[i] = o.answer
-    df = score_answers(ds, [r[0] for r in rows], answers, judge, progress=progress)
+    df = score_answers(ds, [r[0] for r in rows], answers, judge, progress=progress,
+                       contexts=[ds.passages[r[1]].text for r in rows])
     df.insert(1, "pid", [r[1] for r in rows])
     df["label"] = [r[2] for r in rows]
     df["n_hints"] = [ds.passages[r[1]].n_hints for r in rows]

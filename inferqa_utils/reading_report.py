@@ -22,6 +22,23 @@ def table8(em: pd.DataFrame, value: str = "EM") -> pd.DataFrame:
     return pd.concat([t, opt], axis=0).sort_index(level=[0], sort_remaining=False) if len(opt) else t
 
 
+def optimal_note(readers: Sequence[str], labelers: Sequence[str]) -> str:
+    """What Optimal means for each reader (paper 000 §5.4). A reader that is also a labeler reads
+    the very passages it labelled with the very prompt, so its Optimal equals "the question has a
+    label-2 passage that this model produced" — true by construction of the labels, not a
+    measurement of reading. Only readers that are not labelers measure Optimal independently."""
+    parts = []
+    for r in readers:
+        if r in labelers:
+            parts.append(f"**{r}** is a labeler of this build: its Optimal = the share of questions with a label-2 "
+                         "passage it produced itself (by construction, not an independent measurement)")
+        else:
+            parts.append(f"**{r}** is not a labeler: its Optimal is an independent reading of every label ≥ 1 passage")
+    if not any(r not in labelers for r in readers):
+        parts.append("no reader here is independent of the labels — add one with `-p reader_models=[...]`")
+    return "Optimal: " + "; ".join(parts) + "."
+
+
 def best_per_setting(em: pd.DataFrame, value: str = "EM") -> pd.DataFrame:
     """Per reader and setting, the best configuration (system, k, union) and its score."""
     idx = em.groupby(["reader", "setting"])[value].idxmax()

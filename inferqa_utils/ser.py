@@ -83,8 +83,13 @@ def excluded_for(ds: Dataset, qid: str, corpus: Mapping[str, str]) -> set[str]:
     """Passages that may not serve as negatives for ``qid``: its own passages (built passages of
     the question, its reference ``ref:<qid>``) and every corpus passage containing a gold answer."""
     gold = gold_of(ds.questions[qid])
-    own = {pid for pid in corpus if pid == f"ref:{qid}" or (pid in ds.passages and ds.passages[pid].qid == qid)}
+    own = {pid for pid in corpus if _is_own_reference(pid, qid) or (pid in ds.passages and ds.passages[pid].qid == qid)}
     return own | {pid for pid, text in corpus.items() if contains_answer(text, gold)}
+
+
+def _is_own_reference(pid: str, qid: str) -> bool:
+    """``ref:<qid>`` or ``ref:<qid>:<n>`` (the control-corpus ids of the question's references)."""
+    return pid == f"ref:{qid}" or (pid.startswith(f"ref:{qid}:") and pid.rsplit(":", 1)[1].isdigit())
 
 
 def random_negatives(pool: Sequence[str], exclude: Collection[str], m: int, rng: random.Random) -> list[str]:

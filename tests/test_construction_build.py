@@ -15,6 +15,7 @@ TINY = "smollm2-135m"
 
 
 def _smoke(source: str, out, n: int = 4, **kw) -> BuildConfig:
+    kw = {"corpus_all_source": False, **kw}
     return BuildConfig(source=source, name=f"test-{source}", max_questions=n, k_hints=3, labelers=[TINY],
                        judge_model=TINY, convergence_model=TINY, parametric_models=[TINY], parametric_repeats=1,
                        difficulty_embedder=None, output_dir=str(out), verification_file=str(out / "v.json"), **kw)
@@ -54,6 +55,43 @@ def test_build_from_validation_sample_computes_convergence(shared_data, tmp_path
     # TriviaHG validation has no candidates: they were generated (gold last)
     assert all(q.candidates and q.candidates[-1] == q.answer for q in res.dataset)
     print("validation labels:", res.manifest["counts"]["labels"], res.manifest["counts"]["dropped_by_reason"])
+
+
+def test_corpus_holds_every_source_question_and_only_label_splits_are_labelled(tmp_path):
+    """Distractor questions (beyond max_questions) put their passages in the corpus (label 0 for every
+    built question); only the test split is LLM-labelled; convergence is computed for the labelled
+    questions only (stored scores ignored here), the others keep the source's hint order."""
+    from inferqa_utils.reading import passage_sentences
+
+    cfg = _smoke("embedded", tmp_path, n=8, corpus_all_source=True, label_splits=["test"], convergence_stored=False)
+    res = build_dataset(cfg, progress=False, log=print)
+    ds, m = res.dataset, res.manifest
+    assert m["invariants"]["ok"], m["invariants"]["problems"]
+    n_source = len(load_source("embedded"))
+    n_distractors = m["counts"]["distractor_questions"]
+    assert n_distractors == len(res.distractors) >= n_source - 8 - len(res.dropped)
+    assert len(ds.passages) == (len(ds.questions) + n_distractors) * 15
+    test = set(ds.splits["test"])
+    assert test and m["labelled_splits"] == ["test"]
+    for qid in ds.questions:
+        own = {p.pid for p in ds.passages_of(qid)}
+        assert set(ds.qrels[qid]) == own  # distractor passages are never in a built question's qrels
+        if qid in test:
+            assert all(ds.generations.get(pid) for pid in own)  # read by the labeler
+        else:
+            assert set(ds.qrels[qid].values()) == {1} and not any(ds.generations.get(pid) for pid in own)
+    conv = res.questions.set_index("qid")["convergence_from"]
+    assert all(str(conv[q]).startswith("computed") for q in test)
+    assert all(conv[q] == "none: source order" for q in ds.questions if q not in test)
+    assert all(conv[q.qid] == "none: source order" for q in res.distractors)
+    t1 = m["table1"]
+    assert t1["corpus"]["passages"] == len(ds.passages) and t1["train"]["label 2"] is None
+    back = load_built_from(tmp_path, res)
+    assert set(back.passages) == set(ds.passages) and back.qrels == ds.qrels
+    d = res.distractors[0]
+    pid = next(p for p in back.passages if back.passages[p].qid == d.qid and back.passages[p].n_hints == 2)
+    assert passage_sentences(back, pid) == [d.hint_texts[i] for i in back.passages[pid].hint_ids]
+    assert (tmp_path / "pool_expansions.csv").exists() and (tmp_path / "guard_refusals.csv").exists()
 
 
 def load_built_from(folder, res):

@@ -99,3 +99,25 @@ def test_prompt_longer_than_context_is_a_clear_error():
     llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=256)
     with pytest.raises(ValueError, match="exceeds n_ctx=256"):
         llm.chat([reader_messages("q?", "word " * 400)], progress=False)
+
+
+def test_kv_snapshot_restores_a_prompt_family_after_another_evicted_it():
+    """Reader, judge, reader: the second reader prompt restores the saved reader prefix instead of
+    evaluating it again, and answers exactly as in an uninterrupted reader batch."""
+    from inferqa_utils.prompts import judge_messages
+
+    r1, r2 = reader_messages(QS[0][1], QS[0][0]), reader_messages(QS[2][1], QS[2][0])
+    judge = judge_messages("What object shows your reflection?", ["Mirror"], "a window")
+    plain = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
+    a1 = plain.chat([r1], progress=False)[0]
+    t0 = plain.stats.prompt_tokens
+    a2 = plain.chat([r2], progress=False)[0]
+    suffix_tokens = plain.stats.prompt_tokens - t0  # r2 after r1: only what differs from r1
+    snap = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
+    b1 = snap.chat([r1], progress=False)[0]
+    snap.chat([judge], progress=False)  # evicts the reader prefix from the KV cache
+    t1 = snap.stats.prompt_tokens
+    b2 = snap.chat([r2], progress=False)[0]
+    assert [b1, b2] == [a1, a2]
+    assert snap.stats.kv_snapshots >= 1 and snap.stats.kv_restores == 1
+    assert snap.stats.prompt_tokens - t1 == suffix_tokens < 0.3 * len(snap.tokenize(snap.render(r2)))

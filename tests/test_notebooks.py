@@ -41,3 +41,17 @@ def test_notebooks_are_committed_clean():
         for c in nbformat.read(nb, as_version=4).cells:
             if c.cell_type == "code":
                 assert not c.outputs and c.execution_count is None, f"{nb.name} holds outputs"
+
+
+def test_parameter_defaults_equal_the_default_profile():
+    """A notebook opened in JupyterLab runs the experiment of `make run`: every parameter the
+    default profile sets has that value as the notebook's default (scripts/sync_notebook_parameters.py
+    rewrites them)."""
+    import subprocess
+    import sys
+
+    from inferqa_utils.config import PATHS
+
+    r = subprocess.run([sys.executable, str(PATHS.root / "scripts" / "sync_notebook_parameters.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -1,11 +1,18 @@
 """The dataset-construction pipeline (SPEC §3 steps 1–9) on any loaded source.
 
 :func:`build_dataset` runs, in order: hint cleaning, the leakage filter, the hint-count check,
-candidates and convergence (top-k hints), question type and difficulty, the parametric filter,
-splits, subset-permutation passages, labeling (checkpointed per question), the verification
+question type and difficulty, the parametric filter, splits, candidates and convergence (top-k
+hints), subset-permutation passages, labeling (checkpointed per question), the verification
 update, and the export (QUIT-shaped splits, ``corpus.jsonl``, TREC qrels, tables, manifest) to
 ``build/datasets/<name>/``. Every dropped question is recorded with its reason; nothing crashes
 on a bad record. LLM replies are cached, so a re-run with unchanged inputs makes no model call.
+
+As in QUIT, the corpus holds the passages of *every* usable source question: the first
+``max_questions`` are built (filtered, split, possibly labelled), the rest are distractors whose
+passages are label 0 for every built question. LLM time goes only where an analysis reads the
+result: labels for the ``label_splits`` (the others' own passages are label 1, "own hints,
+answerability not labelled"), LLM-judged convergence for those questions (the others use stored
+scores or the source's hint order).
 """
 
 from __future__ import annotations
@@ -21,25 +28,23 @@ from typing import Any
 
 import pandas as pd
 
+from ..answer_guards import DEFAULT_GUARDS
 from ..config import PATHS, SEED
-from ..datamodel import Dataset, Hint, Passage, Question
+from ..datamodel import LABEL_PARTIAL, Dataset, Hint, Passage, Question
 from ..errors import InferQAError
 from ..llm.base import LLM
 from ..passages import build_passages
 from ..textnorm import normalize_answer
-from .convergence import (
-    choice_hint_scores,
-    convergence_from_scores,
-    generate_candidates,
-    gold_candidate,
-    judge_hint_scores,
-)
+from .convergence import convergence_from_scores, generate_candidates, gold_candidate, hint_scores
 from .labeling import LabelCheckpoint, QuestionLabels, label_questions
 from .leakage import LeakageFilter
 from .parametric import parametric_answers, parametric_qids
 from .qtype import classify_question
 from .splits import make_splits
-from .verification import load_decisions, update_labels
+from .verification import expansion_table, load_decisions, refusal_table, update_labels
+
+#: bump when the labeling prompt, judge prompt or acceptance rule changes (names the checkpoint file)
+LABELING_VERSION = 2
 
 
 class BuildConflictError(InferQAError):
@@ -54,12 +59,12 @@ class BuildConfig:
     name: str = "embedded"
     max_questions: int | None = None
     k_hints: int = 5
-    labelers: list[str] = field(default_factory=lambda: ["qwen2.5-coder-0.5b"])
-    judge_model: str | None = "qwen2.5-coder-0.5b"
-    convergence_model: str = "qwen2.5-coder-0.5b"
+    labelers: list[str] = field(default_factory=lambda: ["qwen2.5-coder-1.5b"])
+    judge_model: str | None = "qwen2.5-coder-1.5b"
+    convergence_model: str = "qwen2.5-coder-1.5b"
     n_candidates: int = 10  # distractors to generate when a source has no candidates
     max_candidates: int | None = None  # cap on candidates judged per hint (gold included); None = all
-    convergence_method: str = "choice"  # choice | pairwise (see construction.convergence)
+    convergence_method: str = "names"  # names | choice | pairwise (see construction.convergence)
     parametric_models: list[str] | None = None  # None → the labelers
     parametric_repeats: int = 3
     n_train: int | float | None = None
@@ -68,6 +73,16 @@ class BuildConfig:
     leakage_token_level: bool = True
     difficulty_top_n: int = 10
     difficulty_embedder: str | None = "minilm"
+    #: splits whose own passages get LLM labels (None: every split); the others' own passages are label 1
+    label_splits: list[str] | None = None
+    #: LLM-judged convergence for "labelled" questions only (others: stored scores or source order) or "all"
+    convergence_scope: str = "labelled"
+    #: use convergence scores stored in the source (WikiHint, TriviaHG model hints, our embedded set)
+    convergence_stored: bool = True
+    #: the corpus holds the passages of every source question (beyond max_questions too), as in QUIT
+    corpus_all_source: bool = True
+    #: answer guards applied before the LLM judge (inferqa_utils.answer_guards)
+    guards: list[str] = field(default_factory=lambda: list(DEFAULT_GUARDS))
     verification_file: str | None = None  # None → data/verification/<name>.json
     output_dir: str | None = None  # None → build/datasets/<name>
     seed: int = SEED
@@ -82,9 +97,9 @@ class BuildConfig:
     def label_key(self) -> str:
         """Hash of what determines a question's passages and labels (names its checkpoint file)."""
         keys = ("source", "k_hints", "labelers", "judge_model", "convergence_model", "n_candidates", "max_candidates",
-                "convergence_method",
+                "convergence_method", "convergence_scope", "convergence_stored", "guards",
                 "leakage_fuzzy_threshold", "leakage_token_level")
-        d = {k: getattr(self, k) for k in keys}
+        d = {k: getattr(self, k) for k in keys} | {"labeling_version": LABELING_VERSION}
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -108,6 +123,12 @@ class BuildResult:
     llm_stats: dict[str, dict[str, Any]]
     timings: dict[str, float]
     out_dir: Path
+    #: source questions whose passages are in the corpus but which were not built (label 0 everywhere)
+    distractors: list[Question] = field(default_factory=list)
+    #: one row per generated answer that entered an answer pool (and what became of it)
+    expansions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: one row per (question, answer) a guard refused before the judge
+    refusals: pd.DataFrame = field(default_factory=pd.DataFrame)
     manifest: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -182,20 +203,25 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     t = time.perf_counter()
 
     src = sources.load_source(cfg.source)
-    qs = list(src)[: cfg.max_questions] if cfg.max_questions is not None else list(src)
+    every = list(src)
+    qs = every[: cfg.max_questions] if cfg.max_questions is not None else every
+    built_ids = {q.qid for q in qs}
     qrows: dict[str, dict[str, Any]] = {}
     hrows: list[dict[str, Any]] = []
     alive: list[Question] = []
+    distractors: list[Question] = []  # source questions beyond max_questions: passages in the corpus only
     leak = LeakageFilter(fuzzy_threshold=cfg.leakage_fuzzy_threshold, token_level=cfg.leakage_token_level)
 
     def drop(qid: str, reason: str, detail: str = "") -> None:
         qrows[qid].update(status="dropped", reason=reason, detail=detail)
 
-    # 1. hint cleaning + leakage filter + hint count
-    for q in qs:
+    # 1. hint cleaning + leakage filter + hint count (every source question: distractors too)
+    for q in every if cfg.corpus_all_source else qs:
+        built = q.qid in built_ids
         qrows[q.qid] = {"qid": q.qid, "question": q.question, "answer": q.answer, "n_hints": len(q.hints),
                         "answer_note": _answer_note(q.answer), "source_type": q.qtype,
-                        "source_difficulty": q.difficulty, "status": "kept", "reason": "", "detail": ""}
+                        "source_difficulty": q.difficulty, "status": "kept" if built else "corpus only",
+                        "reason": "" if built else f"beyond the first {cfg.max_questions} questions", "detail": ""}
         hints, bad = clean_hints(q)
         for i, why in bad:
             hrows.append({"qid": q.qid, "hint": i, "text": q.hints[i].text, "convergence": None,
@@ -213,55 +239,15 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
             drop(q.qid, f"fewer than {cfg.k_hints} hints", f"{len(hints)} usable hints")
             continue
         q.hints = hints
-        alive.append(q)
+        (alive if built else distractors).append(q)
     timings["leakage"] = time.perf_counter() - t
 
-    # 2. candidates + convergence → top-k hints
-    t = time.perf_counter()
-    need_cand = [q for q in alive if not all(h.convergence is not None for h in q.hints)
-                 and gold_candidate(q.candidates, q.answers) is None]
-    if need_cand:
-        llm = models(cfg.convergence_model)
-        gen = generate_candidates(llm, [q.question for q in need_cand], [q.answers for q in need_cand],
-                                  n=cfg.n_candidates, progress=progress)
-        for q, c in zip(need_cand, gen, strict=True):
-            q.meta["candidates_source"] = "generated" if q.candidates == [] else "source + gold"
-            q.candidates = c if not q.candidates else [*q.candidates, q.answer]
-    conv_bar = _bar(progress, len(alive), "convergence")
-    for q in alive:
-        qrows[q.qid]["convergence_from"] = "stored"
-        if not all(h.convergence is not None for h in q.hints):
-            gold = gold_candidate(q.candidates, q.answers)
-            cands = limit_candidates(q.candidates, gold, cfg.max_candidates, cfg.seed)
-            if cfg.convergence_method == "choice":
-                scores = choice_hint_scores(models(cfg.convergence_model), q.question, q.hint_texts, cands,
-                                            seed=cfg.seed, progress=False)
-            elif cfg.convergence_method == "pairwise":
-                scores = judge_hint_scores(models(cfg.convergence_model), q.question, q.hint_texts, cands,
-                                           progress=False)
-            else:
-                raise ValueError(f"convergence_method must be 'choice' or 'pairwise', not {cfg.convergence_method!r}")
-            for h, s in zip(q.hints, scores, strict=True):
-                h.scores, h.convergence = s, convergence_from_scores(s, gold)
-            qrows[q.qid]["convergence_from"] = f"computed ({cfg.convergence_model}, {cfg.convergence_method}, {len(cands)} candidates)"
-        order = sorted(range(len(q.hints)), key=lambda i: -q.hints[i].convergence)
-        top = set(order[: cfg.k_hints])
-        for i, h in enumerate(q.hints):
-            hrows.append({"qid": q.qid, "hint": i, "text": h.text, "convergence": h.convergence, "kept": i in top,
-                          "reason": "" if i in top else f"not in top-{cfg.k_hints} convergence"})
-        q.hints = [q.hints[i] for i in sorted(top)]
-        if conv_bar is not None:
-            conv_bar.update(1)
-    if conv_bar is not None:
-        conv_bar.close()
-    timings["convergence"] = time.perf_counter() - t
-
-    # 3. question type + difficulty
+    # 2. question type + difficulty
     t = time.perf_counter()
     for q in qs:
         qrows[q.qid]["rule_type"] = classify_question(q.question)
     difficulty = None
-    refs = {q.qid: q.reference for q in qs if q.reference}
+    refs = {f"{q.qid}#{i}": text for q in every for i, text in enumerate(q.references)}
     if refs and alive:
         from .difficulty import reference_complexity
 
@@ -280,59 +266,129 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
             q.difficulty = qrows[q.qid]["ref_difficulty"]
     timings["type_difficulty"] = time.perf_counter() - t
 
-    # 4. parametric filter
+    # 3. parametric filter (every closed-book model, judged in one batch)
     t = time.perf_counter()
     judge = models(cfg.judge_model) if cfg.judge_model else None
     par_models = [models(m) for m in (cfg.parametric_models or cfg.labelers)]
-    par = parametric_answers(par_models, judge, alive, repeats=cfg.parametric_repeats, progress=progress)
+    par = parametric_answers(par_models, judge, alive, repeats=cfg.parametric_repeats, progress=progress,
+                             guards=cfg.guards)
     parametric = parametric_qids(par)
     timings["parametric"] = time.perf_counter() - t
 
-    # 5. splits
+    # 4. splits
     splits, unused = make_splits([q.qid for q in alive], parametric, cfg.n_train, cfg.n_test, cfg.seed)
     for qid in unused:
         drop(qid, "parametric, train split full")
-    for s, ids in splits.items():
+    for sp, ids in splits.items():
         for qid in ids:
-            qrows[qid]["split"] = s
+            qrows[qid]["split"] = sp
             qrows[qid]["parametric"] = qid in parametric
-
-    # 6. passages
+    label_splits = list(splits) if cfg.label_splits is None else [sp for sp in cfg.label_splits if sp in splits]
+    labelled_ids = {qid for sp in label_splits for qid in splits[sp]}
     in_split = [q for q in alive if qrows[q.qid].get("split")]
+
+    # 5. candidates + convergence → top-k hints: LLM-judged where it decides something (the labelled
+    #    questions, or every question with convergence_scope="all"), else stored scores or source order
+    t = time.perf_counter()
+    if not cfg.convergence_stored:  # ignore the source's scores: recompute in scope, source order elsewhere
+        for q in [*in_split, *distractors]:
+            for h in q.hints:
+                h.convergence = None
+    if cfg.convergence_scope not in ("labelled", "all"):
+        raise ValueError(f"convergence_scope must be 'labelled' or 'all', not {cfg.convergence_scope!r}")
+    scope = in_split if cfg.convergence_scope == "all" else [q for q in in_split if q.qid in labelled_ids]
+    need_llm = [q for q in scope if not all(h.convergence is not None for h in q.hints)]
+    need_cand = [q for q in need_llm if gold_candidate(q.candidates, q.answers) is None]
+    if need_cand:
+        llm = models(cfg.convergence_model)
+        gen = generate_candidates(llm, [q.question for q in need_cand], [q.answers for q in need_cand],
+                                  n=cfg.n_candidates, progress=progress)
+        for q, c in zip(need_cand, gen, strict=True):
+            q.meta["candidates_source"] = "generated" if q.candidates == [] else "source + gold"
+            q.candidates = c if not q.candidates else [*q.candidates, q.answer]
+    llm_ids = {q.qid for q in need_llm}
+    conv_bar = _bar(progress, len(need_llm), "convergence")
+    for q in [*in_split, *distractors]:
+        row = qrows[q.qid]
+        if q.qid in llm_ids:
+            gold = gold_candidate(q.candidates, q.answers)
+            cands = limit_candidates(q.candidates, gold, cfg.max_candidates, cfg.seed)
+            scores = hint_scores(cfg.convergence_method, models(cfg.convergence_model), q.question, q.hint_texts,
+                                 cands, seed=cfg.seed, progress=False)
+            for h, sc in zip(q.hints, scores, strict=True):
+                h.scores, h.convergence = sc, convergence_from_scores(sc, gold)
+            row["convergence_from"] = f"computed ({cfg.convergence_model}, {cfg.convergence_method}, {len(cands)} candidates)"
+            if conv_bar is not None:
+                conv_bar.update(1)
+        elif all(h.convergence is not None for h in q.hints):
+            row["convergence_from"] = "stored"
+        else:
+            row["convergence_from"] = "none: source order"
+        if all(h.convergence is not None for h in q.hints):
+            order = sorted(range(len(q.hints)), key=lambda i: -q.hints[i].convergence)
+            why = f"not in top-{cfg.k_hints} convergence"
+        else:
+            order = list(range(len(q.hints)))
+            why = f"not among the first {cfg.k_hints} hints (source order)"
+        top = set(order[: cfg.k_hints])
+        for i, h in enumerate(q.hints):
+            hrows.append({"qid": q.qid, "hint": i, "text": h.text, "convergence": h.convergence, "kept": i in top,
+                          "reason": "" if i in top else why})
+        q.hints = [q.hints[i] for i in sorted(top)]
+    if conv_bar is not None:
+        conv_bar.close()
+    timings["convergence"] = time.perf_counter() - t
+
+    # 6. passages: the built questions' and every distractor question's (label 0 for every built question)
     passages: dict[str, Passage] = {}
     by_q: dict[str, list[Passage]] = {}
-    for q in in_split:
+    for q in [*in_split, *distractors]:
         by_q[q.qid] = build_passages(q.qid, q.hint_texts)
         passages.update((p.pid, p) for p in by_q[q.qid])
 
-    # 7. labeling (checkpointed)
+    # 7. labeling (checkpointed) of the questions an analysis reads; the others' own passages are 1
     t = time.perf_counter()
     labelers = [models(m) for m in cfg.labelers]
     ckpt = LabelCheckpoint(out / "checkpoint" / f"labels-{cfg.label_key()}.jsonl")
-    labels = label_questions(in_split, by_q.__getitem__, labelers, judge, ckpt, progress=progress)
+    to_label = [q for q in in_split if q.qid in labelled_ids]
+    labels = label_questions(to_label, by_q.__getitem__, labelers, judge, ckpt, progress=progress, guards=cfg.guards)
     timings["labeling"] = time.perf_counter() - t
 
     # 8. verification + label update
     decisions = load_decisions(cfg.decisions_path)
+    updates = {}
     for q in in_split:
+        if q.qid not in labels:
+            qrows[q.qid]["labelled"] = False
+            continue
         upd = update_labels(q, q.hint_texts, labels[q.qid], decisions.get(q.qid, {}), leak)
-        qrows[q.qid].update(pool_size=len(upd.pool), rejected_by_person=len(upd.rejected_by_person),
+        updates[q.qid] = upd
+        qrows[q.qid].update(labelled=True, pool_size=len(upd.pool), rejected_by_person=len(upd.rejected_by_person),
                             rejected_by_leakage=len(upd.rejected_by_leakage), downgraded=upd.downgraded)
         q.meta["gold_answers"] = list(q.answers)
         q.answers = upd.pool
+    for q in distractors:
+        q.meta["gold_answers"] = list(q.answers)
 
+    qrels = {q.qid: (dict(labels[q.qid].labels) if q.qid in labels else {p.pid: LABEL_PARTIAL for p in by_q[q.qid]})
+             for q in in_split}
     ds = Dataset(
-        name=cfg.name, questions={q.qid: q for q in in_split}, passages=passages,
-        qrels={q.qid: dict(labels[q.qid].labels) for q in in_split}, splits=splits,
-        generations={pid: g for q in in_split for pid, g in labels[q.qid].generations.items()},
-        meta={"source": cfg.source, "k_hints": cfg.k_hints, "fingerprint": cfg.fingerprint()})
+        name=cfg.name, questions={q.qid: q for q in in_split}, passages=passages, qrels=qrels, splits=splits,
+        generations={pid: g for q in in_split if q.qid in labels for pid, g in labels[q.qid].generations.items()},
+        meta={"source": cfg.source, "k_hints": cfg.k_hints, "fingerprint": cfg.fingerprint(),
+              "labelled_splits": label_splits, "distractor_questions": len(distractors),
+              "distractor_hints": {q.qid: q.hint_texts for q in distractors}})
     qdf = pd.DataFrame(list(qrows.values()))
     hdf = pd.DataFrame(hrows)
-    res = BuildResult(cfg, ds, qdf, hdf, par, difficulty, labels, models.stats(), timings, out)
+    split_of = {qid: sp for sp, ids in splits.items() for qid in ids}
+    res = BuildResult(cfg, ds, qdf, hdf, par, difficulty, labels, models.stats(), timings, out, distractors,
+                      expansions=expansion_table(ds.questions, labels, updates, split_of),
+                      refusals=refusal_table(labels, split_of))
     from .export_build import export_build
 
     res.manifest = export_build(res, models.identities())
-    log(f"built {cfg.name!r}: {len(in_split)} questions, {len(passages)} passages → {out}")
+    log(f"built {cfg.name!r}: {len(in_split)} questions ({len(to_label)} labelled: {', '.join(label_splits) or 'none'}), "
+        f"{len(passages)} passages ({len(distractors)} distractor questions) → {out}")
     return res
 
 

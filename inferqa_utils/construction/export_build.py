@@ -20,9 +20,16 @@ def export_build(res: BuildResult, model_identities: dict[str, str]) -> dict[str
     out.mkdir(parents=True, exist_ok=True)
     ds, cfg = res.dataset, res.config
     written = write_quit(ds, out)
+    written["distractors"] = out / "distractors.json"
+    written["distractors"].write_text(json.dumps(
+        [{"id": q.qid, "question": q.question, "answers": list(q.meta.get("gold_answers") or q.answers),
+          "hints": [{"hint": h} for h in q.hint_texts]} for q in res.distractors], ensure_ascii=False, indent=1),
+        encoding="utf-8")
     res.questions.to_csv(out / "questions.csv", index=False)
     res.hints.to_csv(out / "hints.csv", index=False)
     res.parametric.to_csv(out / "parametric.csv", index=False)
+    res.expansions.to_csv(out / "pool_expansions.csv", index=False)
+    res.refusals.to_csv(out / "guard_refusals.csv", index=False)
     if res.difficulty is not None:
         res.difficulty.to_csv(out / "difficulty.csv", index=False)
     t1 = table1(ds)
@@ -47,6 +54,18 @@ def export_build(res: BuildResult, model_identities: dict[str, str]) -> dict[str
             "labels": {str(k): v for k, v in label_counts(ds).items()},
             "labels_per_split": {s: {str(k): v for k, v in label_counts(ds, q).items()} for s, q in ds.splits.items()},
             "dropped_by_reason": dict(Counter(dropped["reason"])),
+            "distractor_questions": ds.meta.get("distractor_questions", 0),
+            "questions_with_label2_per_split": {s: sum(any(v == 2 for v in ds.qrels.get(q, {}).values()) for q in ids)
+                                                for s, ids in ds.splits.items()},
+        },
+        "labelled_splits": ds.meta.get("labelled_splits"),
+        "parametric": _parametric_summary(res),
+        "answer_pool": {
+            "expansions": res.expansions.to_dict(orient="records"),
+            "expansions_by_status": dict(Counter(res.expansions["status"])) if len(res.expansions) else {},
+            "guard_refusals_by_rule": dict(Counter(res.refusals["rule"])) if len(res.refusals) else {},
+            "parametric_guard_refusals_by_rule": (dict(Counter(res.parametric["guard"].dropna()))
+                                                  if "guard" in res.parametric else {}),
         },
         "invariants": inv,
         "table1": json.loads(t1.to_json(orient="index")),
@@ -60,6 +79,16 @@ def export_build(res: BuildResult, model_identities: dict[str, str]) -> dict[str
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str), encoding="utf-8")
     return manifest
+
+
+def _parametric_summary(res: BuildResult) -> dict[str, Any]:
+    """Closed-book accuracy per model (strict EM and judged) and the parametric count."""
+    par = res.parametric
+    if par.empty:
+        return {}
+    per_model = {m: {"questions": int(g["qid"].nunique()), "em": int(g.groupby("qid")["em"].any().sum()),
+                     "judged": int(g.groupby("qid")["correct"].any().sum())} for m, g in par.groupby("model")}
+    return {"per_model": per_model, "parametric_questions": int(par.groupby("qid")["correct"].any().sum())}
 
 
 def _source_files(source: str) -> list:

@@ -1,8 +1,9 @@
 """Labeling (SPEC §3 step 7) and the label update after verification (step 8).
 
 Each labeler LLM reads (question, passage) with the few-shot reader prompt (SPEC §6). A generated
-answer is *accepted* when it is judged correct (strict EM against the answer pool, else the LLM
-judge, SPEC §6.4). Label of a passage for its own question:
+answer is *accepted* when it is judged correct: strict EM against the answer pool, else — unless
+a guard refuses it (:mod:`inferqa_utils.answer_guards`: found in the question or in the passage
+being labelled, or a generic phrase) — the LLM judge's "Yes" (SPEC §6.4). Label of a passage for its own question:
 
     2  if some labeler's answer is accepted (the answer joins the question's answer pool)
     1  otherwise
@@ -21,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..answer_guards import DEFAULT_GUARDS
 from ..datamodel import LABEL_PARTIAL, LABEL_RELEVANT, Passage, Question
 from ..errors import DataFormatError
 from ..judge import judge_answers
@@ -40,6 +42,10 @@ class QuestionLabels:
     accepted: dict[str, list[str]]
     labels: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    #: {answer: {"by": "em" | "judge", "labelers": [...], "passages": n}} for every accepted answer
+    admitted: dict[str, dict] = field(default_factory=dict)
+    #: {answer: {"rule": guard name, "labelers": [...], "passages": n}} for answers a guard refused
+    refused: dict[str, dict] = field(default_factory=dict)
 
     def pool(self, answers: Sequence[str]) -> list[str]:
         """Gold answers followed by every distinct accepted generated answer (answer-pool expansion)."""
@@ -60,22 +66,32 @@ def label_rule(accepted: Sequence[str], rejected: set[str] = frozenset()) -> int
 
 
 def label_question(q: Question, passages: Sequence[Passage], labelers: Sequence[LLM], judge: LLM | None,
-                   progress: bool = False) -> QuestionLabels:
+                   progress: bool = False, guards: Sequence[str] = DEFAULT_GUARDS) -> QuestionLabels:
     """Read every passage with every labeler, judge, and label (see module docstring)."""
     t0 = time.perf_counter()
     gens: dict[str, dict[str, str]] = {p.pid: {} for p in passages}
     accepted: dict[str, list[str]] = {p.pid: [] for p in passages}
+    admitted: dict[str, dict] = {}
+    refused: dict[str, dict] = {}
     texts = [q.question] * len(passages)
     for llm in labelers:
         outs = read(llm, texts, [p.text for p in passages], desc=f"label {q.qid} ({llm.name})", progress=progress)
         preds = [o.answer for o in outs]
-        verdicts = judge_answers(judge, texts, [q.answers] * len(passages), preds, progress=progress)
+        verdicts = judge_answers(judge, texts, [q.answers] * len(passages), preds, progress=progress,
+                                 contexts=[p.text for p in passages], guards=guards)
         for p, pred, v in zip(passages, preds, verdicts, strict=True):
             gens[p.pid][llm.name] = pred
             if v.judged and pred not in accepted[p.pid]:
                 accepted[p.pid].append(pred)
+            if v.judged or v.guard:
+                book = admitted if v.judged else refused
+                rec = book.setdefault(pred, {"by": "em" if v.em else "judge"} if v.judged else {"rule": v.guard})
+                rec.setdefault("labelers", [])
+                if llm.name not in rec["labelers"]:
+                    rec["labelers"].append(llm.name)
+                rec["passages"] = rec.get("passages", 0) + 1
     labels = {pid: label_rule(acc) for pid, acc in accepted.items()}
-    return QuestionLabels(q.qid, gens, accepted, labels, round(time.perf_counter() - t0, 3))
+    return QuestionLabels(q.qid, gens, accepted, labels, round(time.perf_counter() - t0, 3), admitted, refused)
 
 
 class LabelCheckpoint:
@@ -116,7 +132,7 @@ class LabelCheckpoint:
 
 def label_questions(questions: Sequence[Question], passages_of: Callable[[str], Sequence[Passage]],
                     labelers: Sequence[LLM], judge: LLM | None, checkpoint: LabelCheckpoint,
-                    progress: bool = True) -> dict[str, QuestionLabels]:
+                    progress: bool = True, guards: Sequence[str] = DEFAULT_GUARDS) -> dict[str, QuestionLabels]:
     """Label every question, skipping those already in ``checkpoint`` (resume).
 
     One progress bar counts passage readings (passages × labelers) and shows the ETA.
@@ -132,7 +148,7 @@ def label_questions(questions: Sequence[Question], passages_of: Callable[[str], 
                    unit="reading")
     for q in todo:
         ps = passages_of(q.qid)
-        res = label_question(q, ps, labelers, judge)
+        res = label_question(q, ps, labelers, judge, guards=guards)
         checkpoint.append(res)
         done[q.qid] = res
         if bar is not None:

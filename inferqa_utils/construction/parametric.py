@@ -1,9 +1,13 @@
-"""Parametric-answerability filter (SPEC §3 step 4).
+"""Parametric-answerability filter (SPEC §3 step 4; paper 000 §3.4).
 
-Each reader/labeler LLM answers every question with no context; the answer is judged (strict EM,
-then the LLM judge, SPEC §6.4). The paper judges three times. With greedy decoding three runs of
-one prompt are identical, so repeat r here uses a different prompt: the five few-shot examples
-rotated to start at example r. A question is *parametric* if any model is correct in any repeat.
+Each closed-book model answers every question with no context; the answer is judged (strict EM,
+then the guards and the LLM judge, SPEC §6.4). The paper judges three times. With greedy decoding
+three runs of one prompt are identical, so repeat r here uses a different prompt: the five
+few-shot examples rotated to start at example r. A question is *parametric* if any model is
+correct in any repeat.
+
+All answers are judged in one batch, so the judgements of one question (one per model and
+repeat) run one after another and share the judge's prompt prefix (KV reuse).
 """
 
 from __future__ import annotations
@@ -12,27 +16,30 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ..answer_guards import DEFAULT_GUARDS
 from ..datamodel import Question
 from ..judge import judge_answers
 from ..llm.base import LLM
 from ..reader import read_closed_book
 
+COLUMNS = ["qid", "model", "repeat", "answer", "em", "correct", "guard"]
+
 
 def parametric_answers(models: Sequence[LLM], judge: LLM | None, questions: Sequence[Question],
-                       repeats: int = 3, progress: bool = True) -> pd.DataFrame:
-    """One row per (question, model, repeat): the closed-book answer, EM and judged correctness."""
-    rows = []
+                       repeats: int = 3, progress: bool = True,
+                       guards: Sequence[str] = DEFAULT_GUARDS) -> pd.DataFrame:
+    """One row per (question, model, repeat): the closed-book answer, EM, judged correctness and
+    the guard that refused it (if any)."""
     texts = [q.question for q in questions]
-    golds = [q.answers for q in questions]
+    rows = []
     for llm in models:
         for r in range(repeats):
             outs = read_closed_book(llm, texts, progress=progress, rotation=r)
-            preds = [o.answer for o in outs]
-            js = judge_answers(judge, texts, golds, preds, progress=progress)
-            for q, o, j in zip(questions, outs, js, strict=True):
-                rows.append({"qid": q.qid, "model": llm.name, "repeat": r, "answer": o.answer,
-                             "em": j.em, "correct": j.judged})
-    return pd.DataFrame(rows, columns=["qid", "model", "repeat", "answer", "em", "correct"])
+            rows += [(q, llm.name, r, o.answer) for q, o in zip(questions, outs, strict=True)]
+    js = judge_answers(judge, [q.question for q, *_ in rows], [q.answers for q, *_ in rows],
+                       [a for *_, a in rows], progress=progress, guards=guards)
+    return pd.DataFrame([{"qid": q.qid, "model": m, "repeat": r, "answer": a, "em": j.em, "correct": j.judged,
+                          "guard": j.guard} for (q, m, r, a), j in zip(rows, js, strict=True)], columns=COLUMNS)
 
 
 def parametric_qids(answers: pd.DataFrame) -> set[str]:

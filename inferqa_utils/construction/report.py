@@ -34,6 +34,42 @@ def parametric_summary(res: BuildResult) -> pd.DataFrame:
     return tab
 
 
+def parametric_by_model(res: BuildResult) -> pd.DataFrame:
+    """Per closed-book model: questions it answers (strict EM / judged, any repeat), answers the
+    guards refused, and the questions only this model knows; last row: parametric by any model."""
+    df = res.parametric
+    if df.empty:
+        return pd.DataFrame()
+    per_q = df.groupby(["model", "qid"])[["em", "correct"]].any()
+    knew = per_q["correct"].unstack("model", fill_value=False)
+    rows = []
+    for m, g in per_q.groupby(level="model"):
+        only = int((knew[m] & ~knew.drop(columns=m).any(axis=1)).sum()) if knew.shape[1] > 1 else int(knew[m].sum())
+        rows.append({"model": m, "questions": len(g), "EM": int(g["em"].sum()), "judged correct": int(g["correct"].sum()),
+                     "judged correct (%)": round(100 * g["correct"].mean(), 1),
+                     "refused by a guard": int(df.loc[df["model"] == m, "guard"].notna().sum()) if "guard" in df else 0,
+                     "only this model": only})
+    n = knew.shape[0]
+    rows.append({"model": "any (parametric)", "questions": n, "EM": int(per_q["em"].groupby(level="qid").any().sum()),
+                 "judged correct": int(knew.any(axis=1).sum()),
+                 "judged correct (%)": round(100 * knew.any(axis=1).mean(), 1)})
+    return pd.DataFrame(rows).set_index("model")
+
+
+def pool_expansions(res: BuildResult) -> pd.DataFrame:
+    """Answers the judge admitted to answer pools (not gold matches), with the labeler and fate."""
+    return res.expansions
+
+
+def guard_refusals(res: BuildResult) -> pd.DataFrame:
+    """Counts of labeling answers refused by each guard before the judge, with examples."""
+    r = res.refusals
+    if r.empty:
+        return pd.DataFrame(columns=["answers", "passages", "examples"])
+    return r.groupby("rule").agg(answers=("answer", "size"), passages=("passages", "sum"),
+                                 examples=("answer", lambda a: ", ".join(list(dict.fromkeys(a))[:6])))
+
+
 def repeat_agreement(res: BuildResult) -> pd.DataFrame:
     """How often the answers of different repeats (prompt variants) differ, per model."""
     df = res.parametric

@@ -32,21 +32,37 @@ def label_counts(ds: Dataset, qids: list[str] | None = None) -> dict[int, int]:
 
 
 def table1(ds: Dataset) -> pd.DataFrame:
-    """Per split: questions, passages, label-2/1 passages (own), mean passage length in tokens."""
+    """Per split: questions, passages, label-2/1 passages (own), questions with a label-2 passage and
+    mean passage length in tokens. Splits that were not LLM-labelled (``ds.meta["labelled_splits"]``)
+    show no label counts; the ``corpus`` row counts every passage, distractor questions' included."""
+    labelled = ds.meta.get("labelled_splits")
+    by_q: dict[str, list] = {}
+    for p in ds.passages.values():
+        by_q.setdefault(p.qid, []).append(p)
     rows = []
-    for split, qids in [*ds.splits.items(), ("all", list(ds.questions))]:
-        ps = [p for q in qids for p in ds.passages_of(q)] if split != "all" else list(ds.passages.values())
+    for split, qids in [*ds.splits.items(), ("corpus", None)]:
+        ps = [p for q in qids for p in by_q.get(q, [])] if qids is not None else list(ds.passages.values())
+        qids = list(ds.questions) if qids is None else qids
+        is_labelled = split != "corpus" and (labelled is None or split in labelled)
         own = Counter(v for q in qids for v in ds.qrels.get(q, {}).values())
-        rows.append({"split": split, "questions": len(qids), "passages": len(ps),
-                     "label 2": own.get(2, 0), "label 1": own.get(1, 0),
-                     "label 2 share (%)": round(100 * own.get(2, 0) / max(1, len(ps)), 1),
+        with2 = sum(any(v == 2 for v in ds.qrels.get(q, {}).values()) for q in qids)
+        rows.append({"split": split, "questions": len(qids) if split != "corpus" else len(by_q),
+                     "passages": len(ps), "labelled": is_labelled if split != "corpus" else None,
+                     "label 2": own.get(2, 0) if is_labelled else None,
+                     "label 1": own.get(1, 0) if is_labelled else None,
+                     "label 2 share (%)": round(100 * own.get(2, 0) / max(1, len(ps)), 1) if is_labelled else None,
+                     "questions with label 2": with2 if is_labelled else None,
                      "mean passage tokens": round(sum(n_tokens(p.text) for p in ps) / max(1, len(ps)), 2)})
     return pd.DataFrame(rows).set_index("split")
 
 
 def labels_by_hint_count(ds: Dataset) -> pd.DataFrame:
-    """Own-passage labels by number of hints in the passage (counts and share of label 2)."""
-    rows = [{"hints": p.n_hints, "label": ds.qrels.get(p.qid, {}).get(p.pid)} for p in ds.passages.values()]
+    """Own-passage labels by number of hints in the passage (counts and share of label 2), over the
+    questions of the LLM-labelled splits."""
+    labelled = ds.meta.get("labelled_splits")
+    qids = {q for s, ids in ds.splits.items() if labelled is None or s in labelled for q in ids}
+    rows = [{"hints": p.n_hints, "label": ds.qrels.get(p.qid, {}).get(p.pid)} for p in ds.passages.values()
+            if p.qid in qids]
     df = pd.DataFrame(rows)
     tab = df.pivot_table(index="hints", columns="label", aggfunc="size", fill_value=0)
     tab.columns = [f"label {c}" for c in tab.columns]
@@ -88,16 +104,23 @@ def plot_convergence(hints: pd.DataFrame, name: str):
 
 
 def check_invariants(ds: Dataset, k_hints: int) -> dict[str, Any]:
-    """The acceptance invariants: questions × passages per question = corpus size; every passage
-    belongs to exactly one question and has exactly one label (1/2) for it; labels are in {1, 2}."""
+    """The acceptance invariants: (built + distractor questions) × passages per question = corpus
+    size; every passage belongs to exactly one question; every built question has exactly one
+    label (1/2) per own passage; labels are in {1, 2}; the splits partition the built questions."""
     from ..passages import n_subset_permutations
 
     per_q = n_subset_permutations(k_hints)
     problems = []
-    if len(ds.passages) != len(ds.questions) * per_q:
-        problems.append(f"corpus has {len(ds.passages)} passages, expected {len(ds.questions)} × {per_q}")
+    owners = {p.qid for p in ds.passages.values()}
+    n_distractors = len(owners - set(ds.questions))
+    if len(ds.passages) != (len(ds.questions) + n_distractors) * per_q:
+        problems.append(f"corpus has {len(ds.passages)} passages, expected ({len(ds.questions)} built + "
+                        f"{n_distractors} distractor questions) × {per_q}")
+    own_of: dict[str, set[str]] = {}
+    for p in ds.passages.values():
+        own_of.setdefault(p.qid, set()).add(p.pid)
     for qid in ds.questions:
-        own = {p.pid for p in ds.passages_of(qid)}
+        own = own_of.get(qid, set())
         lab = ds.qrels.get(qid, {})
         if set(lab) != own:
             problems.append(f"{qid}: {len(own)} own passages but {len(lab)} labels")
@@ -107,4 +130,4 @@ def check_invariants(ds: Dataset, k_hints: int) -> dict[str, Any]:
     if sorted(split_q) != sorted(ds.questions):
         problems.append("splits do not partition the questions")
     return {"ok": not problems, "problems": problems[:20], "passages_per_question": per_q,
-            "questions": len(ds.questions), "corpus_size": len(ds.passages)}
+            "questions": len(ds.questions), "distractor_questions": n_distractors, "corpus_size": len(ds.passages)}

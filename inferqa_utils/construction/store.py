@@ -26,5 +26,19 @@ def load_built(name: str) -> Dataset:
     ds = load_quit(folder, name=name)
     for split in ds.splits:
         ds.qrels.update(read_qrels(folder / "qrels" / f"{split}.qrels"))
-    ds.meta.update({"built": meta, "folder": str(folder)})
+    ds.meta.update({"built": meta, "folder": str(folder), "labelled_splits": meta.get("labelled_splits"),
+                    "distractor_hints": _distractor_hints(folder / "distractors.json")})
     return ds
+
+
+def _distractor_hints(path: Path) -> dict[str, list[str]]:
+    """``{qid: [hint, ...]}`` of the distractor questions (passages in the corpus, not built)."""
+    from ..errors import DataFormatError
+
+    if not path.exists():
+        return {}
+    try:
+        recs = json.loads(path.read_text(encoding="utf-8"))
+        return {r["id"]: [h["hint"] for h in r["hints"]] for r in recs}
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise DataFormatError(path, f"not a list of {{id, hints: [{{hint}}]}} records ({e})") from None

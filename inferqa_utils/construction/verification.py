@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
+
 from ..datamodel import Question
 from ..errors import DataFormatError
 from ..textnorm import normalize_answer
@@ -93,6 +95,36 @@ def update_labels(q: Question, hints: Sequence[str], result: QuestionLabels, dec
     return LabelUpdate(q.qid, pool, by_person, by_leak, down)
 
 
+def expansion_table(questions: Mapping[str, Question], results: Mapping[str, QuestionLabels],
+                    updates: Mapping[str, LabelUpdate], split_of: Mapping[str, str]) -> pd.DataFrame:
+    """One row per generated answer that a judge admitted to a question's answer pool (not a
+    strict-EM gold match): who produced it, on how many passages, and its fate after verification
+    (``in pool``, ``rejected by person`` or ``rejected by leakage``)."""
+    rows = []
+    for qid, res in results.items():
+        q = questions.get(qid)
+        gold = list(q.meta.get("gold_answers") or q.answers) if q is not None else []
+        upd = updates.get(qid)
+        for ans, rec in res.admitted.items():
+            if rec.get("by") != "judge":
+                continue
+            fate = ("rejected by person" if upd and ans in upd.rejected_by_person else
+                    "rejected by leakage" if upd and ans in upd.rejected_by_leakage else "in pool")
+            rows.append({"qid": qid, "split": split_of.get(qid), "question": q.question if q else "",
+                         "gold": " | ".join(gold), "answer": ans, "labelers": ", ".join(rec.get("labelers", [])),
+                         "passages": rec.get("passages", 0), "admitted_by": "judge", "status": fate})
+    return pd.DataFrame(rows, columns=["qid", "split", "question", "gold", "answer", "labelers", "passages",
+                                       "admitted_by", "status"])
+
+
+def refusal_table(results: Mapping[str, QuestionLabels], split_of: Mapping[str, str]) -> pd.DataFrame:
+    """One row per (question, answer) that an answer guard refused before the judge."""
+    rows = [{"qid": qid, "split": split_of.get(qid), "answer": ans, "rule": rec.get("rule"),
+             "labelers": ", ".join(rec.get("labelers", [])), "passages": rec.get("passages", 0)}
+            for qid, res in results.items() for ans, rec in res.refused.items()]
+    return pd.DataFrame(rows, columns=["qid", "split", "answer", "rule", "labelers", "passages"])
+
+
 def verification_widget(questions: Sequence[Question], results: Mapping[str, QuestionLabels], path: str | Path):
     """An ipywidgets form (paper Fig. 7): per question the gold answer(s) and every accepted
     generated answer as a checkbox (exact gold matches highlighted). Every tick saves ``path``."""
@@ -104,10 +136,12 @@ def verification_widget(questions: Sequence[Question], results: Mapping[str, Que
         res = results.get(q.qid)
         if res is None:
             continue
+        gold = {normalize_answer(a) for a in q.meta.get("gold_answers") or q.answers}
         answers = distinct_accepted(res)
+        # answers the judge admitted (not gold matches) first: those are the decisions that matter
+        answers = sorted(answers, key=lambda a: normalize_answer(a) in gold)
         if not answers:
             continue
-        gold = {normalize_answer(a) for a in q.answers}
         header = w.HTML(f"<b>{q.qid}</b>: {q.question}<br>gold: <b>{' | '.join(q.answers)}</b>")
         boxes = []
         for a in answers:

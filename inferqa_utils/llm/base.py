@@ -29,6 +29,8 @@ class LLMStats:
     prompt_tokens_total: int = 0  # prompt tokens of all prompts run (before prefix reuse)
     generated_tokens: int = 0
     seconds: float = 0.0  # time spent inside the model
+    kv_snapshots: int = 0  # KV states saved before a prompt discarded a long prefix (llama.cpp backend)
+    kv_restores: int = 0  # KV states restored because they shared a longer prefix with the prompt
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -36,7 +36,8 @@ def queries_of(ds: Dataset, split: str) -> dict[str, str]:
 
 def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
                    ) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
-    """Answer-containing control corpus: the reference passage (id ``ref:<qid>``) of every
+    """Answer-containing control corpus: the reference passages (ids ``ref:<qid>``, then
+    ``ref:<qid>:2``, …, see :func:`reference_id`) of every
     question of ``source`` — by default the source the dataset was built from (all of its
     questions, not only the built ones, so the control corpus is not trivially small; the
     embedded set has 64 references, TriviaHG validation 1,000 ``Snippet``s). A reference is
@@ -47,7 +48,7 @@ def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
     pool = list(source) if source is not None else []
     seen = {q.qid for q in pool}
     pool += [q for q in ds if q.qid not in seen]
-    corpus = {f"ref:{q.qid}": q.reference for q in pool if q.reference}
+    corpus = {reference_id(q.qid, i): text for q in pool for i, text in enumerate(q.references)}
     qrels: dict[str, dict[str, int]] = {}
     for q in ds.split(split):
         gold = q.meta.get("gold_answers") or q.answers
@@ -55,6 +56,11 @@ def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
         if rel:
             qrels[q.qid] = rel
     return corpus, qrels
+
+
+def reference_id(qid: str, i: int) -> str:
+    """Control-corpus id of reference ``i`` (0-based) of a question: ``ref:<qid>``, ``ref:<qid>:2``, …"""
+    return f"ref:{qid}" if i == 0 else f"ref:{qid}:{i + 1}"
 
 
 def built_source(ds: Dataset) -> Dataset | None:

@@ -44,6 +44,7 @@ def load_quit(source: str | Path = "hub", splits: tuple[str, ...] = SPLITS,
         if not f.exists():
             continue
         found = True
+        ds.splits.setdefault(split, [])  # an empty split stays a split
         ds.meta["source_files"].append(str(f))
         _load_split(f, split, ds, labelers)
     if not found:
@@ -77,7 +78,9 @@ def _load_split(path: Path, split: str, ds: Dataset, labelers: tuple[str, ...]) 
                                               if isinstance(rec.get("gold_answers"), list) else {})},
                      qtype=rec.get("question_type") if isinstance(rec.get("question_type"), str) else None,
                      difficulty=rec.get("difficulty") if isinstance(rec.get("difficulty"), str) else None,
-                     reference=rec.get("reference") if isinstance(rec.get("reference"), str) else None)
+                     reference=rec.get("reference") if isinstance(rec.get("reference"), str) else None,
+                     extra_references=[x for x in rec.get("extra_references") or [] if isinstance(x, str)]
+                     if isinstance(rec.get("extra_references"), list) else [])
         if qid in ds.questions:
             raise DataFormatError(path, f"question id {qid!r} also appears in another split", record=label, field="id")
         ds.questions[qid] = q

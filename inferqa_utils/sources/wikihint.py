@@ -2,9 +2,10 @@
 
 Record: ``{"id", "question": {"question", "question_type": {"major", "minor"}, "difficulty",
 "candidate_answers" (gold last), ...}, "answer": {"answer", "aliases"?}, "hints": [{"hint",
-"rank"?, "metrics"?: {"convergence", "answer_leakage", ...}, ...}], "reference"?: {"text"}}``.
-Optional keys may be absent. ``aliases`` and ``reference`` are our extensions (WikiHint has
-neither); hints are ordered by ``rank`` when every hint has one.
+"rank"?, "metrics"?: {"convergence", "answer_leakage", ...}, ...}], "reference"?: {"text"},
+"references"?: [{"text"}, ...]}``. Optional keys may be absent. ``aliases`` and the reference
+passages are our extensions (WikiHint has neither); hints are ordered by ``rank`` when every hint
+has one.
 """
 
 from __future__ import annotations
@@ -59,8 +60,7 @@ def load_wikihint(path: str | Path, name: str | None = None, source: str = "wiki
             hints.append(Hint(text.strip(), convergence=float(conv) if conv is not None else None, meta=meta))
         if all(x is not None for x in ranks) and len(set(ranks)) == len(ranks):
             hints = [h for _, h in sorted(zip(ranks, hints, strict=True), key=lambda t: t[0])]
-        ref = rec.get("reference")
-        reference = ref.get("text") if isinstance(ref, dict) else ref if isinstance(ref, str) else None
+        refs = _references(r, rec)
         questions[qid] = Question(
             qid=qid,
             question=qtext.strip(),
@@ -69,9 +69,30 @@ def load_wikihint(path: str | Path, name: str | None = None, source: str = "wiki
             candidates=_dedupe(cands),
             qtype=trec_type(qt.get("major"), qt.get("minor")),
             difficulty=qobj.get("difficulty"),
-            reference=reference,
+            reference=refs[0] if refs else None,
+            extra_references=refs[1:],
             source=f"{source}:{path.name}",
             meta={"major_type": qt.get("major"), "minor_type": qt.get("minor")},
         )
     return Dataset(name=name or f"{source}-{path.stem}", questions=questions,
                    meta={"source_files": [str(path)], "shape": "wikihint"})
+
+
+def _references(r, rec: dict) -> list[str]:
+    """Reference texts from ``reference`` ({"text"} or a string) and ``references`` (a list of either)."""
+    raw = []
+    if rec.get("reference") is not None:
+        raw.append(("reference", rec["reference"]))
+    refs = rec.get("references")
+    if refs is not None:
+        if not isinstance(refs, list):
+            r.fail(f"expected a list, got {type(refs).__name__}", "references")
+        raw += [(f"references[{i}]", x) for i, x in enumerate(refs)]
+    out = []
+    for path, x in raw:
+        text = x.get("text") if isinstance(x, dict) else x
+        if not isinstance(text, str):
+            r.fail(f"expected a string or {{'text': str}}, got {type(x).__name__}", path)
+        if text.strip() and text.strip() not in out:
+            out.append(text.strip())
+    return out
