@@ -22,8 +22,9 @@ an answer that failed strict EM *before* the judge is asked:
 
 A rule stands down when the gold answers themselves would trip it — a question that names its
 own answer, a context that contains it (a leaking source), or a question whose answer *is* a
-category ("What type of creature is a crappie?" → "Fish") — so a rule can only refuse answers
-that differ in kind from the gold.
+category ("What type of creature is a crappie?" → "Fish"); ``generic`` also stands down when
+the gold is a common noun ("lexicographer": "dictionary writer" is then a fair paraphrase) — so a
+rule can only refuse answers that differ in kind from the gold.
 
 Gold answers and their aliases are never refused (strict EM decides before any rule), and the
 rules are checked against real data (``benchmarks/judge_quality.py``, ``tests/test_answer_guards.py``)
@@ -36,7 +37,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .construction.leakage import canonical_tokens
+from .construction.leakage import _singular
+from .textnorm import normalize_answer
 
 DETERMINERS = frozenset(["a", "an", "the", "this", "that", "these", "those", "his", "her", "its", "their", "our", "your", "my", "some", "one", "another", "such"])
 
@@ -105,12 +107,17 @@ def other_number(answer: str, golds: Sequence[str]) -> bool:
     return bool(mine) and any(theirs) and all(mine != t for t in theirs if t)
 
 
+def _tokens(text: str) -> list[str]:
+    """SQuAD-normalised tokens with plurals folded; accents are kept ("Ísland" is not "island")."""
+    return [_singular(t) for t in normalize_answer(text.replace("-", " ")).split()]
+
+
 def occurs_in(answer: str, text: str) -> bool:
-    """The answer occurs in ``text`` as a token n-gram (normalised, accents and plurals folded)."""
-    a = canonical_tokens(answer)
+    """The answer occurs in ``text`` as a token n-gram (SQuAD-normalised, plurals folded)."""
+    a = _tokens(answer)
     if not a:
         return False
-    return f" {' '.join(a)} " in f" {' '.join(canonical_tokens(text))} "
+    return f" {' '.join(a)} " in f" {' '.join(_tokens(text))} "
 
 
 @dataclass(frozen=True)
@@ -124,6 +131,8 @@ class Guard:
 
     #: compares the answer with the gold answers itself (no stand-down)
     uses_golds: bool = False
+    #: also stands down when a gold answer is a common noun (all lower-case: "lexicographer")
+    common_noun_gold: bool = False
 
     def refuses(self, answer: str, question: str, context: str | None = None,
                 golds: Sequence[str] = ()) -> bool:
@@ -131,13 +140,15 @@ class Guard:
             return other_number(answer, golds)
         if not self.trips(answer, question, context):
             return False
+        if self.common_noun_gold and any(g.strip() and g.strip().islower() for g in golds):
+            return False
         return not any(self.trips(g, question, context) for g in golds)
 
 
 GUARDS: dict[str, Guard] = {g.name: g for g in (
     Guard("other_number", lambda a, q, c: False, "the gold is a number and the answer names another",
           uses_golds=True),
-    Guard("generic", lambda a, q, c: is_generic(a), "a category phrase, not a name"),
+    Guard("generic", lambda a, q, c: is_generic(a), "a category phrase, not a name", common_noun_gold=True),
     Guard("in_question", lambda a, q, c: occurs_in(a, q), "the answer occurs in the question"),
     Guard("in_context", lambda a, q, c: bool(c) and occurs_in(a, c), "the answer occurs in the passage read"),
 )}
