@@ -6,7 +6,7 @@ Like WikiHint and TriviaHG's model-hint files, our embedded set ships each hint'
 so the default build spends no LLM time on it. The values are *measured*, with the build's own
 judge (:func:`inferqa_utils.construction.convergence.name_hint_scores`: calibrated likelihood of
 each of the question's 11 candidate names as the reply, cached): each hint gets
-``"metrics": {"convergence": c, "convergence_judge": "<model> choice", "convergence_of": <key>}``
+``"metrics": {"convergence": c, "convergence_judge": "<model> names", "convergence_of": <key>}``
 where ``<key>`` hashes the question, the hint and the candidates — a hint whose text or whose
 question's candidates change is scored again, the others are kept. ``--check`` changes nothing
 and exits 1 if a hint lacks an up-to-date value (tests/test_embedded_dataset.py checks the same).
