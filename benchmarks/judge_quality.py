@@ -78,7 +78,8 @@ def main() -> None:
         rec = {"measured": dt.date.today().isoformat(), "command": "benchmarks/judge_quality.py "
                f"--max-questions {a.max_questions}", "sources": used, "guards": list(DEFAULT_GUARDS),
                "models": {m: {("guarded" if r["judge"] == "guarded" else "unguarded"):
-                              {k: v for k, v in r.items() if k not in ("model", "judge")}
+                              {k: (None if isinstance(v, float) and v != v else v)  # NaN (nothing accepted) → null
+                               for k, v in r.items() if k not in ("model", "judge")}
                               for r in rows if r["model"] == m} for m in a.models}}
         RECORD.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
         print(f"recorded → {RECORD}")

@@ -156,6 +156,9 @@ def judge_note(model: str | None) -> str:
     if not m:
         return (f"judge {model} behind the answer guards; its precision is not measured yet "
                 "(benchmarks/judge_quality.py --record)")
+    if m.get("precision") is None:
+        return (f"judge {model} behind the answer guards accepted no candidate when measured "
+                f"(recall {100 * m['recall']:.1f} %, benchmarks/judge_quality.py): it says No to everything")
     return (f"judge {model} behind the answer guards: measured precision {100 * m['precision']:.1f} %, "
             f"recall {100 * m['recall']:.1f} %, false accepts {100 * m['false_accept_rate']:.1f} % of "
             f"{m['candidates'] - m['aliases']} wrong candidates (benchmarks/judge_quality.py)")
