@@ -92,12 +92,24 @@ def choice_messages(question: str, options: Sequence[str], hint: str) -> Message
     ]
 
 
+def calibrated_votes(lps: Sequence[Sequence[float]], order: Sequence[str]) -> list[dict[str, int]]:
+    """Contextual calibration (Zhao et al., 2021) of per-hint option log-probabilities: with
+    ``p_h`` the softmax over options for hint ``h`` and ``p_0`` that of the content-free clue (the
+    last row), ``q_h = (p_h / p_0) / Σ (p_h / p_0)``; a candidate gets 1 when ``q_h ≥ 1/n``."""
+    import numpy as np
+
+    arr = np.asarray(lps, dtype=float)
+    arr = arr - arr.max(axis=1, keepdims=True)
+    probs = np.exp(arr) / np.exp(arr).sum(axis=1, keepdims=True)
+    cal = probs[:-1] / probs[-1]
+    cal /= cal.sum(axis=1, keepdims=True)
+    return [{c: int(row[i] >= 1 / len(order) - 1e-12) for i, c in enumerate(order)} for row in cal]
+
+
 def choice_hint_scores(llm: LLM, question: str, hints: Sequence[str], candidates: Sequence[str],
                        seed: int = 13, progress: bool = True) -> list[dict[str, int]]:
     """``[{candidate: 0/1}]`` per hint: 1 when the judge's p(candidate | hint) ≥ 1/n (see module doc)."""
     import random
-
-    import numpy as np
 
     if len(candidates) > len(_LETTERS):
         raise ValueError(f"at most {len(_LETTERS)} candidates for the choice judge, got {len(candidates)}")
@@ -108,12 +120,7 @@ def choice_hint_scores(llm: LLM, question: str, hints: Sequence[str], candidates
     # clue, which removes the judge's preference for particular letters/positions
     lps = llm.score([choice_messages(question, order, h) for h in [*hints, NULL_CLUE]], letters,
                     desc=f"convergence ({llm.name})", progress=progress)
-    arr = np.asarray(lps, dtype=float)
-    arr = arr - arr.max(axis=1, keepdims=True)
-    probs = np.exp(arr) / np.exp(arr).sum(axis=1, keepdims=True)
-    cal = probs[:-1] / probs[-1]
-    cal /= cal.sum(axis=1, keepdims=True)
-    return [{c: int(row[i] >= 1 / len(order) - 1e-12) for i, c in enumerate(order)} for row in cal]
+    return calibrated_votes(lps, order)
 
 
 NAMES_SYSTEM = "You match quiz clues to the answers they describe. Reply with the answer only."
@@ -136,18 +143,11 @@ def name_hint_scores(llm: LLM, question: str, hints: Sequence[str], candidates: 
     the likelihood of each candidate name as the judge's reply (see module docstring)."""
     import random
 
-    import numpy as np
-
     order = list(candidates)
     random.Random(f"{seed}:{question}").shuffle(order)
     lps = llm.score([names_messages(order, h) for h in [*hints, NULL_CLUE]], [order] * (len(hints) + 1),
                     desc=f"convergence ({llm.name})", progress=progress)
-    arr = np.asarray(lps, dtype=float)
-    arr = arr - arr.max(axis=1, keepdims=True)
-    probs = np.exp(arr) / np.exp(arr).sum(axis=1, keepdims=True)
-    cal = probs[:-1] / probs[-1]
-    cal /= cal.sum(axis=1, keepdims=True)
-    return [{c: int(row[i] >= 1 / len(order) - 1e-12) for i, c in enumerate(order)} for row in cal]
+    return calibrated_votes(lps, order)
 
 
 def hint_scores(method: str, llm: LLM, question: str, hints: Sequence[str], candidates: Sequence[str],
