@@ -15,6 +15,11 @@ an answer that failed strict EM *before* the judge is asked:
 * ``other_number`` — the gold answer is a number (a year, a count, a temperature) and the
   answer names other numbers ("0°C" for −40, "1960s" for 1969): a small judge accepts numbers
   that are "close" or related, and a number is right only when it is the same number.
+* ``verbose`` — the answer is a sentence, not an answer: more than ``2·g + 4`` tokens where ``g``
+  is the longest gold answer's token count, and no gold answer occurs in it ("The 63-year-old
+  schoolteacher who went over in a wooden barrel" for Niagara Falls). The reader is asked for a
+  short answer; a small closed-book model that rambles on about the question's topic is not
+  answering it, however related its words are.
 * ``generic`` — a category phrase, not a name: an optional determiner/possessive, then either a
   lone category noun ("the character", "an actor", "Band") or modifiers (lower-case words or
   nationality adjectives; one without a determiner, two with one) before a lower-case category
@@ -107,6 +112,12 @@ def other_number(answer: str, golds: Sequence[str]) -> bool:
     return bool(mine) and any(theirs) and all(mine != t for t in theirs if t)
 
 
+def verbose(answer: str, golds: Sequence[str]) -> bool:
+    """More than ``2·g + 4`` tokens (``g``: the longest gold's token count) and no gold inside."""
+    g = max((len(_tokens(x)) for x in golds), default=0)
+    return g > 0 and len(_tokens(answer)) > 2 * g + 4 and not any(occurs_in(x, answer) for x in golds)
+
+
 def _tokens(text: str) -> list[str]:
     """SQuAD-normalised tokens with plurals folded; accents are kept ("Ísland" is not "island")."""
     return [_singular(t) for t in normalize_answer(text.replace("-", " ")).split()]
@@ -129,15 +140,15 @@ class Guard:
     trips: Callable[[str, str, str | None], bool]
     description: str
 
-    #: compares the answer with the gold answers itself (no stand-down)
-    uses_golds: bool = False
+    #: compares the answer with the gold answers itself (no stand-down): ``against_golds(answer, golds)``
+    against_golds: Callable[[str, Sequence[str]], bool] | None = None
     #: also stands down when a gold answer is a common noun (all lower-case: "lexicographer")
     common_noun_gold: bool = False
 
     def refuses(self, answer: str, question: str, context: str | None = None,
                 golds: Sequence[str] = ()) -> bool:
-        if self.uses_golds:
-            return other_number(answer, golds)
+        if self.against_golds is not None:
+            return self.against_golds(answer, golds)
         if not self.trips(answer, question, context):
             return False
         if self.common_noun_gold and any(g.strip() and g.strip().islower() for g in golds):
@@ -147,7 +158,9 @@ class Guard:
 
 GUARDS: dict[str, Guard] = {g.name: g for g in (
     Guard("other_number", lambda a, q, c: False, "the gold is a number and the answer names another",
-          uses_golds=True),
+          against_golds=other_number),
+    Guard("verbose", lambda a, q, c: False, "a sentence without the gold, not a short answer",
+          against_golds=verbose),
     Guard("generic", lambda a, q, c: is_generic(a), "a category phrase, not a name", common_noun_gold=True),
     Guard("in_question", lambda a, q, c: occurs_in(a, q), "the answer occurs in the question"),
     Guard("in_context", lambda a, q, c: bool(c) and occurs_in(a, c), "the answer occurs in the passage read"),

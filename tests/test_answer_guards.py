@@ -49,6 +49,12 @@ def test_guard_rules_and_stand_down():
     assert guard_answer("Nineteen sixty-nine", "In which year…?", None, golds=["1969"]) is None
     assert guard_answer("16 pounds", "How heavy…?", None, golds=["16"]) is None
     assert guard_answer("Sir Isaac", "Who…?", None, golds=["Isaac Newton"]) is None
+    # verbose: 12 tokens > 2·2 + 4 for a 2-token gold, and the gold is not in it
+    ramble = "The 63-year-old schoolteacher who went over in a wooden barrel in 1901"
+    assert guard_answer(ramble, "Where…?", None, golds=["Niagara Falls"]) == "verbose"
+    assert guard_answer(ramble, "Where…?", None, golds=["Niagara Falls", "the Niagara Falls of North America"]) is None
+    assert guard_answer("The mutiny on the HMS Bounty took place in 1789", "When…?", None, golds=["1789"]) is None
+    assert guard_answer("Czar Ivan IV of Russia", "Which title…?", None, golds=["Tsar"]) is None  # 5 ≤ 6 tokens
     with pytest.raises(ValueError, match="unknown answer guard"):
         guard_answer("x", q, None, guards=["nope"])
 

@@ -7,7 +7,9 @@ few-shot examples rotated to start at example r. A question is *parametric* if a
 correct in any repeat.
 
 All answers are judged in one batch, so the judgements of one question (one per model and
-repeat) run one after another and share the judge's prompt prefix (KV reuse).
+repeat) run one after another and share the judge's prompt prefix (KV reuse). A question that
+some answer already matches by strict EM is parametric whatever the judge says, so its other
+answers are not judged (``correct`` = EM there): the judge is asked only where it decides.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pandas as pd
 
 from ..answer_guards import DEFAULT_GUARDS
 from ..datamodel import Question
-from ..judge import judge_answers
+from ..judge import Judgement, em, judge_answers
 from ..llm.base import LLM
 from ..reader import read_closed_book
 
@@ -36,8 +38,13 @@ def parametric_answers(models: Sequence[LLM], judge: LLM | None, questions: Sequ
         for r in range(repeats):
             outs = read_closed_book(llm, texts, progress=progress, rotation=r)
             rows += [(q, llm.name, r, o.answer) for q, o in zip(questions, outs, strict=True)]
-    js = judge_answers(judge, [q.question for q, *_ in rows], [q.answers for q, *_ in rows],
-                       [a for *_, a in rows], progress=progress, guards=guards)
+    decided = {q.qid for q, _, _, a in rows if em(a, q.answers)}
+    open_rows = [i for i, (q, *_) in enumerate(rows) if q.qid not in decided]
+    judged = judge_answers(judge, [rows[i][0].question for i in open_rows], [rows[i][0].answers for i in open_rows],
+                           [rows[i][3] for i in open_rows], progress=progress, guards=guards)
+    js = [Judgement(em=em(a, q.answers), judged=em(a, q.answers)) for q, _, _, a in rows]
+    for i, j in zip(open_rows, judged, strict=True):
+        js[i] = j
     return pd.DataFrame([{"qid": q.qid, "model": m, "repeat": r, "answer": a, "em": j.em, "correct": j.judged,
                           "guard": j.guard} for (q, m, r, a), j in zip(rows, js, strict=True)], columns=COLUMNS)
 
