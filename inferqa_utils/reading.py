@@ -165,10 +165,21 @@ def grid_search_union(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qid
 
 
 def em_table(answers: pd.DataFrame) -> pd.DataFrame:
-    """Table 8 shape: EM / judged accuracy / NO ANSWER rate (%) per reader × setting × system × k × union."""
+    """Table 8 shape: EM / judged accuracy / NO ANSWER rate (%) per reader × setting × system × k × union,
+    with seeded 95 % bootstrap intervals over questions for EM and judged accuracy
+    (:func:`inferqa_utils.uncertainty.mean_ci`; columns ``EM_lo``/``EM_hi``, ``judged_lo``/``judged_hi``)."""
+    from .uncertainty import mean_ci
+
     keys = [c for c in ("reader", "setting", "system", "k", "union") if c in answers.columns]
     answers = answers.assign(k=answers["k"].astype("Int64")) if "k" in answers.columns else answers
-    t = answers.groupby(keys, sort=False, dropna=False).agg(EM=("em", "mean"), judged=("judged", "mean"),
-                                              no_answer=("no_answer", "mean"), n=("qid", "nunique"))
-    t[["EM", "judged", "no_answer"]] = (100 * t[["EM", "judged", "no_answer"]]).round(2)
-    return t.reset_index()
+    groups = answers.groupby(keys, sort=False, dropna=False)
+    t = groups.agg(EM=("em", "mean"), judged=("judged", "mean"), no_answer=("no_answer", "mean"), n=("qid", "nunique"))
+    for col, src in (("EM", "em"), ("judged", "judged")):
+        cis = [mean_ci(g[src].astype(float).to_numpy()) for _, g in groups]
+        t[f"{col}_lo"] = [100 * c.lo for c in cis]
+        t[f"{col}_hi"] = [100 * c.hi for c in cis]
+    pct = ["EM", "judged", "no_answer"]
+    t[pct] = 100 * t[pct]
+    ci_cols = ["EM_lo", "EM_hi", "judged_lo", "judged_hi"]
+    t[pct + ci_cols] = t[pct + ci_cols].round(2)
+    return t[["EM", "EM_lo", "EM_hi", "judged", "judged_lo", "judged_hi", "no_answer", "n"]].reset_index()

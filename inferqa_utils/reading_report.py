@@ -16,10 +16,19 @@ def table8(em: pd.DataFrame, value: str = "EM") -> pd.DataFrame:
     """Paper Table 8 shape from :func:`inferqa_utils.reading.em_table`: rows reader × setting ×
     system, columns (union, k); Optimal (no k / union) appears under its own column."""
     rows = em[em["setting"] != "Optimal"]
-    t = rows.pivot_table(index=["reader", "setting", "system"], columns=["union", "k"], values=value, sort=False)
+    t = rows.pivot_table(index=["reader", "setting", "system"], columns=["union", "k"], values=value, sort=False,
+                         aggfunc="first")
     t.columns = [f"{u} k={int(k)}" for u, k in t.columns]
     opt = em[em["setting"] == "Optimal"].set_index(["reader", "setting", "system"])[value].rename("Optimal")
     return pd.concat([t, opt], axis=0).sort_index(level=[0], sort_remaining=False) if len(opt) else t
+
+
+def with_interval(em: pd.DataFrame, value: str = "EM") -> pd.DataFrame:
+    """``em`` plus a text column ``"<value> [95 % CI]"`` ("12.5 [4.2, 22.9]") for :func:`table8`."""
+    col = f"{value} [95 % CI]"
+    text = [f"{v:.1f} [{lo:.1f}, {hi:.1f}]" for v, lo, hi in zip(em[value], em[f"{value}_lo"], em[f"{value}_hi"],
+                                                                 strict=True)]
+    return em.assign(**{col: text})
 
 
 def optimal_note(readers: Sequence[str], labelers: Sequence[str]) -> str:

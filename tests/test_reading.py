@@ -82,7 +82,10 @@ def test_em_table_table8_and_pattern():
                              "setting": setting, "system": system, "k": k,
                              "union": None if k is None else "norm", "reader": "r"})
     em = reading.em_table(pd.DataFrame(rows))
-    assert em.set_index(["setting", "k"]).loc[("oracle", 3), "EM"] == 50.0
+    oracle3 = em.set_index(["setting", "k"]).loc[("oracle", 3)]
+    assert oracle3["EM"] == 50.0
+    # 2 of 4 right: bootstrap means can only be 0, 25, 50, 75, 100 — the 95 % interval is [0, 100]
+    assert 0.0 <= oracle3["EM_lo"] < 50.0 < oracle3["EM_hi"] <= 100.0 and oracle3["judged_lo"] == oracle3["EM_lo"]
     t8 = rr.table8(em)
     assert list(t8.columns) == ["norm k=1", "norm k=3", "Optimal"]
     assert t8.loc[("r", "Optimal", "all"), "Optimal"] == 75.0
@@ -120,3 +123,12 @@ def test_read_run_with_real_tiny_reader_is_cached():
     k1 = df[df["k"] == 1].pivot(index="qid", columns="union", values="answer")
     assert (k1["norm"] == k1["freq"]).all()
     reader.close()
+
+
+def test_table8_with_interval_text():
+    rows = [{"qid": f"q{i}", "em": i < 1, "judged": i < 1, "no_answer": False, "setting": "pipeline",
+             "system": "bm25", "k": 1, "union": "norm", "reader": "r"} for i in range(4)]
+    em = reading.em_table(pd.DataFrame(rows))
+    t = rr.table8(rr.with_interval(em, "EM"), "EM [95 % CI]")
+    cell = t.loc[("r", "pipeline", "bm25"), "norm k=1"]
+    assert cell.startswith("25.0 [0.0, ") and cell.endswith("]")
