@@ -13,14 +13,16 @@ from pathlib import Path
 from .errors import OfflineError
 
 HUB_HOST = os.environ.get("INFERQA_HUB_HOST", "huggingface.co")
+HUB_PORT = int(os.environ.get("INFERQA_HUB_PORT", "443"))
 
 
-def hub_reachable(host: str = HUB_HOST, port: int = 443, timeout: float = 3.0) -> bool:
-    """True if a TCP connection to the hub can be opened within ``timeout`` seconds."""
+def hub_reachable(host: str | None = None, port: int | None = None, timeout: float = 3.0) -> bool:
+    """True if a TCP connection to the hub (default :data:`HUB_HOST`:``HUB_PORT``, read at call
+    time) can be opened within ``timeout`` seconds."""
     if os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False"):
         return False
     try:
-        with socket.create_connection((host, port), timeout=timeout):
+        with socket.create_connection((host or HUB_HOST, port or HUB_PORT), timeout=timeout):
             return True
     except OSError:
         return False

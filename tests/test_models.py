@@ -60,13 +60,26 @@ def test_hub_model_offline_fails_fast(monkeypatch):
 
 
 def test_hub_unreachable_without_env_fails_fast(monkeypatch):
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr("inferqa_utils.hub.HUB_HOST", "127.0.0.1")  # nothing listens on :443 here
+    """No HF_HUB_OFFLINE: the real reachability check runs against a host where nothing listens on
+    :443, and fetching a hub model stops with the documented error within the bound."""
+    import socket
+
     from inferqa_utils import hub
 
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr("inferqa_utils.hub.HUB_HOST", "127.0.0.1")
+    with socket.socket() as listener:  # a real listener: the check must see the patched host and port
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        monkeypatch.setattr("inferqa_utils.hub.HUB_PORT", listener.getsockname()[1])
+        assert hub.hub_reachable()
+    assert not hub.hub_reachable()  # closed: nothing listens there any more
     t0 = time.perf_counter()
-    assert not hub.hub_reachable("127.0.0.1", 9, timeout=2)
+    with pytest.raises(OfflineError) as e:
+        models.fetch("gemma-3-4b")
     assert time.perf_counter() - t0 < 5
+    msg = str(e.value)
+    assert "(127.0.0.1)" in msg and "not reachable" in msg and "qwen2.5-coder-1.5b" in msg
 
 
 @pytest.mark.parametrize("name", models.packaged_names())
