@@ -224,3 +224,23 @@ def test_cached_rerun_reports_the_cost_measured_when_computed(tmp_path):
         assert unknown["pointwise"] is None and not (fresh / "bm25+pointwise.trec.cost.json").exists()
     finally:
         llm.close()
+
+
+#: the fixture's run with the two Mars passages *last*: a reranker that keeps the order fails
+ADVERSE_RUN = {"q": [(p, 4.0 - i) for i, p in enumerate(["b", "c", "a", "d"])]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,model", [("pointwise", "smollm2-135m"), ("upr", "smollm2-135m"),
+                                        ("listwise", "qwen2.5-coder-1.5b")])
+def test_llm_rerankers_put_the_obvious_passages_first(name, model):
+    """On a query with two obviously relevant passages ranked last by the first stage, the real
+    reranker moves both to the top two. Listwise needs the 1.5B: SmolLM2 and the 0.5B echo the input
+    order (README, reranking cost)."""
+    from inferqa_utils.llm import load_llm
+
+    llm = load_llm(model, use_cache=False, shared=False, n_ctx=2048)
+    rr = make_reranker(name, llm=llm, **({"progress": False} if name != "listwise" else {}))
+    order = [p for p, _ in rr.rerank({"q": QUERY}, ADVERSE_RUN, PASSAGES, depth=4)["q"]]
+    llm.close()
+    assert set(order[:2]) == {"a", "d"}, order
