@@ -14,6 +14,11 @@ from inferqa_utils.prompts import reader_messages
 
 pytestmark = pytest.mark.slow
 
+#: |server − in-process| log-probability of a one-token reply, same model and prompt. Both run
+#: llama.cpp on the same GGUF and evaluate the prompt in one batch: measured 0.0 on the three
+#: prompts below (2026-11-23); the bound leaves room for other llama.cpp builds' kernels.
+SCORE_TOLERANCE = 1e-3
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -63,9 +68,15 @@ def test_server_generation_matches_in_process_and_is_cached(server, tmp_path):
 def test_server_scores_single_token_continuations(server):
     url, _ = server
     srv = ServerLLM("smollm2-135m", url)
-    msgs = [{"role": "user", "content": "Is Paris the capital of France? Reply Yes or No."}]
-    yes, no = srv.score([msgs], ["Yes", "No"], progress=False)[0]
-    assert max(yes, no) > -10
+    batch = [[{"role": "user", "content": f"{q} Reply Yes or No."}]
+             for q in ("Is Paris the capital of France?", "Is the Moon made of cheese?", "Do fish live in water?")]
+    remote = srv.score(batch, ["Yes", "No"], progress=False)
+    local = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048).score(batch, ["Yes", "No"],
+                                                                                    progress=False)
+    diff = max(abs(a - b) for r, x in zip(remote, local, strict=True) for a, b in zip(r, x, strict=True))
+    print(f"max |server - in-process| = {diff:.2e}; server {remote}; in-process {local}")
+    assert diff <= SCORE_TOLERANCE
+    assert [r[0] > r[1] for r in remote] == [x[0] > x[1] for x in local]
 
 
 def test_unreachable_server_is_a_clear_error():
