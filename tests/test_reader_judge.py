@@ -58,6 +58,10 @@ def test_reader_answers_real_triviahg_questions(shared_data):
     assert len(outs) == 5 and llm.stats.model_calls == 5
     for o in outs:
         assert o.answer == NO_ANSWER or (0 < len(o.answer.split()) <= 12 and "\n" not in o.answer)
-    js = judge_answers(llm, [q.question for q in qs], [q.answers for q in qs], [o.answer for o in outs],
-                       progress=False)
-    assert all(j.judged >= j.em for j in js)
+    # the real 1.5B judge rejects a rival answer (another question's gold) on every question
+    judge = load_llm("qwen2.5-coder-1.5b", use_cache=False, shared=False)
+    rivals = [qs[(i + 1) % len(qs)].answers[0] for i in range(len(qs))]
+    js = judge_answers(judge, [q.question for q in qs], [q.answers for q in qs], rivals, progress=False)
+    assert not any(j.em for j in js)
+    assert [j.judged for j in js] == [False] * len(qs), [(r, j.verdict, j.guard) for r, j in zip(rivals, js, strict=True)]
+    assert judge.stats.model_calls == sum(j.guard is None for j in js)  # the judge was asked where no guard refused
