@@ -121,3 +121,15 @@ def test_kv_snapshot_restores_a_prompt_family_after_another_evicted_it():
     assert [b1, b2] == [a1, a2]
     assert snap.stats.kv_snapshots >= 1 and snap.stats.kv_restores == 1
     assert snap.stats.prompt_tokens - t1 == suffix_tokens < 0.3 * len(snap.tokenize(snap.render(r2)))
+
+
+def test_default_cache_follows_the_environment(tmp_path, monkeypatch):
+    """INFERQA_LLM_CACHE is read at call time: a store opened earlier in the process is not reused
+    for another path (tests and runs that point the cache elsewhere get their own store)."""
+    from inferqa_utils.llm import default_cache
+
+    before = default_cache()
+    monkeypatch.setenv("INFERQA_LLM_CACHE", str(tmp_path / "c.sqlite"))
+    after = default_cache()
+    assert after.path == (tmp_path / "c.sqlite").resolve() and after is not before
+    assert default_cache() is after  # one open store per path

@@ -17,11 +17,17 @@ from .cache import GenerationCache
 __all__ = ["LLM", "GenerationCache", "LLMStats", "Message", "Messages", "default_cache", "load_llm"]
 
 
-@lru_cache(maxsize=1)
 def default_cache() -> GenerationCache:
+    """The generation cache at ``$INFERQA_LLM_CACHE`` (default ``.cache/llm/cache.sqlite``), read at
+    call time: one open store per path."""
     from ..config import PATHS
 
-    return GenerationCache(Path(os.environ.get("INFERQA_LLM_CACHE", PATHS.cache / "llm" / "cache.sqlite")))
+    return _cache_at(str(Path(os.environ.get("INFERQA_LLM_CACHE", PATHS.cache / "llm" / "cache.sqlite")).resolve()))
+
+
+@lru_cache(maxsize=8)
+def _cache_at(path: str) -> GenerationCache:
+    return GenerationCache(Path(path))
 
 
 _LOADED: dict[tuple, LLM] = {}
