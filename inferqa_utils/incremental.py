@@ -282,6 +282,35 @@ def damaging_comparison(curves_by_corpus: Mapping[str, pd.DataFrame]) -> pd.Data
     return pd.DataFrame(rows)
 
 
+def damaging_intervals(inc_by_corpus: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per corpus, system and metric: EM@N and AcEM@N (paper 004 §3) with seeded 95 % bootstrap
+    intervals over questions, and the damaging effect ``AcEM@N − EM@N`` — the share of questions
+    answered correctly at some prefix k ≤ N but not at N — with its paired-bootstrap interval and
+    the two-sided p-value of the paired sign-flip test (:mod:`inferqa_utils.uncertainty`). In %.
+
+    Per question with pattern ``p`` (one 0/1 per prefix): ``EM@N = p[N]``, ``AcEM@N = max_k p[k]``."""
+    from .uncertainty import mean_ci, paired_difference
+
+    rows = []
+    for corpus, inc in inc_by_corpus.items():
+        if inc.empty:
+            continue
+        for system, g in inc.groupby("system", sort=False):
+            for metric, (em_name, ac_name) in METRIC_LABELS.items():
+                pats = list(patterns_of(g, metric).values())
+                em = [float(p[-1] == "1") for p in pats]
+                acem = [float("1" in p) for p in pats]
+                e, a, d = mean_ci(em).scaled(100), mean_ci(acem).scaled(100), paired_difference(acem, em)
+                rows.append({"corpus": corpus, "system": system, "metric": metric, "N": max(map(len, pats)),
+                             "EM@N": round(e.value, 2), "EM_lo": round(e.lo, 2), "EM_hi": round(e.hi, 2),
+                             "AcEM@N": round(a.value, 2), "AcEM_lo": round(a.lo, 2), "AcEM_hi": round(a.hi, 2),
+                             "AcEM − EM": round(100 * d.diff.value, 2), "diff_lo": round(100 * d.diff.lo, 2),
+                             "diff_hi": round(100 * d.diff.hi, 2), "p (paired)": round(d.p_value, 4),
+                             "damaged questions": int(sum(x > y for x, y in zip(acem, em, strict=True))),
+                             "n_questions": len(pats), "labels": f"{em_name} / {ac_name}"})
+    return pd.DataFrame(rows)
+
+
 def comparison_finding(comp: pd.DataFrame) -> str:
     """One generated sentence: on which corpus the strict damaging effect AcEM@N − EM@N is larger, per system."""
     if comp.empty or comp["corpus"].nunique() < 2:

@@ -70,6 +70,20 @@ def test_patterns_curves_and_types():
     assert t["questions with DN (%)"] == pytest.approx(66.67)
 
 
+def test_damaging_intervals_hand_checked():
+    # strict: q1 "0110" and q2 "1000" are damaged (correct at some k, wrong at N = 4), q3 never correct
+    # EM@4 = 0, AcEM@4 = 2/3; the two discordant questions both favour AcEM: exact p = 2 / 2² = 0.5
+    df = _inc("bm25", {"q1": "0110", "q2": "1000", "q3": "0000"}, judged={"q3": "0011"})
+    t = inc.damaging_intervals({"answer-supporting": df}).set_index("metric")
+    s = t.loc["em"]
+    assert (s["N"], s["EM@N"], s["AcEM@N"], s["damaged questions"], s["n_questions"]) == (4, 0.0, 66.67, 2, 3)
+    assert s["AcEM − EM"] == 66.67 and s["p (paired)"] == pytest.approx(0.5)
+    assert s["EM_lo"] == s["EM_hi"] == 0.0 and 0.0 <= s["AcEM_lo"] < 66.67 < s["AcEM_hi"] <= 100.0
+    j = t.loc["judged"]  # q3 judged "0011": correct at N, not damaged
+    assert (j["EM@N"], j["AcEM@N"], j["damaged questions"]) == (33.33, 100.0, 2)
+    assert inc.damaging_intervals({"x": df.iloc[0:0]}).empty
+
+
 def test_padding_of_short_lists_is_not_counted_as_passages():
     # q1 has 2 passages; "11" padded to N = 4 → "1111": only DP SP are real passages
     df = _inc("bm25", {"q1": "1111"}, passages={"q1": 2})
