@@ -24,7 +24,6 @@ from dataclasses import fields, replace
 
 import pandas as pd
 
-from inferqa_utils import PATHS
 from inferqa_utils.construction.build import BuildConfig
 from inferqa_utils.construction.labeling import LabelCheckpoint, label_question
 from inferqa_utils.construction.store import load_built
@@ -45,7 +44,7 @@ def main() -> None:
     meta = ds.meta["built"]
     params = meta["parameters"]
     cfg = BuildConfig(**{f.name: params[f.name] for f in fields(BuildConfig) if f.name in params})
-    ckpt = PATHS.datasets / args.dataset / "checkpoint" / f"labels-{cfg.label_key()}.jsonl"
+    ckpt = cfg.label_checkpoint
     if not ckpt.is_file():
         raise SystemExit(f"{ckpt}: no labeling checkpoint of this build; build {args.dataset!r} first (notebook 01)")
     guarded = LabelCheckpoint(ckpt).load()

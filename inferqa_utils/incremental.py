@@ -31,7 +31,16 @@ import pandas as pd
 
 from .answer_guards import occurs_in
 from .contexts import union_norm
-from .damaging import PROBE_KS, PROBES, TYPES, aggregate_em_curves, em_pattern, passage_types, probe_keep
+from .damaging import (
+    PROBE_KS,
+    PROBES,
+    TYPES,
+    acem_at,
+    aggregate_em_curves,
+    em_pattern,
+    passage_types,
+    probe_keep,
+)
 from .datamodel import Dataset
 from .llm.base import LLM
 from .reader import read
@@ -299,7 +308,7 @@ def damaging_intervals(inc_by_corpus: Mapping[str, pd.DataFrame]) -> pd.DataFram
             for metric, (em_name, ac_name) in METRIC_LABELS.items():
                 pats = list(patterns_of(g, metric).values())
                 em = [float(p[-1] == "1") for p in pats]
-                acem = [float("1" in p) for p in pats]
+                acem = [float(acem_at(p, len(p))) for p in pats]
                 e, a, d = mean_ci(em).scaled(100), mean_ci(acem).scaled(100), paired_difference(acem, em)
                 rows.append({"corpus": corpus, "system": system, "metric": metric, "N": max(map(len, pats)),
                              "EM@N": round(e.value, 2), "EM_lo": round(e.lo, 2), "EM_hi": round(e.hi, 2),

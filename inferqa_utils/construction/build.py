@@ -107,6 +107,11 @@ class BuildConfig:
         return Path(self.output_dir) if self.output_dir else PATHS.datasets / self.name
 
     @property
+    def label_checkpoint(self) -> Path:
+        """The labeling checkpoint of this configuration (JSONL, one finished question per line)."""
+        return self.out_dir / "checkpoint" / f"labels-{self.label_key()}.jsonl"
+
+    @property
     def decisions_path(self) -> Path:
         return Path(self.verification_file) if self.verification_file else PATHS.data / "verification" / f"{self.name}.json"
 
@@ -349,7 +354,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     # 7. labeling (checkpointed) of the questions an analysis reads; the others' own passages are 1
     t = time.perf_counter()
     labelers = [models(m) for m in cfg.labelers]
-    ckpt = LabelCheckpoint(out / "checkpoint" / f"labels-{cfg.label_key()}.jsonl")
+    ckpt = LabelCheckpoint(cfg.label_checkpoint)
     to_label = [q for q in in_split if q.qid in labelled_ids]
     labels = label_questions(to_label, by_q.__getitem__, labelers, judge, ckpt, progress=progress, guards=cfg.guards)
     timings["labeling"] = time.perf_counter() - t
