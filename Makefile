@@ -26,7 +26,9 @@ models: setup
 run: setup models
 	@start=$$(date +%s); \
 	$(PY) -m inferqa_utils run --profile $(PROFILE); \
-	echo "[make run] profile $(PROFILE) finished in $$(( $$(date +%s) - start )) s"
+	echo "[make run] profile $(PROFILE) finished in $$(( $$(date +%s) - start )) s"; \
+	$(PY) -m inferqa_utils check --profile $(PROFILE) --report results/check_$(PROFILE).md || \
+	  echo "[make run] some numbers differ from inferqa_utils/reproduction.yaml (FAIL lines above)"
 
 smoke:
 	@$(MAKE) --no-print-directory run PROFILE=smoke

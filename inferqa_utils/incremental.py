@@ -335,8 +335,13 @@ def comparison_finding(comp: pd.DataFrame) -> str:
         never += [f"{system} on the {c} corpus" for c, v in g.set_index("corpus")["AcEM@N"].items() if v == 0]
     note = (f" No prefix is ever answered correctly ({'; '.join(never)}: AcEM@N = 0), so no passage there can be "
             "shown to damage an answer." if never else "")
+    from .findings import paper_value
+
+    em, acem, probe3 = paper_value("damaging_passages", "b"), paper_value("damaging_passages"), paper_value(
+        "probe3_recovers")
     return ("**Finding.** Damaging effect AcEM@N − EM@N (strict): " + "; ".join(parts) + "." + note +
-            " Paper 004 (NQ, DPR, FiD): EM@100 52.5 vs AcEM@100 62.3 (9.8 points); Probe 3 61.8.")
+            f" Paper 004 (NQ, DPR, FiD): EM@100 {em:g} vs AcEM@100 {acem:g} ({acem - em:.1f} points); "
+            f"Probe 3 {probe3:g}.")
 
 
 def plot_em_curves(curves_by_corpus: Mapping[str, pd.DataFrame],

@@ -113,17 +113,33 @@ def hint_distribution(first: pd.DataFrame, optimal_rows: pd.DataFrame) -> pd.Dat
 
 
 def plot_settings(em: pd.DataFrame, value: str = "EM"):
-    """Fig. 5 shape: EM of every system, grouped by setting, best (k, union) per system."""
+    """Fig. 5 shape: EM of every system, grouped by setting, best (k, union) per system, with the
+    95 % bootstrap interval over questions as error bars (columns ``<value>_lo``/``<value>_hi``)."""
     import matplotlib.pyplot as plt
-    import seaborn as sns
+    import numpy as np
 
     best = em.loc[em.groupby(["reader", "setting", "system"])[value].idxmax()].copy()
     best["label"] = best["setting"] + ": " + best["system"]
     order = {s: i for i, s in enumerate(SETTING_ORDER)}
     best = best.sort_values(["setting", value], key=lambda c: c.map(order) if c.name == "setting" else -c)
-    fig, ax = plt.subplots(figsize=(8, 0.45 * best["label"].nunique() + 1.5))
-    sns.barplot(data=best, y="label", x=value, hue="reader", ax=ax)
-    ax.set_xlabel(f"{value} (%), best k and union per system")
+    labels = list(dict.fromkeys(best["label"]))
+    readers = list(dict.fromkeys(best["reader"]))
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(labels) + 1.5))
+    height = 0.8 / max(1, len(readers))
+    y = np.arange(len(labels))
+    for j, reader in enumerate(readers):
+        sub = best[best["reader"] == reader].set_index("label").reindex(labels)
+        err = None
+        if f"{value}_lo" in sub.columns and f"{value}_hi" in sub.columns:
+            err = np.vstack([(sub[value] - sub[f"{value}_lo"]).to_numpy(float),
+                             (sub[f"{value}_hi"] - sub[value]).to_numpy(float)])
+        ax.barh(y - 0.4 + height * (j + 0.5), sub[value].to_numpy(float), height=height, xerr=err, capsize=2,
+                label=reader, error_kw={"elinewidth": 0.8})
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels)
+    ax.invert_yaxis()
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_xlabel(f"{value} (%), best k and union per system; bars: 95 % bootstrap interval over questions")
     ax.set_ylabel("")
     ax.set_title("Reading: Optimal vs oracle vs pipeline")
     fig.tight_layout()
@@ -145,17 +161,17 @@ def plot_hint_distribution(dist: pd.DataFrame):
     return fig
 
 
-#: findings of ``results/paper_reference.yaml`` that hold the paper's reading numbers (SPEC §6.5)
+#: findings of ``inferqa_utils/paper_numbers.yaml`` that hold the paper's reading numbers (paper 000 §5.4)
 READING_FINDINGS = ("optimal_far_above_pipeline", "rerankers_marginal", "ft_reranker_oracle_only")
 
 
 def paper_reading_numbers() -> dict[str, float]:
     """The paper's reading EM numbers (SPEC §6.5, paper 000 §5.4) from the paper reference file,
     as {label: value} (Optimal 90.16, BGE + MonoT5 15.34, BGE + FT-MonoT5 13.89, BGE 13.18)."""
-    from .beyond.paper_reference import load_paper_reference
+    from .findings import load_paper_numbers
 
     out: dict[str, float] = {}
-    for f in load_paper_reference():
+    for f in load_paper_numbers():
         if f.id in READING_FINDINGS:
             for label, value in ((f.a_label, f.a_value), (f.b_label, f.b_value)):
                 if value is not None and float(value) not in out.values():  # one label per number

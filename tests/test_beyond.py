@@ -14,10 +14,8 @@ from inferqa_utils.beyond import candidates as csr
 from inferqa_utils.beyond import decomposition as dec
 from inferqa_utils.beyond import disentangled as dis
 from inferqa_utils.beyond import knowledge as know
-from inferqa_utils.beyond import paper_reference as pref
 from inferqa_utils.beyond import report as rep
 from inferqa_utils.beyond.common import cached_method, ids_to_run_list, rank_by_score, split_sentences
-from inferqa_utils.errors import DataFormatError
 from inferqa_utils.prompts import NO_ANSWER
 
 # ----------------------------------------------------------------------------- decomposition
@@ -300,71 +298,6 @@ def test_report_table_and_summary():
     t2 = pd.concat([t, t.loc[["ours"]].rename(index={"ours": "ours 2"})])
     assert "every method ties at 100.00" in rep.best_method_summary(t2, "toy", dense=(), columns=("Hit@1",))
     assert rep.best_of(t, "oracle", "EM") is None
-
-
-def test_paper_reference_file_is_valid_and_consistent():
-    findings = pref.load_paper_reference()
-    ids = [f.id for f in findings]
-    assert len(ids) == len(set(ids)) >= 10
-    for f in findings:
-        assert f.source and f.finding
-        # the paper's own numbers satisfy the relation of the finding they support
-        assert f.holds(f.a_value, f.b_value) in (True, None), f.id
-    f = next(f for f in findings if f.id == "rerankers_marginal")
-    assert (f.a_value, f.b_value, f.rule()) == (15.34, 13.18, "a - b <= 5")
-    ratio = next(f for f in findings if f.id == "oracle_half_of_optimal")
-    assert ratio.holds(40.0, 70.0) is True and ratio.holds(10.0, 70.0) is False
-    assert ratio.holds(0.0, 0.0) is None and ratio.holds(float("nan"), 3.0) is None
-
-
-def test_paper_reference_errors(tmp_path):
-    bad = tmp_path / "ref.yaml"
-    bad.write_text("findings:\n  - id: x\n    finding: f\n    source: s\n    paper: {a: {label: A, value: 1}, "
-                   "b: {label: B, value: 2}}\n    relation: 'a ~ b'\n")
-    with pytest.raises(DataFormatError, match="unknown relation"):
-        pref.load_paper_reference(bad)
-    bad.write_text("findings:\n  - id: x\n    finding: f\n    source: s\n    paper: {a: {label: A, value: 1}, "
-                   "b: {label: B, value: 2}}\n    relation: 'a - b <= margin'\n")
-    with pytest.raises(DataFormatError, match="needs a number 'margin'"):
-        pref.load_paper_reference(bad)
-    bad.write_text("findings:\n  - id: x\n    finding: f\n    source: s\n    paper: {a: {label: A}}\n")
-    with pytest.raises(DataFormatError, match=r"paper\.a needs"):
-        pref.load_paper_reference(bad)
-
-
-def test_cross_corpus_measure_means_over_k():
-    cc = pd.DataFrame({"Hit@1": [0.0, 100.0, 50.0], "Hit@10": [100.0, 100.0, 50.0], "n_questions": [1, 13, 1],
-                       "corpus": ["answer-supporting", "answer-containing", "answer-supporting"]},
-                      index=["e5-small", "bm25", "bm25"])
-    ev = pref.Evidence(report=pd.DataFrame(columns=["kind"]), cross_corpus=cc)
-    a, b, note = pref.m_cross_corpus_hit(ev)
-    assert (a, b) == (100.0, 50.0) and "1 question(s)" in note
-    assert pref.m_cross_corpus_hit(ev, "Hit@10")[:2] == (100.0, 100.0)
-    assert pref.m_cross_corpus_hit(ev, "Hit@5") is None
-
-
-def test_paper_vs_ours_rule():
-    report = pd.DataFrame({"kind": ["retriever", "retriever", "reranker", "reranker", "oracle", "method", "method"],
-                           "nDCG@10": [20.0, 60.0, 25.0, 22.0, 80.0, 40.0, 40.0],
-                           "EM": [10.0, 20.0, 30.0, 12.0, 40.0, 25.0, 30.0]},
-                          index=["bm25", "e5-small", "bm25+pointwise", "bm25+upr", "oracle+pointwise",
-                                 "decomposition", "decomposition + CoT reader"])
-    ev = pref.Evidence(report=report, optimal_em=70.0, oracle_system="oracle+pointwise",
-                       decomposition_system="decomposition", cot_system="decomposition + CoT reader",
-                       lengths={"supporting": 20.0, "containing": 30.0})
-    v = pref.paper_vs_ours(pref.load_paper_reference(), ev)
-    assert (v.loc["dense_beats_bm25", "ours a"], v.loc["dense_beats_bm25", "ours b"]) == (60.0, 20.0)
-    assert v.loc["dense_beats_bm25", "reproduces"] == "yes"
-    assert v.loc["rerankers_marginal", "ours a"] == 30.0 and v.loc["rerankers_marginal", "reproduces"] == "no"  # +20
-    assert v.loc["pointwise_best_reranker", "reproduces"] == "yes"  # 25 ≥ 22
-    assert v.loc["optimal_far_above_pipeline", "reproduces"] == "yes"  # 70 − 30 ≥ 10
-    assert v.loc["oracle_half_of_optimal", "reproduces"] == "yes"  # 40 / 70 = 0.57
-    assert v.loc["pipeline_below_oracle", "reproduces"] == "yes"  # 40 > 20
-    assert v.loc["general_reader_beats_reasoning", "reproduces"] == "no"  # 25 < 30
-    assert v.loc["similar_passage_length", "reproduces"] == "no"  # |20 − 30| / 30 > 0.25
-    assert v.loc["containing_beats_supporting", "reproduces"] == "not measured"  # no cross-corpus table
-    assert v.loc["damaging_passages", "reproduces"] == "not measured"
-    assert v.loc["damaging_passages", "note"].startswith("measured elsewhere")
 
 
 # ----------------------------------------------------------------------------- tiny real model

@@ -10,9 +10,19 @@ NOTEBOOKS = discover_notebooks()
 @pytest.mark.slow
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_smoke(nb, tmp_path):
+    """Run the notebook on the smoke profile, then check the numbers it produced against the
+    reproduction matrix (inferqa_utils/reproduction.yaml): a notebook that runs but computes
+    something else fails here. After 07, the findings table is scored on the whole smoke run."""
+    from inferqa_utils.check import check
+
     m = run_notebooks("smoke", only=[nb.name[:2]], out_dir=tmp_path, log=print)
     assert m.extra["status"] == "ok"
     assert (tmp_path / nb.name).exists()
+    lines: list[str] = []
+    fails = check("smoke", notebooks=[nb.name[:2]], findings_table=nb.name.startswith("07"), log=lines.append)
+    print("\n".join(lines))
+    assert sum(line.startswith(("OK", "FAIL")) for line in lines) >= 1, "no produced number is checked"
+    assert fails == 0, "\n".join(line for line in lines if line.startswith("FAIL"))
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

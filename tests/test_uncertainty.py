@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from inferqa_utils.uncertainty import holm, mean_ci, paired_difference
@@ -46,3 +48,61 @@ def test_holm_hand_checked():
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])
     assert holm([]) == []
+
+
+# ----------------------------------------------------------------------------- ranx run comparison
+
+QRELS = {"q1": {"a": 2, "b": 1, "z": 0}, "q2": {"c": 1}, "q3": {"d": 2}, "q4": {"e": 0}}
+R1 = {"q1": [("x", 3.0), ("a", 2.0), ("b", 1.0)], "q2": [("x", 2.0), ("c", 1.0)], "q3": [("y", 1.0)]}
+R2 = {"q1": [("a", 1.0), ("x", 3.0)], "q2": [("c", 2.0), ("x", 1.0)], "q3": [("d", 1.0)], "q4": [("e", 1.0)]}
+
+
+def test_compare_runs_per_question_equals_ir_measures_and_hand_values():
+    from inferqa_utils.metrics import per_query
+    from inferqa_utils.uncertainty import compare_runs
+
+    table, long = compare_runs({"r1": R1, "r2": R2}, QRELS, metrics=("Hit@1", "nDCG@10", "MRR@10"))
+    for name, run in (("r1", R1), ("r2", R2)):
+        ref = per_query(run, QRELS, 1, ["Hit@1", "nDCG@10", "MRR@10"]).dropna()
+        got = long[long["system"] == name].pivot_table(index="qid", columns="measure", values="value")
+        assert np.allclose(got.loc[ref.index, ref.columns].to_numpy(), ref.to_numpy())
+    # q4 (no label > 0) counts nowhere; r1 q1: a (label 2) at rank 2, b (label 1) at rank 3:
+    # DCG = 3/log2(3) + 1/log2(4) = 2.3928, IDCG = 3 + 1/log2(3) = 3.6309 → 0.6590 (the list order is the ranking)
+    r1 = long[(long["system"] == "r1") & (long["measure"] == "nDCG@10")].set_index("qid")["value"]
+    assert set(r1.index) == {"q1", "q2", "q3"} and r1["q1"] == pytest.approx(0.6590, abs=1e-4)
+    assert table.loc["r1", "Hit@1"] == 0.0 and table.loc["r2", "Hit@1"] == 100.0 and table.loc["r2", "ΔHit@1"] == 100.0
+    # 3 discordant questions, all in r2's favour: exact two-sided randomization p = 2 / 2^3 = 0.25 (ranx: Monte Carlo)
+    assert table.loc["r2", "p Hit@1"] == pytest.approx(0.25, abs=0.03)
+    assert table.loc["r2", "p_holm Hit@1"] == pytest.approx(min(1.0, 3 * table.loc["r2", "p Hit@1"]), abs=0.03)
+    assert table.loc["r2", "sig Hit@1"] == "" and pd.isna(table.loc["r1", "p Hit@1"])  # the baseline has no test
+
+
+def test_compare_runs_significant_difference_is_marked():
+    from inferqa_utils.uncertainty import compare_runs
+
+    qrels = {f"q{i}": {"good": 1} for i in range(30)}
+    good = {q: [("good", 2.0), ("bad", 1.0)] for q in qrels}
+    bad = {q: [("bad", 2.0), ("good", 1.0)] for q in qrels}
+    table, _ = compare_runs({"bad": bad, "good": good}, qrels, metrics=("Hit@1",))
+    assert table.loc["good", "Hit@1"] == 100.0 and table.loc["good", "p Hit@1"] < 0.01
+    assert table.loc["good", "sig Hit@1"] == "*"
+    shown = with_intervals_of(table)
+    assert shown.loc["good", "Hit@1"] == "100.0 [100.0, 100.0]*" and shown.loc["bad", "Hit@1"] == "0.0 [0.0, 0.0]"
+
+
+def with_intervals_of(table):
+    from inferqa_utils.uncertainty import with_intervals
+
+    return with_intervals(table, ["Hit@1"])
+
+
+def test_answers_comparison_hand_checked():
+    from inferqa_utils.uncertainty import answers_comparison
+
+    rows = [{"qid": f"q{i}", "system": s, "em": ok}
+            for i in range(10) for s, ok in (("bm25", i < 2), ("ours", i < 6))]
+    t = answers_comparison(pd.DataFrame(rows), baseline="bm25")
+    assert t.loc["bm25", "em"] == 20.0 and t.loc["ours", "em"] == 60.0 and t.loc["ours", "Δem"] == 40.0
+    # 4 discordant questions all for "ours": exact sign-flip p = 2 / 16 = 0.125; one comparison → Holm = raw
+    assert t.loc["ours", "p em"] == 0.125 and t.loc["ours", "p_holm em"] == 0.125 and t.loc["ours", "sig em"] == ""
+    assert t.loc["bm25", "n"] == 10 and pd.isna(t.loc["bm25", "p em"])

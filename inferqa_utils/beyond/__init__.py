@@ -14,9 +14,8 @@ the rerankers of notebook 03.
 * :mod:`.candidates` — ours: candidate-support retrieval (the reader proposes answers from the
   first-stage pool; passages are scored by how strongly they support the consensus candidates);
 * :mod:`.common` — shared plumbing (dense reranker, cached method runs, rank helpers);
-* :mod:`.report` — the one report table and its figure;
-* :mod:`.paper_reference` — the paper numbers (``results/paper_reference.yaml``) and the
-  paper-vs-ours table.
+* :mod:`.report` — the one report table and its figure (the papers' findings are scored by
+  :mod:`inferqa_utils.findings`).
 
 Heavy libraries are imported inside functions; importing this package is cheap.
 """

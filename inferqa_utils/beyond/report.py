@@ -171,8 +171,10 @@ def best_method_summary(table: pd.DataFrame, dataset_name: str, bm25: str = "bm2
     return "\n".join(lines)
 
 
-def plot_report(table: pd.DataFrame, title: str, columns: Sequence[str] = ("nDCG@10", "judged")) -> Any:
-    """Horizontal bars, one panel per column, systems coloured by kind."""
+def plot_report(table: pd.DataFrame, title: str, columns: Sequence[str] = ("nDCG@10", "judged"),
+                intervals: pd.DataFrame | None = None) -> Any:
+    """Horizontal bars, one panel per column, systems coloured by kind; error bars where
+    ``intervals`` (index system) has ``<column>_lo`` and ``<column>_hi`` (95 % intervals, in %)."""
     import matplotlib.pyplot as plt
 
     colours = {"retriever": "#4C72B0", "reranker": "#DD8452", "method": "#55A868", "oracle": "#8C8C8C"}
@@ -181,7 +183,13 @@ def plot_report(table: pd.DataFrame, title: str, columns: Sequence[str] = ("nDCG
                              squeeze=False)
     for ax, col in zip(axes[0], columns, strict=True):
         vals = table[col].astype(float).fillna(0.0)
-        ax.barh(range(len(names)), vals, color=[colours.get(k, "#999999") for k in table["kind"]])
+        err = None
+        if intervals is not None and f"{col}_lo" in intervals.columns and f"{col}_hi" in intervals.columns:
+            iv = intervals.reindex(names)
+            err = [(vals - iv[f"{col}_lo"].astype(float)).fillna(0.0).clip(lower=0).to_numpy(),
+                   (iv[f"{col}_hi"].astype(float) - vals).fillna(0.0).clip(lower=0).to_numpy()]
+        ax.barh(range(len(names)), vals, color=[colours.get(k, "#999999") for k in table["kind"]], xerr=err,
+                capsize=2, error_kw={"elinewidth": 0.8})
         for i, v in enumerate(vals):
             ax.text(v + 0.5, i, f"{v:.1f}", va="center", fontsize=7)
         ax.set_xlabel(f"{col} (%)")

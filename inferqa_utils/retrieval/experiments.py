@@ -124,6 +124,12 @@ def mean_length(corpus: dict[str, str]) -> float:
     return round(sum(n_tokens(t) for t in corpus.values()) / max(1, len(corpus)), 2)
 
 
+def passage_lengths(corpus: dict[str, str], label: str) -> pd.DataFrame:
+    """One row per passage: ``corpus`` (label), ``pid``, ``tokens`` (as :func:`mean_length` counts them),
+    the sample the passage-length finding compares."""
+    return pd.DataFrame({"corpus": label, "pid": list(corpus), "tokens": [n_tokens(t) for t in corpus.values()]})
+
+
 def plot_hit_curves(curves: pd.DataFrame, title: str):
     import matplotlib.pyplot as plt
 

@@ -1,0 +1,237 @@
+"""The reproduction matrix: expected numbers per profile, checked against the latest run.
+
+In the manner of Pyserini's two-click reproductions (``pyserini/2cr/*.yaml``: each condition's
+command beside its expected scores, printed OK / FAIL), ``inferqa_utils/reproduction.yaml`` lists,
+per profile, *conditions*: a notebook, a result table (``results/<file>`` with ``{dataset}`` and
+``{split}`` filled from the profile), a row (column = value pairs), a column, the expected value and
+a tolerance. :func:`check` reads the tables the latest run of that profile wrote, prints one line
+per condition, then the papers' findings scored on the same run (:mod:`inferqa_utils.findings`),
+and reports failure when a condition is off by more than its tolerance or its table/row is missing.
+
+Expected values are recorded from a real run and changed only deliberately:
+``python -m inferqa_utils check --profile NAME --update`` rewrites them from the current results
+(the diff of ``reproduction.yaml`` then shows in review).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .config import PATHS
+from .errors import DataFormatError
+
+MATRIX = Path(__file__).with_name("reproduction.yaml")
+HEADER = """\
+# Reproduction matrix (read by `python -m inferqa_utils check --profile NAME`; see inferqa_utils/check.py).
+# Per profile: conditions = notebook, table (results/<table>, {dataset} and {split} from the profile),
+# row (column: value pairs selecting one row), column, expected value, tolerance (absolute, in the
+# column's unit). Expected values come from a real run; rewrite them only deliberately with
+# `python -m inferqa_utils check --profile NAME --update` and review the diff.
+#
+# Tolerance: greedy llama.cpp decoding, fixed seeds and stamped caches make a run on one machine
+# reproduce exactly. Measured: two smoke runs, one from an empty generation cache, gave identical
+# numbers in every results table (README, "Reproduction matrix"). The tolerance (0.02) only absorbs
+# the rounding of the CSVs, as Pyserini's 2CR does (isclose, abs_tol 2e-2). A different CPU or
+# llama.cpp build may change a near-tie greedy token: a FAIL there is a real difference to look at.
+"""
+
+
+@dataclass
+class Condition:
+    """One expected number."""
+
+    id: str
+    notebook: str
+    table: str
+    row: dict[str, Any]
+    column: str
+    expected: float | None
+    tolerance: float = 0.02
+
+    def file(self, dataset: str, split: str) -> str:
+        return self.table.format(dataset=dataset, split=split)
+
+
+@dataclass
+class Outcome:
+    condition: Condition
+    status: str  # OK | FAIL
+    got: float | None
+    why: str = ""
+
+    def line(self) -> str:
+        c = self.condition
+        exp = "—" if c.expected is None else f"{c.expected:g}"
+        got = "—" if self.got is None else f"{self.got:g}"
+        return (f"{self.status:4}  {c.notebook}  {c.id:44} expected {exp:>8}  got {got:>8}  (±{c.tolerance:g})"
+                + (f"  {self.why}" if self.why else ""))
+
+
+def load_matrix(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """``{profile: {"split": …, "conditions": [Condition…]}}``; errors name the entry and field."""
+    import yaml
+
+    path = Path(path) if path is not None else MATRIX
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise DataFormatError(path, f"cannot read the reproduction matrix ({exc})") from None
+    out: dict[str, dict[str, Any]] = {}
+    for profile, spec in (raw.get("profiles") or {}).items():
+        conds = []
+        for n, e in enumerate((spec or {}).get("conditions") or [], 1):
+            rec = f"profile {profile}, condition {n}" + (f" ({e.get('id')})" if isinstance(e, dict) else "")
+            if not isinstance(e, dict):
+                raise DataFormatError(path, "a condition must be a mapping", record=rec)
+            for key in ("id", "notebook", "table", "row", "column"):
+                if key not in e:
+                    raise DataFormatError(path, f"missing {key!r}", record=rec, field=key)
+            exp = e.get("expected")
+            if exp is not None and not isinstance(exp, (int, float)):
+                raise DataFormatError(path, f"expected must be a number or null, got {exp!r}", record=rec,
+                                      field="expected")
+            conds.append(Condition(str(e["id"]), str(e["notebook"]), str(e["table"]), dict(e["row"] or {}),
+                                   str(e["column"]), None if exp is None else float(exp),
+                                   float(e.get("tolerance", 0.02))))
+        out[str(profile)] = {"split": (spec or {}).get("split", "test"), "conditions": conds}
+    return out
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    if isinstance(wanted, (int, float)) and not isinstance(wanted, bool):
+        try:
+            return math.isclose(float(value), float(wanted))
+        except (TypeError, ValueError):
+            return False
+    return str(value) == str(wanted)
+
+
+def read_value(c: Condition, dataset: str, split: str, folder: Path | None = None) -> tuple[float | None, str]:
+    """The condition's number in the run's table, or ``(None, reason)``."""
+    import pandas as pd
+
+    path = (folder or PATHS.results) / c.file(dataset, split)
+    if not path.exists():
+        return None, f"{path.name} not found (run notebook {c.notebook})"
+    t = pd.read_csv(path)
+    if c.column not in t.columns:
+        return None, f"no column {c.column!r} in {path.name}"
+    sel = t
+    for col, wanted in c.row.items():
+        if col not in sel.columns:
+            return None, f"no column {col!r} in {path.name}"
+        sel = sel[[_matches(v, wanted) for v in sel[col]]]
+    if len(sel) != 1:
+        return None, f"{len(sel)} rows of {path.name} match {c.row}"
+    v = sel[c.column].iloc[0]
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None, f"{c.column} = {v!r} is not a number"
+    return v, ""
+
+
+def evaluate(conditions: Sequence[Condition], dataset: str, split: str, folder: Path | None = None) -> list[Outcome]:
+    out = []
+    for c in conditions:
+        got, why = read_value(c, dataset, split, folder)
+        if got is None:
+            out.append(Outcome(c, "FAIL", None, why))
+        elif c.expected is None:
+            out.append(Outcome(c, "FAIL", got, "no expected value recorded (--update)"))
+        elif (math.isnan(got) and math.isnan(c.expected)) or abs(got - c.expected) <= c.tolerance + 1e-9:
+            out.append(Outcome(c, "OK", got))
+        else:
+            out.append(Outcome(c, "FAIL", got, f"off by {got - c.expected:+.2f}"))
+    return out
+
+
+def profile_context(profile_name: str, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    from .config import profile
+
+    params = {**profile(profile_name), **(overrides or {})}
+    return params
+
+
+def update(profile_name: str, path: str | Path | None = None, folder: Path | None = None) -> list[Outcome]:
+    """Rewrite the profile's expected values from the current results (deliberate, reviewed)."""
+    import yaml
+
+    path = Path(path) if path is not None else MATRIX
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    params = profile_context(profile_name)
+    spec = raw["profiles"][profile_name]
+    outcomes = []
+    for e in spec["conditions"]:
+        c = load_matrix(path)[profile_name]["conditions"][spec["conditions"].index(e)]
+        got, why = read_value(c, params["dataset_name"], spec.get("split", "test"), folder)
+        if got is not None:
+            e["expected"] = round(got, 4)
+        outcomes.append(Outcome(c, "SET" if got is not None else "FAIL", got, why))
+    path.write_text(HEADER + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
+    return outcomes
+
+
+def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str | Path | None = None,
+          findings_table: bool = True, folder: Path | None = None, path: str | Path | None = None,
+          log: Any = print) -> int:
+    """Print OK / FAIL per condition of the profile (only ``notebooks`` when given) and the findings
+    verdicts; write a Markdown report when asked. Returns the number of FAILs."""
+    from . import findings as fnd
+
+    matrix = load_matrix(path)
+    if profile_name not in matrix:
+        raise KeyError(f"no conditions for profile {profile_name!r} in {path or MATRIX} "
+                       f"(profiles with conditions: {', '.join(matrix)})")
+    params = profile_context(profile_name)
+    dataset, split = params["dataset_name"], matrix[profile_name]["split"]
+    conds = [c for c in matrix[profile_name]["conditions"] if not notebooks or c.notebook in notebooks]
+    outcomes = evaluate(conds, dataset, split, folder)
+    log(f"[check] profile {profile_name}: dataset {dataset}, split {split}, {len(conds)} condition(s), "
+        f"results in {folder or PATHS.results}")
+    for o in outcomes:
+        log(o.line())
+    fails = sum(o.status == "FAIL" for o in outcomes)
+    log(f"[check] {len(outcomes) - fails} OK, {fails} FAIL")
+    verdicts = None
+    if findings_table:
+        verdicts = fnd.verdict_table(fnd.Results(dataset, split, {**params, "reading_k": 3}, folder))
+        log(f"[check] findings on this run: {fnd.verdict_counts(verdicts)}")
+        for fid, r in verdicts.iterrows():
+            log(f"  {r['verdict']:12} {fid:32} a {r['ours a']:>24}  b {r['ours b']:>24}  "
+                f"{r['statistic']:>30}  p(Holm) {_p(r['p (Holm)'])}  [{r['rule']}]")
+            log(f"  {'':12} {'':32} {r['why']}")
+    if report:
+        Path(report).write_text(markdown_report(profile_name, dataset, split, outcomes, verdicts), encoding="utf-8")
+        log(f"[check] report written to {report}")
+    return fails
+
+
+def _p(v: Any) -> str:
+    try:
+        return "—" if v is None or math.isnan(float(v)) else f"{float(v):.4f}"
+    except (TypeError, ValueError):
+        return "—"
+
+
+def markdown_report(profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any) -> str:
+    lines = [f"# Reproduction check: profile `{profile_name}`", "",
+             f"Dataset `{dataset}`, split `{split}`. Generated by `python -m inferqa_utils check --profile "
+             f"{profile_name} --report`.", "", "## Conditions", "",
+             "| status | notebook | condition | expected | got | tolerance | note |", "|---|---|---|---|---|---|---|"]
+    for o in outcomes:
+        c = o.condition
+        lines.append(f"| {o.status} | {c.notebook} | {c.id} | {c.expected if c.expected is not None else '—'} | "
+                     f"{'—' if o.got is None else f'{o.got:g}'} | ±{c.tolerance:g} | {o.why} |")
+    if verdicts is not None:
+        lines += ["", "## Findings", "", "| finding | paper a | paper b | ours a | ours b | statistic | p (Holm) | "
+                  "rule | verdict | why |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for _fid, r in verdicts.iterrows():
+            cells = [r["finding"], r["paper a"], r["paper b"], r["ours a"], r["ours b"], r["statistic"],
+                     _p(r["p (Holm)"]), r["rule"], f"**{r['verdict']}**", r["why"]]
+            lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,612 @@
+"""The papers' findings scored from our data: *holds*, *contradicted* or *inconclusive*.
+
+The paper numbers and the findings live in one file shipped with the package,
+``inferqa_utils/paper_numbers.yaml`` (:func:`load_paper_numbers`); everything that prints a paper
+number reads it. For each finding a *measure* (:data:`MEASURES`) reads our two quantities ``a``
+and ``b`` from the result files the notebooks wrote — one value per question (per passage for
+passage lengths, per question × sample for SER) — and :func:`score` decides.
+
+Verdicts
+--------
+Each relation is a region ``R`` for a statistic ``s`` of the two samples:
+
+* ``"a > b"``: ``s = mean(a) − mean(b)``, ``R = (0, ∞)``;
+* ``"a - b >= margin"``: ``R = [margin, ∞)``; ``"a - b <= margin"``: ``R = (−∞, margin]``;
+* ``"adds little"`` (paper 000's "rerankers / fine-tuning add little"): ``R = [−margin, margin]``
+  *and* the difference must not be significantly negative — a reranker that hurts does not "add
+  a little", so an interval entirely below 0 contradicts;
+* ``"ratio a/b in [lo, hi]"``: ``s = mean(a) / mean(b)``, ``R = [lo, hi]``;
+* ``"abs(a - b) / b <= margin"``: ``s = |mean(a) − mean(b)| / mean(b)``, ``R = [0, margin]``.
+
+With the seeded 95 % bootstrap interval ``[L, H]`` of ``s`` (paired over questions when a and b
+are measured on the same questions, :mod:`inferqa_utils.uncertainty`): **holds** when ``[L, H] ⊆ R``,
+**contradicted** when ``[L, H] ∩ R = ∅``, **inconclusive** when the interval straddles a boundary
+of ``R`` — or when an input is missing, or when every value on both sides is the same constant
+(e.g. EM 0 everywhere: nothing was measured), or when fewer than :data:`MIN_UNITS` questions
+were measured. The p-value is that of ``mean(a) = mean(b)``
+(paired sign-flip or two-sample permutation test), Holm-adjusted over the table.
+
+Only directions and size classes are compared, never the absolute numbers: our corpus, models
+and question counts are orders of magnitude smaller than the paper's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .config import PATHS, SEED
+from .errors import DataFormatError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PAPER_NUMBERS = Path(__file__).with_name("paper_numbers.yaml")
+HOLDS, CONTRADICTED, INCONCLUSIVE = "holds", "contradicted", "inconclusive"
+#: fewer units (questions, passages, pairs) than this and no finding is decided: a percentile
+#: bootstrap over a handful of questions gives intervals that exclude 0 by chance
+MIN_UNITS = 10
+RELATIONS = ("a > b", "a - b >= margin", "a - b <= margin", "adds little", "ratio a/b in [lo, hi]",
+             "abs(a - b) / b <= margin")
+_NEEDS = {"a - b >= margin": ("margin",), "a - b <= margin": ("margin",), "adds little": ("margin",),
+          "ratio a/b in [lo, hi]": ("lo", "hi"), "abs(a - b) / b <= margin": ("margin",)}
+
+
+@dataclass
+class Finding:
+    """One entry of ``paper_numbers.yaml``."""
+
+    id: str
+    finding: str
+    source: str
+    a_label: str
+    a_value: float | None
+    b_label: str
+    b_value: float | None
+    relation: str
+    bounds: dict[str, float] = field(default_factory=dict)
+    measure: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    ours: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def rule(self) -> str:
+        """The relation with its numbers, e.g. ``"|a − b| ≤ 5 and not significantly < 0"``."""
+        if self.relation == "adds little":
+            return f"|a − b| ≤ {self.bounds['margin']:g} and not significantly < 0"
+        text = self.relation
+        for k, v in self.bounds.items():
+            text = text.replace(k, f"{v:g}")
+        return text
+
+    def region(self) -> tuple[float, float, bool]:
+        """``(low, high, low_open)``: the region R of the statistic (module docstring)."""
+        b = self.bounds
+        return {
+            "a > b": (0.0, math.inf, True),
+            "a - b >= margin": (b.get("margin", 0.0), math.inf, False),
+            "a - b <= margin": (-math.inf, b.get("margin", 0.0), False),
+            "adds little": (-b.get("margin", 0.0), b.get("margin", 0.0), False),
+            "ratio a/b in [lo, hi]": (b.get("lo", 0.0), b.get("hi", 0.0), False),
+            "abs(a - b) / b <= margin": (0.0, b.get("margin", 0.0), False),
+        }[self.relation]
+
+    @property
+    def statistic(self) -> str:
+        return {"ratio a/b in [lo, hi]": "ratio", "abs(a - b) / b <= margin": "relative"}.get(self.relation, "diff")
+
+
+def load_paper_numbers(path: str | Path | None = None) -> list[Finding]:
+    """Read and validate the paper numbers file (see its header). Errors name the entry and field."""
+    import yaml
+
+    path = Path(path) if path is not None else PAPER_NUMBERS
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataFormatError(path, f"cannot read the paper numbers file ({exc})") from None
+    except yaml.YAMLError as exc:
+        raise DataFormatError(path, f"invalid YAML ({exc})") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("findings"), list):
+        raise DataFormatError(path, "expected a mapping with a 'findings' list")
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for n, e in enumerate(raw["findings"], 1):
+        rec = f"entry {n}" + (f" ({e.get('id')})" if isinstance(e, dict) and e.get("id") else "")
+        if not isinstance(e, dict):
+            raise DataFormatError(path, "an entry must be a mapping", record=rec)
+        for key in ("id", "finding", "source", "paper", "relation", "measure"):
+            if not e.get(key):
+                raise DataFormatError(path, f"missing {key!r}", record=rec, field=key)
+        if e["id"] in seen:
+            raise DataFormatError(path, f"duplicate id {e['id']!r}", record=rec, field="id")
+        seen.add(e["id"])
+        sides = {}
+        for side in ("a", "b"):
+            s = (e["paper"] or {}).get(side)
+            if not isinstance(s, dict) or "label" not in s or "value" not in s:
+                raise DataFormatError(path, f"paper.{side} needs 'label' and 'value'", record=rec, field=f"paper.{side}")
+            v = s["value"]
+            if v is not None and not isinstance(v, (int, float)):
+                raise DataFormatError(path, f"paper.{side}.value must be a number or null, got {v!r}", record=rec,
+                                      field=f"paper.{side}.value")
+            sides[side] = (str(s["label"]), None if v is None else float(v))
+        rel = e["relation"]
+        if rel not in RELATIONS:
+            raise DataFormatError(path, f"unknown relation {rel!r} (known: {', '.join(RELATIONS)})", record=rec,
+                                  field="relation")
+        bounds = {}
+        for k in _NEEDS.get(rel, ()):
+            if not isinstance(e.get(k), (int, float)):
+                raise DataFormatError(path, f"relation {rel!r} needs a number {k!r}", record=rec, field=k)
+            bounds[k] = float(e[k])
+        if e["measure"] not in MEASURES:
+            raise DataFormatError(path, f"unknown measure {e['measure']!r} (known: {', '.join(MEASURES)})",
+                                  record=rec, field="measure")
+        out.append(Finding(str(e["id"]), str(e["finding"]), str(e["source"]), *sides["a"], *sides["b"], rel, bounds,
+                           str(e["measure"]), dict(e.get("params") or {}), str(e.get("ours") or ""),
+                           dict(e.get("extra") or {})))
+    return out
+
+
+def paper_value(finding_id: str, side: str = "a") -> float | None:
+    """One paper number by finding id and side (``"a"``/``"b"``) or an ``extra`` label."""
+    for f in load_paper_numbers():
+        if f.id == finding_id:
+            if side == "a":
+                return f.a_value
+            if side == "b":
+                return f.b_value
+            v = f.extra.get(side)
+            return float(v) if isinstance(v, (int, float)) else None
+    raise KeyError(f"no finding {finding_id!r} in {PAPER_NUMBERS}")
+
+
+# ----------------------------------------------------------------------------- our data
+
+class Missing(Exception):
+    """A measure's input is absent: the finding is inconclusive, and this says why."""
+
+
+@dataclass
+class Sample:
+    """Our two quantities: one value per unit (question, passage, pair). ``paired`` when ``a[i]``
+    and ``b[i]`` belong to the same unit. ``scale`` converts the statistic to the reported unit
+    (100 for 0/1 and [0, 1] outcomes → %)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    paired: bool
+    note: str
+    unit: str = "questions"
+    scale: float = 100.0
+
+
+@dataclass
+class Results:
+    """The result files of one dataset and split (``results/NN_<dataset>_<split>_<name>.csv``)
+    and the parameters the run used (a profile's values: reader, first stage, k…)."""
+
+    dataset: str
+    split: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    folder: Path | None = None
+
+    def path(self, notebook: str, name: str) -> Path:
+        return (self.folder or PATHS.results) / f"{notebook}_{self.dataset}_{self.split}_{name}.csv"
+
+    def table(self, notebook: str, name: str, dtype: Mapping[str, Any] | None = None) -> pd.DataFrame:
+        import pandas as pd
+
+        p = self.path(notebook, name)
+        if not p.exists():
+            raise Missing(f"{p.name} not found (run notebook {notebook})")
+        return pd.read_csv(p, dtype=dict(dtype or {}))
+
+    def param(self, name: str, default: Any = None) -> Any:
+        return self.params.get(name, default)
+
+
+def _per_question(results: Results, notebook: str) -> pd.DataFrame:
+    """The long per-question table of notebooks 02/03/05: ``corpus, system, measure, qid, value``."""
+    return results.table(notebook, "per_question")
+
+
+def _pivot(pq: pd.DataFrame, measure: str, corpus: str | None = None) -> pd.DataFrame:
+    """qid × system values of one measure (NaN rows = questions that do not count)."""
+    sub = pq[pq["measure"] == measure]
+    if corpus is not None:
+        sub = sub[sub["corpus"] == corpus]
+    if sub.empty:
+        raise Missing(f"no per-question {measure!r}" + (f" on the {corpus} corpus" if corpus else ""))
+    return sub.pivot_table(index="qid", columns="system", values="value", aggfunc="first", dropna=False)
+
+
+def _best_column(table: pd.DataFrame, columns: Sequence[str], what: str) -> str:
+    cols = [c for c in columns if c in table.columns and table[c].notna().any()]
+    if not cols:
+        raise Missing(f"no {what} in the results")
+    return max(cols, key=lambda c: (table[c].mean(), -cols.index(c)))
+
+
+def _pair(table: pd.DataFrame, a: str, b: str, note: str) -> Sample:
+    both = table[[a, b]].dropna()
+    if both.empty:
+        raise Missing(f"{a} and {b} share no measured question")
+    return Sample(both[a].to_numpy(float), both[b].to_numpy(float), True, f"{note} ({len(both)} questions)")
+
+
+def _answers(results: Results, notebook: str) -> pd.DataFrame:
+    """EM per question of one answers file as qid × system (strict EM, top-k and union of the run)."""
+    ans = results.table(notebook, "answers")
+    k, union = int(results.param("reading_k", 3)), results.param("reading_union", "norm")
+    reader = results.param("reader_model")
+    rows = ans[(ans["setting"] == "Optimal") | ((ans["k"] == k) & (ans["union"] == union))]
+    if reader is not None and "reader" in rows.columns:
+        rows = rows[rows["reader"].astype(str).str.startswith(str(reader))]
+    if rows.empty:
+        raise Missing(f"no answers at k = {k}, Union_{union}, reader {reader} in notebook {notebook}")
+    rows = rows.assign(key=np.where(rows["setting"] == "Optimal", "Optimal", rows["system"].astype(str)),
+                       em=rows["em"].astype(str).str.lower().isin(["true", "1", "1.0"]).astype(float))
+    return rows.pivot_table(index="qid", columns="key", values="em", aggfunc="first")
+
+
+# ----------------------------------------------------------------------------- measures
+
+def m_cross_corpus_hit(r: Results) -> Sample:
+    pq = _per_question(r, "02")
+    pq = pq[(pq["threshold"] == 2) & pq["measure"].astype(str).str.startswith("Hit@")]
+    if pq.empty:
+        raise Missing("no per-question Hit@k at label 2 in notebook 02")
+    best = {}
+    for corpus in ("answer-containing", "answer-supporting"):
+        sub = pq[pq["corpus"] == corpus]
+        if sub.empty:
+            raise Missing(f"no {corpus} retrieval in notebook 02")
+        mean_hit = sub.pivot_table(index="qid", columns="system", values="value", aggfunc="mean")
+        name = _best_column(mean_hit, list(mean_hit.columns), f"{corpus} retriever")
+        best[corpus] = (name, mean_hit[name])
+    (cn, ca), (sn, sa) = best["answer-containing"], best["answer-supporting"]
+    import pandas as pd
+
+    t = pd.DataFrame({"a": ca, "b": sa})
+    return _pair(t, "a", "b", f"mean Hit@k, label 2: containing {cn} vs supporting {sn}")
+
+
+def m_passage_lengths(r: Results) -> Sample:
+    t = r.table("02", "passage_lengths")
+    a = t.loc[t["corpus"] == "answer-supporting", "tokens"].to_numpy(float)
+    b = t.loc[t["corpus"] == "answer-containing", "tokens"].to_numpy(float)
+    if not len(a) or not len(b):
+        raise Missing("passage lengths of both corpora are needed (notebook 02)")
+    return Sample(a, b, False, f"tokens: {len(a)} supporting vs {len(b)} containing passages", "passages", 1.0)
+
+
+def m_dense_vs_bm25(r: Results, metric: str = "nDCG@10") -> Sample:
+    t = _pivot(_per_question(r, "02"), metric, "answer-supporting")
+    sparse = {"bm25", "bm25s", "hybrid", "rrf"}
+    name = _best_column(t, [c for c in t.columns if c not in sparse], "dense retriever")
+    if "bm25" not in t.columns:
+        raise Missing("bm25 was not run in notebook 02")
+    return _pair(t, name, "bm25", f"{metric}: {name} vs bm25")
+
+
+def _rerankers_of(columns: Sequence[str], first: str) -> list[str]:
+    return [c for c in columns if str(c).startswith(f"{first}+") or str(c).startswith(f"{first} + ")]
+
+
+def m_reranker_gain_em(r: Results) -> Sample:
+    first = r.param("first_stage", "bm25")
+    t = _answers(r, "04")
+    name = _best_column(t, _rerankers_of(list(t.columns), first), f"{first} + reranker reading")
+    if first not in t.columns:
+        raise Missing(f"the first stage {first} was not read in notebook 04")
+    return _pair(t, name, first, f"strict EM: {name} vs {first}")
+
+
+def m_reranker_gain_ndcg(r: Results, metric: str = "nDCG@10") -> Sample:
+    first = r.param("first_stage", "bm25")
+    t = _pivot(_per_question(r, "03"), metric)
+    name = _best_column(t, _rerankers_of(list(t.columns), first), f"{first} + reranker")
+    return _pair(t, name, first, f"{metric}: {name} vs {first}")
+
+
+def m_pointwise_vs_other_rerankers(r: Results, metric: str = "nDCG@10") -> Sample:
+    first = r.param("first_stage", "bm25")
+    t = _pivot(_per_question(r, "03"), metric)
+    rr = _rerankers_of(list(t.columns), first)
+    pw = [c for c in rr if str(c).endswith("pointwise")]
+    others = [c for c in rr if c not in pw]
+    if not pw or not others:
+        raise Missing(f"needs pointwise and another reranker in notebook 03 (ran: {', '.join(rr) or 'none'}; "
+                      "-p rerankers=[pointwise,upr,listwise])")
+    return _pair(t, pw[0], _best_column(t, others, "other reranker"), f"{metric}: pointwise vs best other")
+
+
+def _pipelines(t: pd.DataFrame, retriever_only: bool) -> list[str]:
+    cols = [c for c in t.columns if c != "Optimal" and not str(c).startswith("oracle")]
+    return [c for c in cols if "+" not in str(c)] if retriever_only else cols
+
+
+def m_optimal_vs_pipeline(r: Results) -> Sample:
+    t = _answers(r, "04")
+    if "Optimal" not in t.columns:
+        raise Missing("no Optimal reading of the main reader in notebook 04")
+    best = _best_column(t, _pipelines(t, False), "pipeline reading")
+    return _pair(t, "Optimal", best, f"strict EM: Optimal vs {best}")
+
+
+def _oracle(t: pd.DataFrame) -> str:
+    return _best_column(t, [c for c in t.columns if str(c).startswith("oracle")], "oracle reading")
+
+
+def m_oracle_vs_optimal(r: Results) -> Sample:
+    t = _answers(r, "04")
+    if "Optimal" not in t.columns:
+        raise Missing("no Optimal reading of the main reader in notebook 04")
+    o = _oracle(t)
+    return _pair(t, o, "Optimal", f"strict EM: {o} vs Optimal")
+
+
+def m_oracle_vs_pipeline(r: Results) -> Sample:
+    t = _answers(r, "04")
+    o = _oracle(t)
+    best = _best_column(t, _pipelines(t, True), "retriever-only reading")
+    return _pair(t, o, best, f"strict EM: {o} vs {best}")
+
+
+def m_short_vs_cot_reader(r: Results) -> Sample:
+    ans = r.table("07", "answers")
+    cot = ans[ans["system"].astype(str).str.contains("CoT")]
+    if cot.empty:
+        raise Missing("no CoT reading in notebook 07")
+    base = str(cot["system"].iloc[0]).split(" + CoT")[0]
+    rows = ans[ans["system"].isin([base, cot["system"].iloc[0]])]
+    rows = rows.assign(em=rows["em"].astype(str).str.lower().isin(["true", "1", "1.0"]).astype(float))
+    t = rows.pivot_table(index="qid", columns="system", values="em", aggfunc="first")
+    return _pair(t, base, str(cot["system"].iloc[0]), f"strict EM: {base}, short answer vs CoT reader")
+
+
+def m_finetuned_retriever_gain(r: Results, metric: str = "nDCG@10") -> Sample:
+    t = _pivot(_per_question(r, "05"), metric)
+    ft = [c for c in t.columns if str(c).startswith("FT-")]
+    base = [c for c in t.columns if not str(c).startswith("FT-")]
+    if not ft or not base:
+        raise Missing("needs a fine-tuned retriever and its base model in notebook 05")
+    name = _best_column(t, ft, "fine-tuned retriever")
+    return _pair(t, name, base[0], f"{metric}: {name} vs {base[0]}")
+
+
+def m_finetuned_reranker_pipeline(r: Results) -> Sample:
+    import pandas as pd
+
+    first = r.param("first_stage", "bm25")
+    ft = _answers(r, "05")
+    base = _answers(r, "04")
+    fcols = [c for c in _rerankers_of(list(ft.columns), first) if "FT-" in str(c)]
+    bcols = _rerankers_of(list(base.columns), first)
+    if not fcols or not bcols:
+        raise Missing(f"needs {first} + a fine-tuned reranker (notebook 05) and {first} + an LLM reranker (04)")
+    a, b = fcols[0], _best_column(base, bcols, "untuned reranker reading")
+    return _pair(pd.DataFrame({"a": ft[a], "b": base[b]}), "a", "b", f"strict EM: {a} (05) vs {b} (04)")
+
+
+def _patterns(r: Results) -> pd.DataFrame:
+    p = r.table("06", "patterns", dtype={"em_pattern": str, "judged_pattern": str, "qid": str})
+    p = p[p["corpus"] == "answer-supporting"] if "corpus" in p.columns else p
+    if p.empty:
+        raise Missing("no EM patterns on the answer-supporting corpus in notebook 06")
+    system = str(p["system"].iloc[0])
+    return p[p["system"] == system]
+
+
+def m_acem_vs_em(r: Results) -> Sample:
+    from .damaging import acem_at
+
+    p = _patterns(r)
+    pats = [str(x) for x in p["em_pattern"]]
+    em = np.array([float(x[-1] == "1") for x in pats])
+    ac = np.array([float(acem_at(x, len(x))) for x in pats])
+    return Sample(ac, em, True, f"strict AcEM@N vs EM@N, {p['system'].iloc[0]}, N = {max(map(len, pats))} "
+                                f"({len(pats)} questions)")
+
+
+def m_probe3_vs_em(r: Results) -> Sample:
+    import pandas as pd
+
+    p = _patterns(r)
+    probes = r.table("06", "probe_readings")
+    probes = probes[(probes["probe"] == "P3") & (probes["metric"] == "em")
+                    & (probes["system"] == p["system"].iloc[0])]
+    if "corpus" in probes.columns:
+        probes = probes[probes["corpus"] == "answer-supporting"]
+    if probes.empty:
+        raise Missing("no Probe-3 readings in notebook 06")
+    n = int(probes["k"].max())
+    at_n = probes[probes["k"] == n].set_index("qid")["correct"].astype(str).str.lower().isin(["true", "1", "1.0"])
+    em = pd.Series({q: float(str(x)[min(n, len(str(x))) - 1] == "1") for q, x in zip(p["qid"], p["em_pattern"],
+                                                                                      strict=True)})
+    t = pd.DataFrame({"a": at_n.astype(float), "b": em})
+    return _pair(t, "a", "b", f"strict EM: Probe 3@{n} vs EM@{n}")
+
+
+def m_ser_bm25_vs_random(r: Results) -> Sample:
+    s = r.table("06", "ser_readings")
+    if "corpus" in s.columns:
+        s = s[s["corpus"] == "answer-supporting"]
+    if s.empty:
+        raise Missing("no SER readings in notebook 06")
+    m = int(s["m"].max())
+    s = s[s["m"] == m].assign(changed=lambda d: d["changed"].astype(str).str.lower().isin(["true", "1", "1.0"]))
+    t = s.pivot_table(index=["qid", "sample"], columns="kind", values="changed", aggfunc="first").astype(float)
+    kinds = {c.lower(): c for c in t.columns}
+    if "bm25" not in kinds or "random" not in kinds:
+        raise Missing("SER needs both random and BM25 negatives")
+    both = t[[kinds["bm25"], kinds["random"]]].dropna()
+    return Sample(both[kinds["bm25"]].to_numpy(), both[kinds["random"]].to_numpy(), True,
+                  f"answer changed after {m} extra passages: BM25 vs random ({len(both)} pairs)", "pairs")
+
+
+MEASURES: dict[str, Callable[..., Sample]] = {
+    "cross_corpus_hit": m_cross_corpus_hit,
+    "passage_lengths": m_passage_lengths,
+    "dense_vs_bm25": m_dense_vs_bm25,
+    "reranker_gain_em": m_reranker_gain_em,
+    "reranker_gain_ndcg": m_reranker_gain_ndcg,
+    "pointwise_vs_other_rerankers": m_pointwise_vs_other_rerankers,
+    "optimal_vs_pipeline": m_optimal_vs_pipeline,
+    "oracle_vs_optimal": m_oracle_vs_optimal,
+    "oracle_vs_pipeline": m_oracle_vs_pipeline,
+    "short_vs_cot_reader": m_short_vs_cot_reader,
+    "finetuned_retriever_gain": m_finetuned_retriever_gain,
+    "finetuned_reranker_pipeline": m_finetuned_reranker_pipeline,
+    "acem_vs_em": m_acem_vs_em,
+    "probe3_vs_em": m_probe3_vs_em,
+    "ser_bm25_vs_random": m_ser_bm25_vs_random,
+}
+
+
+# ----------------------------------------------------------------------------- scoring
+
+@dataclass
+class Scored:
+    """One finding scored: our a and b with intervals, the statistic with its interval, the
+    p-value of mean(a) = mean(b), the verdict and why."""
+
+    finding: Finding
+    verdict: str
+    why: str
+    a: Any = None  # uncertainty.Interval
+    b: Any = None
+    stat: Any = None
+    p_value: float | None = None
+    n: int = 0
+
+
+def _statistic(kind: str) -> Callable[[np.ndarray, np.ndarray], float]:
+    def diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> Any:
+        return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+
+    def ratio(x: np.ndarray, y: np.ndarray, axis: int = -1) -> Any:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.mean(x, axis=axis) / np.mean(y, axis=axis)
+
+    def relative(x: np.ndarray, y: np.ndarray, axis: int = -1) -> Any:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.abs(np.mean(x, axis=axis) - np.mean(y, axis=axis)) / np.mean(y, axis=axis)
+
+    return {"diff": diff, "ratio": ratio, "relative": relative}[kind]
+
+
+def statistic_interval(s: Sample, kind: str, confidence: float = 0.95, n_resamples: int = 10_000,
+                       seed: int = SEED) -> tuple[float, float, float]:
+    """``(value, lo, hi)`` of the statistic with a seeded percentile bootstrap (paired: questions
+    resampled together; unpaired: each sample resampled on its own), ``scipy.stats.bootstrap``."""
+    from scipy import stats
+
+    fn = _statistic(kind)
+    value = float(fn(s.a, s.b))
+    if len(s.a) < 2 or len(s.b) < 2 or (np.all(s.a == s.a[0]) and np.all(s.b == s.b[0])):
+        return value, value, value
+    res = stats.bootstrap((s.a, s.b), fn, paired=s.paired, vectorized=True, confidence_level=confidence,
+                          n_resamples=n_resamples, method="percentile", random_state=np.random.default_rng(seed))
+    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return value, lo, hi
+
+
+def _p_value(s: Sample, seed: int = SEED) -> float:
+    from scipy import stats
+
+    from .uncertainty import N_RESAMPLES, paired_difference
+
+    if s.paired:
+        return paired_difference(s.a, s.b).p_value
+    if np.all(s.a == s.a[0]) and np.all(s.b == s.b[0]) and s.a[0] == s.b[0]:
+        return 1.0
+    res = stats.permutation_test((s.a, s.b), lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis),
+                                 permutation_type="independent", vectorized=True, n_resamples=N_RESAMPLES,
+                                 random_state=np.random.default_rng(seed))
+    return float(res.pvalue)
+
+
+def decide(finding: Finding, lo: float, hi: float) -> tuple[str, str]:
+    """The verdict for the statistic's interval ``[lo, hi]`` (module docstring) and the reason."""
+    r0, r1, open_low = finding.region()
+    if math.isnan(lo) or math.isnan(hi):
+        return INCONCLUSIVE, "the statistic is undefined (division by zero)"
+    if finding.relation == "adds little" and hi < 0:
+        return CONTRADICTED, f"significantly negative: the whole interval is below 0 (hi = {hi:.2f})"
+    below = hi < r0 or (open_low and hi <= r0)
+    if below or lo > r1:
+        return CONTRADICTED, "the interval lies outside the region"
+    inside_low = lo > r0 if open_low else lo >= r0
+    if inside_low and hi <= r1:
+        return HOLDS, "the interval lies inside the region"
+    edge = r0 if not inside_low else r1
+    return INCONCLUSIVE, f"the interval straddles {edge:g}"
+
+
+def score(finding: Finding, results: Results) -> Scored:
+    """Score one finding on one run's results (module docstring)."""
+    from .uncertainty import mean_ci
+
+    try:
+        s = MEASURES[finding.measure](results, **finding.params)
+    except Missing as exc:
+        return Scored(finding, INCONCLUSIVE, f"missing input: {exc}")
+    a_ci, b_ci = mean_ci(s.a).scaled(s.scale), mean_ci(s.b).scaled(s.scale)
+    stat_scale = s.scale if finding.statistic == "diff" else 1.0
+    value, lo, hi = (x * stat_scale for x in statistic_interval(s, finding.statistic))
+    from .uncertainty import Interval
+
+    stat = Interval(value, lo, hi, len(s.a))
+    p = _p_value(s)
+    base = dict(a=a_ci, b=b_ci, stat=stat, p_value=p, n=len(s.a))
+    flat = np.concatenate([s.a, s.b])
+    if np.all(flat == flat[0]):
+        return Scored(finding, INCONCLUSIVE, f"no variation: every one of the {len(s.a)} {s.unit} scores "
+                                             f"{flat[0] * s.scale:g} on both sides ({s.note})", **base)
+    if min(len(s.a), len(s.b)) < MIN_UNITS:
+        return Scored(finding, INCONCLUSIVE, f"too few {s.unit}: {min(len(s.a), len(s.b))} < {MIN_UNITS} ({s.note})",
+                      **base)
+    verdict, why = decide(finding, lo, hi)
+    return Scored(finding, verdict, f"{why}; {s.note}", **base)
+
+
+def verdict_table(results: Results, findings: Sequence[Finding] | None = None) -> pd.DataFrame:
+    """One row per finding: paper a and b, ours with 95 % intervals, the statistic and its interval,
+    the p-value (raw and Holm-adjusted over the table), the rule, the verdict and why."""
+    import pandas as pd
+
+    from .uncertainty import holm
+
+    scored = [score(f, results) for f in (findings if findings is not None else load_paper_numbers())]
+    ps = [s.p_value for s in scored if s.p_value is not None]
+    adjusted = iter(holm(ps)) if ps else iter(())
+    rows = []
+    for s in scored:
+        f = s.finding
+        p_holm = next(adjusted) if s.p_value is not None else None
+        rows.append({
+            "id": f.id, "finding": f.finding, "source": f.source,
+            "paper a": f"{f.a_label}: {_fmt(f.a_value)}", "paper b": f"{f.b_label}: {_fmt(f.b_value)}",
+            "ours a": str(s.a) if s.a is not None else "—", "ours b": str(s.b) if s.b is not None else "—",
+            "statistic": f"{f.statistic} {s.stat}" if s.stat is not None else "—",
+            "p": None if s.p_value is None else round(s.p_value, 4),
+            "p (Holm)": None if p_holm is None else round(p_holm, 4),
+            "n": s.n, "rule": f.rule(), "verdict": s.verdict, "why": s.why, "ours is": f.ours})
+    return pd.DataFrame(rows).set_index("id")
+
+
+def verdict_counts(table: pd.DataFrame) -> str:
+    counts = table["verdict"].value_counts()
+    return ", ".join(f"{counts.get(v, 0)} {v}" for v in (HOLDS, CONTRADICTED, INCONCLUSIVE))
+
+
+def _fmt(v: float | None) -> str:
+    return "—" if v is None else f"{v:g}"

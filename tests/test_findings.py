@@ -1,0 +1,179 @@
+"""Findings scored from data (inferqa_utils.findings): verdict rule, measures on result files, paper numbers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from inferqa_utils import findings as fnd
+from inferqa_utils.errors import DataFormatError
+
+
+def _finding(relation: str, **bounds: float) -> fnd.Finding:
+    return fnd.Finding("x", "claim", "paper", "A", None, "B", None, relation, dict(bounds), "optimal_vs_pipeline")
+
+
+@pytest.mark.parametrize(("relation", "bounds", "lo", "hi", "verdict"), [
+    ("a > b", {}, 1.0, 3.0, fnd.HOLDS),
+    ("a > b", {}, -1.0, 2.0, fnd.INCONCLUSIVE),
+    ("a > b", {}, -3.0, -1.0, fnd.CONTRADICTED),
+    ("a > b", {}, 0.0, 0.0, fnd.CONTRADICTED),  # identical outcomes: a is not above b
+    ("a > b", {}, 0.0, 2.0, fnd.INCONCLUSIVE),
+    ("adds little", {"margin": 5.0}, -2.0, 3.0, fnd.HOLDS),
+    ("adds little", {"margin": 5.0}, -4.0, -1.0, fnd.CONTRADICTED),  # inside the band, but it hurts
+    ("adds little", {"margin": 5.0}, -2.0, 8.0, fnd.INCONCLUSIVE),
+    ("adds little", {"margin": 5.0}, 6.0, 9.0, fnd.CONTRADICTED),
+    ("a - b >= margin", {"margin": 10.0}, 12.0, 30.0, fnd.HOLDS),
+    ("a - b >= margin", {"margin": 10.0}, 5.0, 30.0, fnd.INCONCLUSIVE),
+    ("a - b >= margin", {"margin": 10.0}, 1.0, 8.0, fnd.CONTRADICTED),
+    ("a - b <= margin", {"margin": 0.0}, -6.0, -1.0, fnd.HOLDS),
+    ("a - b <= margin", {"margin": 0.0}, -6.0, 2.0, fnd.INCONCLUSIVE),
+    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.3, 0.6, fnd.HOLDS),
+    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.1, 0.2, fnd.CONTRADICTED),
+    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.2, 0.5, fnd.INCONCLUSIVE),
+    ("abs(a - b) / b <= margin", {"margin": 0.25}, 0.01, 0.2, fnd.HOLDS),
+    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, math.nan, math.nan, fnd.INCONCLUSIVE),
+])
+def test_decide_hand_checked(relation, bounds, lo, hi, verdict):
+    assert fnd.decide(_finding(relation, **bounds), lo, hi)[0] == verdict
+
+
+def test_paper_numbers_file_is_valid_and_the_papers_own_numbers_hold():
+    findings = fnd.load_paper_numbers()
+    ids = [f.id for f in findings]
+    assert len(ids) == len(set(ids)) >= 14
+    for key in ("containing_beats_supporting", "rerankers_marginal", "optimal_far_above_pipeline",
+                "damaging_passages", "finetuning_small_gains", "ser_bm25_above_random", "probe3_recovers"):
+        assert key in ids
+    for f in findings:
+        if f.a_value is None or f.b_value is None:
+            continue
+        stat = {"diff": f.a_value - f.b_value, "ratio": f.a_value / f.b_value,
+                "relative": abs(f.a_value - f.b_value) / f.b_value}[f.statistic]
+        assert fnd.decide(f, stat, stat)[0] == fnd.HOLDS, f.id  # the paper's point estimates satisfy its claim
+    assert fnd.paper_value("damaging_passages") == 62.3 and fnd.paper_value("damaging_passages", "b") == 52.5
+    assert fnd.paper_value("probe3_recovers") == 61.8
+    assert next(f for f in findings if f.id == "rerankers_marginal").rule() == "|a − b| ≤ 5 and not significantly < 0"
+
+
+def test_paper_numbers_errors(tmp_path):
+    bad = tmp_path / "p.yaml"
+    head = "findings:\n  - id: x\n    finding: f\n    source: s\n    paper: {a: {label: A, value: 1}, b: {label: B, value: 2}}\n"
+    bad.write_text(head + "    relation: 'a ~ b'\n    measure: acem_vs_em\n")
+    with pytest.raises(DataFormatError, match="unknown relation"):
+        fnd.load_paper_numbers(bad)
+    bad.write_text(head + "    relation: 'adds little'\n    measure: acem_vs_em\n")
+    with pytest.raises(DataFormatError, match="needs a number 'margin'"):
+        fnd.load_paper_numbers(bad)
+    bad.write_text(head + "    relation: 'a > b'\n    measure: nothing\n")
+    with pytest.raises(DataFormatError, match="unknown measure"):
+        fnd.load_paper_numbers(bad)
+
+
+def _answers(n: int, correct: dict[str, int]) -> pd.DataFrame:
+    """04-shaped answers: system → number of the n questions answered correctly (the first ones)."""
+    rows = []
+    for system, c in correct.items():
+        setting = "Optimal" if system == "Optimal" else ("oracle" if system.startswith("oracle") else "pipeline")
+        for i in range(n):
+            rows.append({"qid": f"q{i:02d}", "answer": "x", "em": i < c, "judged": i < c, "setting": setting,
+                         "system": "every label ≥ 1 passage" if system == "Optimal" else system,
+                         "k": None if system == "Optimal" else 3, "union": None if system == "Optimal" else "norm",
+                         "reader": "reader-1"})
+    return pd.DataFrame(rows)
+
+
+def _results(tmp_path, **tables: pd.DataFrame) -> fnd.Results:
+    for name, t in tables.items():
+        t.to_csv(tmp_path / f"{name[:2]}_toy_test_{name[3:]}.csv", index=False)
+    return fnd.Results("toy", "test", {"first_stage": "bm25", "reader_model": "reader-1"}, tmp_path)
+
+
+def test_reading_findings_scored_from_answers(tmp_path):
+    r = _results(tmp_path, **{"04_answers": _answers(40, {"Optimal": 30, "bm25": 4, "bm25+pointwise": 5,
+                                                          "oracle+pointwise": 14})})
+    by_id = {f.id: f for f in fnd.load_paper_numbers()}
+    s = fnd.score(by_id["optimal_far_above_pipeline"], r)
+    assert s.verdict == fnd.HOLDS and s.a.value == 75.0 and s.b.value == 12.5  # 30/40 vs best pipeline 5/40
+    assert s.stat.value == pytest.approx(62.5) and s.stat.lo >= 10 and s.p_value < 0.001
+    gain = fnd.score(by_id["rerankers_marginal"], r)  # +1 question of 40: interval [0, 7.5] straddles the 5-point band
+    assert gain.stat.value == pytest.approx(2.5) and gain.verdict == fnd.INCONCLUSIVE
+    assert (gain.stat.lo, gain.stat.hi) == pytest.approx((0.0, 7.5)) and "straddles 5" in gain.why
+    (tmp_path / "many").mkdir()
+    many = _results(tmp_path / "many", **{"04_answers": _answers(200, {"bm25": 20, "bm25+pointwise": 22})})
+    small = fnd.score(by_id["rerankers_marginal"], many)  # +2 of 200: interval [0, 2.5] inside ±5
+    assert small.verdict == fnd.HOLDS and small.stat.hi <= 5
+    ratio = fnd.score(by_id["oracle_half_of_optimal"], r)
+    assert ratio.stat.value == pytest.approx(14 / 30) and ratio.verdict == fnd.HOLDS
+    below = fnd.score(by_id["pipeline_below_oracle"], r)
+    assert below.verdict == fnd.HOLDS and below.b.value == 10.0  # retriever-only: bm25 (no "+")
+
+
+def test_reranker_that_hurts_contradicts_adds_little(tmp_path):
+    r = _results(tmp_path, **{"04_answers": _answers(40, {"bm25": 12, "bm25+pointwise": 2})})
+    s = fnd.score(next(f for f in fnd.load_paper_numbers() if f.id == "rerankers_marginal"), r)
+    assert s.stat.value == pytest.approx(-25.0) and s.verdict == fnd.CONTRADICTED
+
+
+def test_degenerate_and_missing_inputs_are_inconclusive(tmp_path):
+    r = _results(tmp_path, **{"04_answers": _answers(20, {"Optimal": 0, "bm25": 0, "bm25+pointwise": 0})})
+    by_id = {f.id: f for f in fnd.load_paper_numbers()}
+    s = fnd.score(by_id["optimal_far_above_pipeline"], r)
+    assert s.verdict == fnd.INCONCLUSIVE and s.why.startswith("no variation")
+    m = fnd.score(by_id["damaging_passages"], r)
+    assert m.verdict == fnd.INCONCLUSIVE and "06_toy_test_patterns.csv not found" in m.why
+    table = fnd.verdict_table(r)
+    assert set(table["verdict"]) <= {fnd.HOLDS, fnd.CONTRADICTED, fnd.INCONCLUSIVE} and len(table) >= 14
+
+
+def test_damaging_probe_and_ser_measures(tmp_path):
+    pats = ["0110", "0100", "1000", "0000", "1111", "0010", "0100", "1100"] * 2  # 16 questions
+    qids = [f"q{i:02d}" for i in range(len(pats))]
+    patterns = pd.DataFrame({"system": "bm25", "qid": qids, "em_pattern": pats, "judged_pattern": pats,
+                             "corpus": "answer-supporting"})
+    probes = pd.DataFrame({"system": "bm25", "qid": qids, "metric": "em", "k": 4, "probe": "P3",
+                           "correct": [p != "0000" for p in pats], "corpus": "answer-supporting"})
+    ser = pd.DataFrame([{"kind": kind, "qid": q, "sample": 0, "m": 2, "changed": kind == "bm25" and i < 10,
+                         "corpus": "answer-supporting"} for kind in ("random", "bm25") for i, q in enumerate(qids)])
+    r = _results(tmp_path, **{"06_patterns": patterns, "06_probe_readings": probes, "06_ser_readings": ser})
+    by_id = {f.id: f for f in fnd.load_paper_numbers()}
+    d = fnd.score(by_id["damaging_passages"], r)
+    assert (d.a.value, d.b.value) == (87.5, 12.5)  # AcEM@4: all but 0000 (7/8); EM@4: only 1111 (1/8)
+    assert d.verdict == fnd.HOLDS and d.n == 16
+    p = fnd.score(by_id["probe3_recovers"], r)
+    assert (p.a.value, p.b.value) == (87.5, 12.5) and p.verdict == fnd.HOLDS
+    s = fnd.score(by_id["ser_bm25_above_random"], r)
+    assert (s.a.value, s.b.value) == (62.5, 0.0) and s.n == 16 and s.verdict == fnd.HOLDS
+
+
+def test_patterns_keep_leading_zeros(tmp_path):
+    """"0001" must not be read back as the integer 1 (a pattern of length 1)."""
+    patterns = pd.DataFrame({"system": "bm25", "qid": ["a", "b"], "em_pattern": ["0001", "0010"],
+                             "judged_pattern": ["0001", "0010"], "corpus": "answer-supporting"})
+    r = _results(tmp_path, **{"06_patterns": patterns})
+    s = fnd.m_acem_vs_em(r)
+    assert list(s.a) == [1.0, 1.0] and list(s.b) == [1.0, 0.0] and "N = 4" in s.note
+
+
+def test_unpaired_passage_lengths(tmp_path):
+    lengths = pd.DataFrame({"corpus": ["answer-supporting"] * 12 + ["answer-containing"] * 12,
+                            "pid": [f"p{i}" for i in range(24)], "tokens": [10, 12, 11, 13] * 3 + [40, 42, 44] * 4})
+    r = _results(tmp_path, **{"02_passage_lengths": lengths})
+    s = fnd.score(next(f for f in fnd.load_paper_numbers() if f.id == "similar_passage_length"), r)
+    assert s.a.value == 11.5 and s.b.value == 42.0 and s.stat.value == pytest.approx(30.5 / 42)
+    assert s.verdict == fnd.CONTRADICTED  # 73 % apart, margin 25 %
+
+
+def test_too_few_questions_is_inconclusive(tmp_path):
+    """Two questions can give a bootstrap interval that excludes 0; a finding is never decided on them."""
+    r = _results(tmp_path, **{"04_answers": _answers(fnd.MIN_UNITS - 1, {"Optimal": 8, "bm25": 0})})
+    s = fnd.score(next(f for f in fnd.load_paper_numbers() if f.id == "optimal_far_above_pipeline"), r)
+    assert s.stat.lo > 10 and s.verdict == fnd.INCONCLUSIVE and s.why.startswith("too few")
+
+
+def test_statistic_interval_is_seeded():
+    s = fnd.Sample(np.array([1, 0, 1, 1, 0, 1.0]), np.array([0, 0, 1, 0, 0, 0.0]), True, "")
+    assert fnd.statistic_interval(s, "diff") == fnd.statistic_interval(s, "diff")
