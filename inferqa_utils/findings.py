@@ -21,7 +21,8 @@ Each relation is a region ``R`` for a statistic ``s`` of the two samples:
 With the seeded 95 % bootstrap interval ``[L, H]`` of ``s`` (paired over questions when a and b
 are measured on the same questions, :mod:`inferqa_utils.uncertainty`): **holds** when ``[L, H] ⊆ R``,
 **contradicted** when ``[L, H] ∩ R = ∅``, **inconclusive** when the interval straddles a boundary
-of ``R`` — or when an input is missing, or when every value on both sides is the same constant
+of ``R`` — or when an input is missing, when the comparison cannot come out otherwise on this run
+(:class:`ByConstruction`), or when every value on both sides is the same constant
 (e.g. EM 0 everywhere: nothing was measured), or when fewer than :data:`MIN_UNITS` questions
 were measured. The p-value is that of ``mean(a) = mean(b)``
 (paired sign-flip or two-sample permutation test), Holm-adjusted over the table.
@@ -173,6 +174,11 @@ class Missing(Exception):
     """A measure's input is absent: the finding is inconclusive, and this says why."""
 
 
+class ByConstruction(Exception):
+    """The comparison cannot come out otherwise on this run (e.g. a control corpus whose relevant
+    passage ranks first for every question): the finding is inconclusive, and this says why."""
+
+
 @dataclass
 class Sample:
     """Our two quantities: one value per unit (question, passage, pair). ``paired`` when ``a[i]``
@@ -267,11 +273,17 @@ def m_cross_corpus_hit(r: Results) -> Sample:
     for corpus in ("answer-containing", "answer-supporting"):
         sub = pq[pq["corpus"] == corpus]
         if sub.empty:
-            raise Missing(f"no {corpus} retrieval in notebook 02")
+            raise Missing(f"no question with a label-2 passage in the {corpus} corpus (notebook 02)")
         mean_hit = sub.pivot_table(index="qid", columns="system", values="value", aggfunc="mean")
         name = _best_column(mean_hit, list(mean_hit.columns), f"{corpus} retriever")
         best[corpus] = (name, mean_hit[name])
     (cn, ca), (sn, sa) = best["answer-containing"], best["answer-supporting"]
+    top1 = pq[(pq["corpus"] == "answer-containing") & (pq["system"] == cn) & (pq["measure"] == "Hit@1")]["value"]
+    if len(top1) and bool((top1 == 1).all()):
+        raise ByConstruction(f"on the answer-containing control every question's relevant passage ranks first "
+                             f"({cn} Hit@1 = 100 on all {len(top1)} questions): the control holds each "
+                             "question's own reference text, so the comparison favours it by construction; "
+                             "it needs a control where other questions' passages can be relevant")
     import pandas as pd
 
     t = pd.DataFrame({"a": ca, "b": sa})
@@ -559,6 +571,8 @@ def score(finding: Finding, results: Results) -> Scored:
         s = MEASURES[finding.measure](results, **finding.params)
     except Missing as exc:
         return Scored(finding, INCONCLUSIVE, f"missing input: {exc}")
+    except ByConstruction as exc:
+        return Scored(finding, INCONCLUSIVE, f"by construction: {exc}")
     a_ci, b_ci = mean_ci(s.a).scaled(s.scale), mean_ci(s.b).scaled(s.scale)
     stat_scale = s.scale if finding.statistic == "diff" else 1.0
     value, lo, hi = (x * stat_scale for x in statistic_interval(s, finding.statistic))

@@ -177,3 +177,24 @@ def test_too_few_questions_is_inconclusive(tmp_path):
 def test_statistic_interval_is_seeded():
     s = fnd.Sample(np.array([1, 0, 1, 1, 0, 1.0]), np.array([0, 0, 1, 0, 0, 0.0]), True, "")
     assert fnd.statistic_interval(s, "diff") == fnd.statistic_interval(s, "diff")
+
+
+def _cross(tmp_path, containing_top1: list[float]) -> fnd.Results:
+    rows = []
+    for i, hit1 in enumerate(containing_top1):
+        for m, v in (("Hit@1", hit1), ("Hit@10", 1.0)):
+            rows.append({"system": "bm25", "measure": m, "threshold": 2, "qid": f"q{i:02d}", "value": v,
+                         "corpus": "answer-containing"})
+        for m, v in (("Hit@1", 0.0), ("Hit@10", float(i % 2))):
+            rows.append({"system": "bm25", "measure": m, "threshold": 2, "qid": f"q{i:02d}", "value": v,
+                         "corpus": "answer-supporting"})
+    return _results(tmp_path, **{"02_per_question": pd.DataFrame(rows)})
+
+
+def test_cross_corpus_control_that_ranks_first_by_construction_is_inconclusive(tmp_path):
+    f = next(f for f in fnd.load_paper_numbers() if f.id == "containing_beats_supporting")
+    s = fnd.score(f, _cross(tmp_path, [1.0] * 20))
+    assert s.verdict == fnd.INCONCLUSIVE and s.why.startswith("by construction")
+    (tmp_path / "fair").mkdir()
+    fair = fnd.score(f, _cross(tmp_path / "fair", [1.0] * 15 + [0.0] * 5))
+    assert fair.verdict == fnd.HOLDS and fair.a.value == 87.5 and fair.b.value == 25.0  # mean over Hit@1, Hit@10
