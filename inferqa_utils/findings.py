@@ -176,7 +176,12 @@ class Missing(Exception):
 
 class ByConstruction(Exception):
     """The comparison cannot come out otherwise on this run (e.g. a control corpus whose relevant
-    passage ranks first for every question): the finding is inconclusive, and this says why."""
+    passage ranks first for every question): the finding is inconclusive, and this says why. The
+    measured sample rides along so the numbers are still shown."""
+
+    def __init__(self, reason: str, sample: Sample) -> None:
+        super().__init__(reason)
+        self.sample = sample
 
 
 @dataclass
@@ -278,16 +283,16 @@ def m_cross_corpus_hit(r: Results) -> Sample:
         name = _best_column(mean_hit, list(mean_hit.columns), f"{corpus} retriever")
         best[corpus] = (name, mean_hit[name])
     (cn, ca), (sn, sa) = best["answer-containing"], best["answer-supporting"]
+    import pandas as pd
+
+    sample = _pair(pd.DataFrame({"a": ca, "b": sa}), "a", "b", f"mean Hit@k, label 2: containing {cn} vs supporting {sn}")
     top1 = pq[(pq["corpus"] == "answer-containing") & (pq["system"] == cn) & (pq["measure"] == "Hit@1")]["value"]
     if len(top1) and bool((top1 == 1).all()):
         raise ByConstruction(f"on the answer-containing control every question's relevant passage ranks first "
                              f"({cn} Hit@1 = 100 on all {len(top1)} questions): the control holds each "
                              "question's own reference text, so the comparison favours it by construction; "
-                             "it needs a control where other questions' passages can be relevant")
-    import pandas as pd
-
-    t = pd.DataFrame({"a": ca, "b": sa})
-    return _pair(t, "a", "b", f"mean Hit@k, label 2: containing {cn} vs supporting {sn}")
+                             "it needs a control where other questions' passages can be relevant", sample)
+    return sample
 
 
 def m_passage_lengths(r: Results) -> Sample:
@@ -567,12 +572,13 @@ def score(finding: Finding, results: Results) -> Scored:
     """Score one finding on one run's results (module docstring)."""
     from .uncertainty import mean_ci
 
+    forced = None
     try:
         s = MEASURES[finding.measure](results, **finding.params)
     except Missing as exc:
         return Scored(finding, INCONCLUSIVE, f"missing input: {exc}")
     except ByConstruction as exc:
-        return Scored(finding, INCONCLUSIVE, f"by construction: {exc}")
+        s, forced = exc.sample, f"by construction: {exc} ({exc.sample.note})"
     a_ci, b_ci = mean_ci(s.a).scaled(s.scale), mean_ci(s.b).scaled(s.scale)
     stat_scale = s.scale if finding.statistic == "diff" else 1.0
     value, lo, hi = (x * stat_scale for x in statistic_interval(s, finding.statistic))
@@ -581,6 +587,8 @@ def score(finding: Finding, results: Results) -> Scored:
     stat = Interval(value, lo, hi, len(s.a))
     p = _p_value(s)
     base = dict(a=a_ci, b=b_ci, stat=stat, p_value=p, n=len(s.a))
+    if forced is not None:
+        return Scored(finding, INCONCLUSIVE, forced, **base)
     flat = np.concatenate([s.a, s.b])
     if np.all(flat == flat[0]):
         return Scored(finding, INCONCLUSIVE, f"no variation: every one of the {len(s.a)} {s.unit} scores "
