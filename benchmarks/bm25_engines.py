@@ -1,14 +1,14 @@
 """bm25s vs Pyserini (Lucene) BM25 on the same corpus and queries, in one process (SPEC §4, §10).
 
 Both engines use BM25 with k1 = 0.9, b = 0.4 (Pyserini's defaults; bm25s with ``method="lucene"``),
-through the project's retrievers (:class:`~inferqa_utils.retrieval.bm25.BM25sRetriever`,
+through the project's retrievers (:class:`~inferqa_utils.lexical.BM25sRetriever`,
 :class:`~inferqa_utils.retrieval.pyserini_bm25.PyseriniBM25Retriever`). They differ in analysis:
 Lucene's English analyzer stems (Porter) and uses Lucene's stopword list; bm25s lower-cases, drops
 its English stopwords and does not stem. Lucene also stores document lengths lossily (1-byte norms).
 
 Workload: the TriviaHG validation questions from ``../shared/data`` (the embedded 64-question
 dataset when that is absent); passages = the subset-permutations of each question's first 3 hints
-(15 per question, :func:`inferqa_utils.passages.build_passages`; 1,000 questions → 15,000
+(15 per question, :func:`inferqa_utils.construction.passages.build_passages`; 1,000 questions → 15,000
 passages); queries = the questions. Permutations of the same hints have the same bag of words, so
 BM25 gives them *equal* scores: top-k lists contain many ties whose order is arbitrary (bm25s and
 Lucene break them differently). Reported:
@@ -42,8 +42,8 @@ from importlib import metadata
 from typing import Any
 
 from inferqa_utils.config import PATHS
-from inferqa_utils.passages import build_passages
-from inferqa_utils.retrieval.bm25 import EmptyQueryError
+from inferqa_utils.construction.passages import build_passages
+from inferqa_utils.lexical import EmptyQueryError
 from inferqa_utils.sources import load_source
 from inferqa_utils.trec import Run
 
@@ -144,7 +144,7 @@ def main() -> None:
           f"(subset-permutations of the first {args.hints} hints), depth {args.depth}; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
-    from inferqa_utils.retrieval.bm25 import BM25sRetriever
+    from inferqa_utils.lexical import BM25sRetriever
     from inferqa_utils.retrieval.pyserini_bm25 import PyseriniBM25Retriever, _lucene
 
     t0 = time.perf_counter()

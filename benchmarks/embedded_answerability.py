@@ -27,9 +27,9 @@ import time
 
 import pandas as pd
 
-from inferqa_utils.judge import em
+from inferqa_utils.answering.judge import em
+from inferqa_utils.answering.reader import read, read_closed_book
 from inferqa_utils.llm import load_llm
-from inferqa_utils.reader import read, read_closed_book
 from inferqa_utils.sources import load_source
 
 MODELS = ["smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"]

@@ -3,7 +3,7 @@
 Workload: the EM-pattern pass of notebook 06 — the first ``--questions`` questions of a split of a
 built dataset, each read with its top-1 … top-N passages of a notebook-02 run (``--run``, default
 ``e5-small``: dense runs always have N passages) through
-:func:`inferqa_utils.incremental.incremental_inference` (union_norm contexts at hint level, the
+:func:`inferqa_utils.damaging.incremental.incremental_inference` (union_norm contexts at hint level, the
 few-shot reader prompt, greedy decoding, strict EM; identical contexts read once in both modes).
 The generation cache is off in both modes.
 
@@ -24,7 +24,7 @@ import time
 
 from inferqa_utils.config import require_input
 from inferqa_utils.construction.store import load_built
-from inferqa_utils.incremental import incremental_inference, patterns_of
+from inferqa_utils.damaging.incremental import incremental_inference, patterns_of
 from inferqa_utils.llm import load_llm
 from inferqa_utils.retrieval import experiments as ex
 from inferqa_utils.trec import read_run

@@ -1,12 +1,12 @@
 """Precision and recall of the answer judge, guarded vs unguarded, per packaged chat model.
 
-Candidate sets with known truth (:mod:`inferqa_utils.judge_quality`) from every source that
+Candidate sets with known truth (:mod:`inferqa_utils.answering.judge_quality`) from every source that
 carries candidates: the embedded set, TriviaHG ``model_hints/Copilot.json`` (``../shared/data``;
 skipped when absent) and the WikiHint-shaped test file ``tests/data/wikihint_sample.json``. Per
 question the judge sees the canonical gold answer and must accept the aliases and reject the
 distractor candidates, the entities named in the question or hints, and generic phrases.
 Both variants run over the same candidates in one process: the judge alone (``guards=()``) and
-the judge behind the answer guards (:mod:`inferqa_utils.answer_guards`).
+the judge behind the answer guards (:mod:`inferqa_utils.answering.guards`).
 
     .venv/bin/python benchmarks/judge_quality.py [--models ...] [--max-questions 40] [--record]
 
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from inferqa_utils.answer_guards import DEFAULT_GUARDS
+from inferqa_utils.answering.guards import DEFAULT_GUARDS
+from inferqa_utils.answering.judge_quality import RECORD, candidate_set, judge_candidates, precision_recall
 from inferqa_utils.errors import InferQAError
-from inferqa_utils.judge_quality import RECORD, candidate_set, judge_candidates, precision_recall
 from inferqa_utils.llm import load_llm
 from inferqa_utils.sources import load_source
 

@@ -19,8 +19,8 @@ import argparse
 import time
 
 from inferqa_utils.construction.labeling import label_question
+from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.llm import load_llm
-from inferqa_utils.passages import build_passages
 from inferqa_utils.sources import load_source
 
 

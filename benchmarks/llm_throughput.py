@@ -21,10 +21,10 @@ import argparse
 import random
 import time
 
+from inferqa_utils.answering.prompts import reader_messages
 from inferqa_utils.config import PATHS, SEED
+from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.llm import load_llm
-from inferqa_utils.passages import build_passages
-from inferqa_utils.prompts import reader_messages
 from inferqa_utils.sources import load_source
 
 

@@ -1,7 +1,7 @@
 """Answer-pool expansion with and without the answer guards, on a build's labelled questions.
 
 Paper 000 §3.6 adds every generated answer the LLM judge accepts to the question's answer pool;
-our build puts answer guards (:mod:`inferqa_utils.answer_guards`) before the judge. This script
+our build puts answer guards (:mod:`inferqa_utils.answering.guards`) before the judge. This script
 labels the labelled questions of a finished build a second time with the guards switched off
 (``guards=()``), with the build's own labelers and judge, and prints side by side:
 

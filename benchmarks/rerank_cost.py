@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.llm import load_llm
-from inferqa_utils.passages import build_passages
 from inferqa_utils.rerank import make_reranker
 from inferqa_utils.retrieval import BM25sRetriever
 from inferqa_utils.sources import load_source

@@ -423,7 +423,7 @@ def _patterns(r: Results) -> pd.DataFrame:
 
 
 def m_acem_vs_em(r: Results) -> Sample:
-    from .damaging import acem_at
+    from .damaging.patterns import acem_at
 
     p = _patterns(r)
     pats = [str(x) for x in p["em_pattern"]]

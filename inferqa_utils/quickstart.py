@@ -6,11 +6,11 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from .answering.judge import judge_answers
+from .answering.reader import read, read_closed_book
+from .construction.passages import build_passages
 from .datamodel import Dataset, Passage, Question
-from .judge import judge_answers
 from .llm.base import LLM
-from .passages import build_passages
-from .reader import read, read_closed_book
 from .retrieval import BM25sRetriever
 
 

@@ -31,3 +31,15 @@ def exact_match(prediction: str, answers: Iterable[str]) -> bool:
     """Strict EM: the normalised prediction equals a normalised answer of the pool."""
     p = normalize_answer(prediction)
     return bool(p) and any(p == normalize_answer(a) for a in answers)
+
+
+def singular(tok: str) -> str:
+    """A crude English singular of one normalised token (``cities`` → ``city``, ``boxes`` → ``box``,
+    ``hints`` → ``hint``; ``glass``, ``bus``, ``axis`` unchanged)."""
+    if len(tok) > 4 and tok.endswith("ies"):
+        return tok[:-3] + "y"
+    if len(tok) > 4 and tok.endswith(("ches", "shes", "sses", "xes")):
+        return tok[:-2]
+    if len(tok) > 3 and tok.endswith("s") and not tok.endswith(("ss", "us", "is")):
+        return tok[:-1]
+    return tok

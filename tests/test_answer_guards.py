@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from inferqa_utils.answer_guards import DEFAULT_GUARDS, guard_answer, is_generic, occurs_in
-from inferqa_utils.judge import judge_answers
-from inferqa_utils.prompts import NO_ANSWER
+from inferqa_utils.answering.guards import DEFAULT_GUARDS, guard_answer, is_generic, occurs_in
+from inferqa_utils.answering.judge import judge_answers
+from inferqa_utils.answering.prompts import NO_ANSWER
 
 WIKIHINT_SAMPLE = Path(__file__).parent / "data" / "wikihint_sample.json"
 
@@ -82,7 +82,7 @@ def test_guards_keep_true_aliases_on_real_triviahg(shared_data):
     as context, passes the guards. On the 1,000 validation questions, a gold answer itself trips a
     rule in 14 cases (measured: category answers such as "Fish", "Bird"; "The letter A" whose
     normalised form is in its question) — the reason a rule stands down when the gold trips it."""
-    from inferqa_utils.answer_guards import GUARDS
+    from inferqa_utils.answering.guards import GUARDS
     from inferqa_utils.sources import load_triviahg
 
     ds = load_triviahg(shared_data / "triviahg" / "model_hints" / "Copilot.json")
@@ -100,7 +100,7 @@ def test_guards_keep_true_aliases_on_real_triviahg(shared_data):
 def fixed_judge_set():
     """The small fixed candidate set of the judge test: the first 8 embedded questions and every
     question of the WikiHint-shaped test file."""
-    from inferqa_utils.judge_quality import candidate_set
+    from inferqa_utils.answering.judge_quality import candidate_set
     from inferqa_utils.sources import load_embedded, load_wikihint
 
     qs = list(load_embedded())[:8] + list(load_wikihint(WIKIHINT_SAMPLE))
@@ -114,7 +114,7 @@ MAX_FALSE_ACCEPT = 0.02
 
 @pytest.mark.slow
 def test_guarded_judge_rejects_related_entities_and_generic_phrases():
-    from inferqa_utils.judge_quality import judge_candidates, precision_recall
+    from inferqa_utils.answering.judge_quality import judge_candidates, precision_recall
     from inferqa_utils.llm import load_llm
 
     cands = fixed_judge_set()

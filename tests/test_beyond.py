@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from tiny_corpus import CORPUS
 
+from inferqa_utils.answering.prompts import NO_ANSWER
 from inferqa_utils.beyond import candidates as csr
 from inferqa_utils.beyond import decomposition as dec
 from inferqa_utils.beyond import disentangled as dis
 from inferqa_utils.beyond import knowledge as know
 from inferqa_utils.beyond import report as rep
 from inferqa_utils.beyond.common import cached_method, ids_to_run_list, rank_by_score, split_sentences
-from inferqa_utils.prompts import NO_ANSWER
 
 # ----------------------------------------------------------------------------- decomposition
 
@@ -304,8 +304,8 @@ def test_report_table_and_summary():
 
 @pytest.mark.slow
 def test_decomposition_on_tiny_model():
+    from inferqa_utils.lexical import BM25sRetriever
     from inferqa_utils.llm import load_llm
-    from inferqa_utils.retrieval.bm25 import BM25sRetriever
 
     llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
     try:

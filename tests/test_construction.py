@@ -12,12 +12,12 @@ from inferqa_utils.construction.convergence import convergence_from_scores, gold
 from inferqa_utils.construction.difficulty import contains_answer, difficulty_from_ease
 from inferqa_utils.construction.labeling import LabelCheckpoint, QuestionLabels, label_rule
 from inferqa_utils.construction.leakage import LeakageFilter, canonical_tokens
+from inferqa_utils.construction.passages import build_passages, n_subset_permutations, subset_permutations
 from inferqa_utils.construction.splits import make_splits
 from inferqa_utils.construction.stats import check_invariants, label_counts
 from inferqa_utils.construction.verification import load_decisions, save_decisions, update_labels
 from inferqa_utils.datamodel import Dataset, Hint, Question, parse_passage_id
 from inferqa_utils.errors import DataFormatError
-from inferqa_utils.passages import build_passages, n_subset_permutations, subset_permutations
 
 
 # ---------------------------------------------------------------- step 6: subset-permutations

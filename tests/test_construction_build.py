@@ -6,9 +6,9 @@ import pytest
 
 from inferqa_utils.construction.build import BuildConfig, BuildConflictError, build_dataset
 from inferqa_utils.construction.labeling import LabelCheckpoint, label_questions
+from inferqa_utils.construction.passages import build_passages, n_subset_permutations
 from inferqa_utils.construction.store import load_built
 from inferqa_utils.llm import load_llm
-from inferqa_utils.passages import build_passages, n_subset_permutations
 from inferqa_utils.sources import load_source
 
 TINY = "smollm2-135m"
@@ -61,7 +61,7 @@ def test_corpus_holds_every_source_question_and_only_label_splits_are_labelled(t
     """Distractor questions (beyond max_questions) put their passages in the corpus (label 0 for every
     built question); only the test split is LLM-labelled; convergence is computed for the labelled
     questions only (stored scores ignored here), the others keep the source's hint order."""
-    from inferqa_utils.reading import passage_sentences
+    from inferqa_utils.reading.experiments import passage_sentences
 
     cfg = _smoke("embedded", tmp_path, n=8, corpus_all_source=True, label_splits=["test"], convergence_stored=False)
     res = build_dataset(cfg, progress=False, log=print)

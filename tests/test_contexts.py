@@ -1,10 +1,10 @@
-"""Tests for inferqa_utils.contexts (SPEC §6.3) with hand-checked expected values."""
+"""Tests for inferqa_utils.reading.contexts (SPEC §6.3) with hand-checked expected values."""
 
 from __future__ import annotations
 
 import pytest
 
-from inferqa_utils.contexts import build_context, union_freq, union_freq_scores, union_norm
+from inferqa_utils.reading.contexts import build_context, union_freq, union_freq_scores, union_norm
 
 # Three ranked passages sharing hints A, B, C, D.
 P1 = ["A.", "B."]

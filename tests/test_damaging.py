@@ -1,4 +1,4 @@
-"""Tests for inferqa_utils.damaging (SPEC §8, paper 004) with hand-checked expected values."""
+"""Tests for inferqa_utils.damaging.patterns (SPEC §8, paper 004) with hand-checked expected values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from inferqa_utils.damaging import (
+from inferqa_utils.damaging.patterns import (
     PROBES,
     TYPES,
     acem_at,

@@ -9,10 +9,10 @@ import random
 import pandas as pd
 import pytest
 
-from inferqa_utils import incremental as inc
-from inferqa_utils import ser
-from inferqa_utils.contexts import build_context
+from inferqa_utils.damaging import incremental as inc
+from inferqa_utils.damaging import ser as ser
 from inferqa_utils.datamodel import Dataset, Hint, Passage, Question
+from inferqa_utils.reading.contexts import build_context
 
 # ---------------------------------------------------------------- contexts
 
@@ -183,8 +183,8 @@ def test_ser_table_hand_checked():
 
 @pytest.mark.slow
 def test_incremental_reuse_evaluates_fewer_tokens_and_matches_naive():
+    from inferqa_utils.construction.passages import build_passages
     from inferqa_utils.llm import load_llm
-    from inferqa_utils.passages import build_passages
     from inferqa_utils.sources import load_source
 
     src = load_source("embedded")

@@ -4,8 +4,8 @@ resume, prefix reuse."""
 import numpy as np
 import pytest
 
+from inferqa_utils.answering.prompts import reader_messages
 from inferqa_utils.llm import GenerationCache, load_llm
-from inferqa_utils.prompts import reader_messages
 
 pytestmark = pytest.mark.slow
 
@@ -104,7 +104,7 @@ def test_prompt_longer_than_context_is_a_clear_error():
 def test_kv_snapshot_restores_a_prompt_family_after_another_evicted_it():
     """Reader, judge, reader: the second reader prompt restores the saved reader prefix instead of
     evaluating it again, and answers exactly as in an uninterrupted reader batch."""
-    from inferqa_utils.prompts import judge_messages
+    from inferqa_utils.answering.prompts import judge_messages
 
     r1, r2 = reader_messages(QS[0][1], QS[0][0]), reader_messages(QS[2][1], QS[2][0])
     judge = judge_messages("What object shows your reflection?", ["Mirror"], "a window")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from inferqa_utils.answering.reader import read_closed_book
 from inferqa_utils.construction.parametric import parametric_answers, parametric_qids
 from inferqa_utils.llm import load_llm
-from inferqa_utils.reader import read_closed_book
 from inferqa_utils.sources import load_embedded
 
 

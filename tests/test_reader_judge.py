@@ -2,9 +2,9 @@
 
 import pytest
 
-from inferqa_utils.judge import em, judge_answers, parse_yes_no
-from inferqa_utils.prompts import NO_ANSWER, READER_FEWSHOT, reader_messages
-from inferqa_utils.reader import postprocess, read
+from inferqa_utils.answering.judge import em, judge_answers, parse_yes_no
+from inferqa_utils.answering.prompts import NO_ANSWER, READER_FEWSHOT, reader_messages
+from inferqa_utils.answering.reader import postprocess, read
 from inferqa_utils.textnorm import normalize_answer
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from inferqa_utils import reading
-from inferqa_utils import reading_report as rr
+from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.datamodel import Dataset, Hint, Question
-from inferqa_utils.passages import build_passages
+from inferqa_utils.reading import experiments as reading
+from inferqa_utils.reading import report as rr
 
 
 def _dataset() -> Dataset:

@@ -14,8 +14,8 @@ from tiny_corpus import CORPUS
 from inferqa_utils import embeddings, models
 from inferqa_utils.config import Paths
 from inferqa_utils.errors import DataFormatError
+from inferqa_utils.lexical import EmptyQueryError
 from inferqa_utils.retrieval import registry
-from inferqa_utils.retrieval.bm25 import EmptyQueryError
 from inferqa_utils.retrieval.fusion import (
     FusedRetriever,
     interleave,

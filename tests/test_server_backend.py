@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from inferqa_utils import models
+from inferqa_utils.answering.prompts import reader_messages
 from inferqa_utils.llm import GenerationCache, load_llm
 from inferqa_utils.llm.server import ServerError, ServerLLM
-from inferqa_utils.prompts import reader_messages
 
 pytestmark = pytest.mark.slow
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..prompts import NO_ANSWER
+from ..answering.prompts import NO_ANSWER
 from ..textnorm import fold_accents, normalize_answer
 from ..trec import Run
 from .common import ids_to_run_list, top_ids
@@ -109,7 +109,7 @@ def _llm_support(reader: LLM, question: str, pids: Sequence[str], corpus: Mappin
                  weights: Sequence[tuple[str, float]], progress: bool) -> dict[str, float]:
     import math
 
-    from ..prompts import reader_messages
+    from ..answering.prompts import reader_messages
 
     cands = [c for c, _ in weights]
     out = reader.score([reader_messages(question, corpus[p]) for p in pids], cands, progress=progress,
@@ -128,7 +128,7 @@ def candidate_support_run(questions: Mapping[str, str], first: Run, corpus: Mapp
     the probe answers of the pool and the weighted candidates."""
     import numpy as np
 
-    from ..reader import read
+    from ..answering.reader import read
 
     if support not in ("dense", "llm"):
         raise ValueError(f"support must be 'dense' or 'llm', got {support!r}")

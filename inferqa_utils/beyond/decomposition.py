@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..retrieval.bm25 import EmptyQueryError
+from ..lexical import EmptyQueryError
 from ..retrieval.fusion import interleave_lists
 from ..trec import Run
 from .common import ids_to_run_list, split_sentences
@@ -246,7 +246,7 @@ def cot_user_turn(question: str, documents: Sequence[str]) -> str:
 
 def cot_messages(question: str, documents: Sequence[str]) -> Messages:
     """CoT prompt (paper 001 Fig. 2, our wording): two worked examples, then the documents and question."""
-    from ..prompts import READER_FEWSHOT
+    from ..answering.prompts import READER_FEWSHOT
 
     msgs: Messages = [{"role": "system", "content": COT_SYSTEM}]
     for ctx, q, a in READER_FEWSHOT:
@@ -266,8 +266,8 @@ _ANSWER_LINE = re.compile(r"^\s*(?:final\s+)?answer\s*[:\-]\s*(.*)$", re.I)
 def parse_cot(reply: str) -> tuple[str, str]:
     """``(evidence, short answer)`` from a CoT reply. The answer is the text of the last
     ``Answer:`` line (or the line after it when that is empty); without one, the last non-empty
-    line. It is then post-processed with the SPEC §6.2 rules (:func:`inferqa_utils.reader.postprocess`)."""
-    from ..reader import postprocess
+    line. It is then post-processed with the SPEC §6.2 rules (:func:`inferqa_utils.answering.reader.postprocess`)."""
+    from ..answering.reader import postprocess
 
     lines = [ln.replace("**", "").strip() for ln in reply.strip().splitlines()]
     idx, ans = None, ""
@@ -288,9 +288,9 @@ def read_cot(llm: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[
              corpus: Mapping[str, str] | None = None, max_tokens: int = 128, system: str = "",
              progress: bool = True) -> pd.DataFrame:
     """Read each question's top-``k`` passages of ``run`` with the CoT reader and score the answers
-    (strict EM and judged, :func:`inferqa_utils.reading.score_answers`). Columns as
-    :func:`inferqa_utils.reading.read_run` (``union = "docs"``) plus ``raw`` and ``evidence``."""
-    from ..reading import score_answers
+    (strict EM and judged, :func:`inferqa_utils.reading.experiments.score_answers`). Columns as
+    :func:`inferqa_utils.reading.experiments.read_run` (``union = "docs"``) plus ``raw`` and ``evidence``."""
+    from ..reading.experiments import score_answers
 
     corpus = corpus if corpus is not None else {pid: p.text for pid, p in ds.passages.items()}
     qids = list(qids)

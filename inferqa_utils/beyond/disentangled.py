@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..retrieval.bm25 import EmptyQueryError
+from ..lexical import EmptyQueryError
 from ..retrieval.fusion import reciprocal_rank_fusion
 from ..trec import Run
 from .common import ids_to_run_list, split_sentences

@@ -3,7 +3,7 @@
 One row per system: its kind (retriever / reranker / method / oracle), the SPEC §4 retrieval
 metrics at relevance label ≥ ``threshold`` (through :func:`inferqa_utils.metrics.evaluate`), the
 reader's strict EM and judged accuracy at top-``k`` with Union_norm (SPEC §6.3–6.4, through
-:func:`inferqa_utils.reading.read_run`) and the cost in seconds per query:
+:func:`inferqa_utils.reading.experiments.read_run`) and the cost in seconds per query:
 
 * notebook-02 retrievers: the ``search_seconds`` of the cached run's stamp / its number of
   queries (query time only; corpus encoding/indexing excluded);
@@ -87,10 +87,10 @@ def read_systems(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str,
                  k: int = 3, union: str = "norm", corpus: Mapping[str, str] | None = None,
                  progress: bool = True) -> pd.DataFrame:
     """Per-question answers of every run read at top-``k`` with ``union`` (one
-    :func:`inferqa_utils.reading.read_run` per system; cached engine)."""
+    :func:`inferqa_utils.reading.experiments.read_run` per system; cached engine)."""
     import pandas as pd
 
-    from ..reading import read_run as read_one
+    from ..reading.experiments import read_run as read_one
 
     frames = [read_one(reader, judge, ds, run, list(qids), ks=(k,), unions=(union,), corpus=corpus, system=name,
                        progress=progress) for name, run in runs.items()]

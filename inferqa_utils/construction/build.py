@@ -28,18 +28,18 @@ from typing import Any
 
 import pandas as pd
 
-from ..answer_guards import DEFAULT_GUARDS
+from ..answering.guards import DEFAULT_GUARDS
 from ..config import PATHS, SEED
 from ..datamodel import LABEL_PARTIAL, Dataset, Hint, Passage, Question
 from ..errors import InferQAError
 from ..llm.base import LLM
-from ..passages import build_passages
+from ..qtype import classify_question
 from ..textnorm import normalize_answer
 from .convergence import convergence_from_scores, generate_candidates, gold_candidate, hint_scores
 from .labeling import LabelCheckpoint, QuestionLabels, label_questions
 from .leakage import LeakageFilter
 from .parametric import parametric_answers, parametric_qids
-from .qtype import classify_question
+from .passages import build_passages
 from .splits import make_splits
 from .verification import expansion_table, load_decisions, refusal_table, update_labels
 
@@ -81,7 +81,7 @@ class BuildConfig:
     convergence_stored: bool = True
     #: the corpus holds the passages of every source question (beyond max_questions too), as in QUIT
     corpus_all_source: bool = True
-    #: answer guards applied before the LLM judge (inferqa_utils.answer_guards)
+    #: answer guards applied before the LLM judge (inferqa_utils.answering.guards)
     guards: list[str] = field(default_factory=lambda: list(DEFAULT_GUARDS))
     verification_file: str | None = None  # None → data/verification/<name>.json
     output_dir: str | None = None  # None → build/datasets/<name>

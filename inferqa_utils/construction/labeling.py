@@ -2,7 +2,7 @@
 
 Each labeler LLM reads (question, passage) with the few-shot reader prompt (SPEC §6). A generated
 answer is *accepted* when it is judged correct: strict EM against the answer pool, else — unless
-a guard refuses it (:mod:`inferqa_utils.answer_guards`: found in the question or in the passage
+a guard refuses it (:mod:`inferqa_utils.answering.guards`: found in the question or in the passage
 being labelled, or a generic phrase) — the LLM judge's "Yes" (SPEC §6.4). Label of a passage for its own question:
 
     2  if some labeler's answer is accepted (the answer joins the question's answer pool)
@@ -22,12 +22,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..answer_guards import DEFAULT_GUARDS
+from ..answering.guards import DEFAULT_GUARDS
+from ..answering.judge import judge_answers
+from ..answering.reader import read
 from ..datamodel import LABEL_PARTIAL, LABEL_RELEVANT, Passage, Question
 from ..errors import DataFormatError
-from ..judge import judge_answers
 from ..llm.base import LLM
-from ..reader import read
 from ..textnorm import normalize_answer
 
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..textnorm import fold_accents, normalize_answer
+from ..textnorm import singular as _singular
 
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
@@ -32,16 +33,6 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60
 #: tokens of multi-word answers that are too generic to count as a leak on their own
 GENERIC_TOKENS = frozenset(["about", "after", "again", "also", "among", "around", "back", "band", "city", "club", "coast", "company", "country", "county", "empire", "family", "first", "from", "great", "group", "house", "island", "islands", "kingdom", "lake", "land", "last", "little", "major", "mount", "mountain", "national", "north", "east", "south", "west", "northern", "southern", "eastern", "western", "ocean", "river", "river's", "royal", "saint", "school", "state", "states", "street", "team", "that", "their", "there", "these", "this", "those", "through", "united", "university", "with", "world", "year", "years", "king", "queen", "lord", "lady", "prince", "princess", "river", "sea", "bay", "cape", "port", "fort", "new", "old", "century", "decade", "language", "syndrome", "tune", "song", "album", "film", "movie", "book", "novel", "play", "show", "game", "dance", "day", "war", "act", "law", "party", "award", "prize", "cup", "league", "park", "bridge", "tower", "castle", "hall", "church", "cathedral", "palace", "square", "road", "station", "airport", "canal", "theatre", "museum", "festival", "disease", "effect", "theory", "number", "system", "music", "style"])
 _STOP = frozenset(["a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "by", "with", "from", "de", "da", "di", "del", "der", "van", "von", "la", "le"])
-
-
-def _singular(tok: str) -> str:
-    if len(tok) > 4 and tok.endswith("ies"):
-        return tok[:-3] + "y"
-    if len(tok) > 4 and tok.endswith(("ches", "shes", "sses", "xes")):
-        return tok[:-2]
-    if len(tok) > 3 and tok.endswith("s") and not tok.endswith(("ss", "us", "is")):
-        return tok[:-1]
-    return tok
 
 
 def canonical_tokens(text: str) -> list[str]:

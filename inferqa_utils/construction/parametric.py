@@ -18,11 +18,11 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..answer_guards import DEFAULT_GUARDS
+from ..answering.guards import DEFAULT_GUARDS
+from ..answering.judge import Judgement, em, judge_answers
+from ..answering.reader import read_closed_book
 from ..datamodel import Question
-from ..judge import Judgement, em, judge_answers
 from ..llm.base import LLM
-from ..reader import read_closed_book
 
 COLUMNS = ["qid", "model", "repeat", "answer", "em", "correct", "guard"]
 

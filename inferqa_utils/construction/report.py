@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ..passages import n_subset_permutations
-from .qtype import classifier_accuracy
+from ..qtype import classifier_accuracy
+from .passages import n_subset_permutations
 
 if TYPE_CHECKING:
     from .build import BuildResult

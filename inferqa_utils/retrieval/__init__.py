@@ -6,7 +6,7 @@ a locally registered fine-tuned bi-encoder; ``retrieve(...)`` also caches the TR
 Heavy libraries load on first use.
 """
 
-from .bm25 import BM25sRetriever, EmptyQueryError
+from ..lexical import BM25sRetriever, EmptyQueryError
 from .dense import DenseRetriever
 from .fusion import FusedRetriever, interleave, reciprocal_rank_fusion
 from .java import JavaRuntimeError, ensure_java

@@ -18,8 +18,8 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..lexical import EmptyQueryError
 from ..trec import Run
-from .bm25 import EmptyQueryError
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..lexical import EmptyQueryError
 from ..trec import Run
-from .bm25 import EmptyQueryError
 from .java import JavaRuntimeError, ensure_java, start_jvm_error
 
 STAMP_NAME = "stamp.json"

@@ -82,7 +82,7 @@ def make_retriever(name: str, corpus: CorpusLike, index_dir: Path | None = None)
     """
     corpus = as_corpus(corpus)
     if name == "bm25s":
-        from .bm25 import BM25sRetriever
+        from ..lexical import BM25sRetriever
 
         return BM25sRetriever(corpus)
     if name == "bm25":

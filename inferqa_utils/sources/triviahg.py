@@ -39,7 +39,7 @@ def _dedupe(xs: list[str]) -> list[str]:
 def trec_type(major: str | None, minor: str | None) -> str | None:
     """``("HUM:HUMAN", "ind:Individual")`` → ``"HUM:ind"``; ``"OTH:OTHER"`` majors (most
     ``model_hints`` files) get their coarse class back from the fine label."""
-    from ..construction.qtype import source_label
+    from ..qtype import source_label
 
     return source_label(major, minor)
 

@@ -3,7 +3,7 @@
 Three settings share one scorer (:func:`score_answers`, strict EM and LLM-judged accuracy):
 
 * **pipeline** — a retriever/reranker run; the top-k passages become one context
-  (Union_norm or Union_freq at hint level, :mod:`inferqa_utils.contexts`);
+  (Union_norm or Union_freq at hint level, :mod:`inferqa_utils.reading.contexts`);
 * **oracle** — the question's own passages ordered by a reranker, then the same top-k reading;
 * **Optimal** — every label-1/2 passage read alone; a question is answerable when any passage
   yields a correct answer. Answers the labeler already produced for the same passage with the
@@ -18,13 +18,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from ..answering.judge import judge_answers
+from ..answering.prompts import NO_ANSWER
+from ..answering.reader import read
+from ..datamodel import Dataset, Question
+from ..llm.base import LLM
+from ..trec import Run
 from .contexts import ALPHA, BETA, build_context
-from .datamodel import Dataset, Question
-from .judge import judge_answers
-from .llm.base import LLM
-from .prompts import NO_ANSWER
-from .reader import read
-from .trec import Run
 
 UNIONS = ("norm", "freq")
 
@@ -168,7 +168,7 @@ def em_table(answers: pd.DataFrame) -> pd.DataFrame:
     """Table 8 shape: EM / judged accuracy / NO ANSWER rate (%) per reader × setting × system × k × union,
     with seeded 95 % bootstrap intervals over questions for EM and judged accuracy
     (:func:`inferqa_utils.uncertainty.mean_ci`; columns ``EM_lo``/``EM_hi``, ``judged_lo``/``judged_hi``)."""
-    from .uncertainty import mean_ci
+    from ..uncertainty import mean_ci
 
     keys = [c for c in ("reader", "setting", "system", "k", "union") if c in answers.columns]
     answers = answers.assign(k=answers["k"].astype("Int64")) if "k" in answers.columns else answers

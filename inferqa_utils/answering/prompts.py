@@ -7,7 +7,7 @@ the sundial, origami and Lake Baikal.
 
 from __future__ import annotations
 
-from .llm.base import Messages
+from ..llm.base import Messages
 
 NO_ANSWER = "NO ANSWER"
 

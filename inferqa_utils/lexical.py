@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..errors import InferQAError
-from ..trec import Run
+from .errors import InferQAError
+from .trec import Run
 
 
 class EmptyQueryError(InferQAError, ValueError):

@@ -6,14 +6,14 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from .datamodel import Dataset
-from .reading import ranked_ids
+from ..datamodel import Dataset
+from .experiments import ranked_ids
 
 SETTING_ORDER = ("Optimal", "oracle", "pipeline")
 
 
 def table8(em: pd.DataFrame, value: str = "EM") -> pd.DataFrame:
-    """Paper Table 8 shape from :func:`inferqa_utils.reading.em_table`: rows reader × setting ×
+    """Paper Table 8 shape from :func:`inferqa_utils.reading.experiments.em_table`: rows reader × setting ×
     system, columns (union, k); Optimal (no k / union) appears under its own column."""
     rows = em[em["setting"] != "Optimal"]
     t = rows.pivot_table(index=["reader", "setting", "system"], columns=["union", "k"], values=value, sort=False,
@@ -168,7 +168,7 @@ READING_FINDINGS = ("optimal_far_above_pipeline", "rerankers_marginal", "ft_rera
 def paper_reading_numbers() -> dict[str, float]:
     """The paper's reading EM numbers (SPEC §6.5, paper 000 §5.4) from the paper reference file,
     as {label: value} (Optimal 90.16, BGE + MonoT5 15.34, BGE + FT-MonoT5 13.89, BGE 13.18)."""
-    from .findings import load_paper_numbers
+    from ..findings import load_paper_numbers
 
     out: dict[str, float] = {}
     for f in load_paper_numbers():

@@ -42,8 +42,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .construction.leakage import _singular
-from .textnorm import normalize_answer
+from ..textnorm import normalize_answer
+from ..textnorm import singular as _singular
 
 DETERMINERS = frozenset(["a", "an", "the", "this", "that", "these", "those", "his", "her", "its", "their", "our", "your", "my", "some", "one", "another", "such"])
 

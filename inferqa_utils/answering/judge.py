@@ -1,7 +1,7 @@
 """Answer judging (SPEC §6.4): strict normalised EM and an LLM Yes/No judge, side by side.
 
 Judged accuracy = strict EM, or else the LLM judge's "Yes" — unless a named guard refuses the
-answer first (:mod:`inferqa_utils.answer_guards`: an answer found in the question or in the
+answer first (:mod:`inferqa_utils.answering.guards`: an answer found in the question or in the
 context read, or a generic category phrase, is never accepted and the judge is not asked).
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .answer_guards import DEFAULT_GUARDS, guard_answer
-from .llm.base import LLM
+from ..llm.base import LLM
+from ..textnorm import exact_match
+from .guards import DEFAULT_GUARDS, guard_answer
 from .prompts import NO_ANSWER, judge_messages
-from .textnorm import exact_match
 
 
 def em(prediction: str, answers: Sequence[str]) -> bool:

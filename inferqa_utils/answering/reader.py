@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .llm.base import LLM
+from ..llm.base import LLM
 from .prompts import NO_ANSWER, closed_book_messages, reader_messages
 
 MAX_NEW_TOKENS = 32

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .textnorm import normalize_answer
+from ..textnorm import normalize_answer
 
 TYPES: tuple[str, ...] = ("IZ", "DP", "DN", "SP", "SN")
 

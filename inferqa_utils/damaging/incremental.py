@@ -2,13 +2,13 @@
 
 For a ranked list ``p_1..p_N`` the reader answers from the top-1, top-2, …, top-N passages; the
 strict-EM bits give the **EM pattern** (judge-accepted answers give the SeEM pattern), from which
-:mod:`inferqa_utils.damaging` derives AcEM@k, the passage types and the six probes.
+:mod:`inferqa_utils.damaging.patterns` derives AcEM@k, the passage types and the six probes.
 
 **Context of prefix k.** ``union_norm`` of the hint sentences of ``p_1..p_k`` joined by one space
 (SPEC §6.3, hint level; a control-corpus reference is one unit), so the context of prefix k is the
 context of prefix k − 1 plus the new sentences at its end (or the same text when ``p_k`` adds none).
 
-**Why this is cheap with a decoder.** The reader prompt (:func:`inferqa_utils.prompts.reader_messages`)
+**Why this is cheap with a decoder.** The reader prompt (:func:`inferqa_utils.answering.prompts.reader_messages`)
 is the system turn, five few-shot turns, the rules, *then the context*, then the question. Prompt k
 therefore shares every token up to the end of context k − 1 with prompt k − 1. The llama.cpp
 engine keeps its KV cache between prompts and evaluates only the tokens after the longest common
@@ -29,9 +29,14 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from .answer_guards import occurs_in
-from .contexts import union_norm
-from .damaging import (
+from ..answering.guards import occurs_in
+from ..answering.reader import read
+from ..datamodel import Dataset
+from ..llm.base import LLM
+from ..reading.contexts import union_norm
+from ..reading.experiments import passage_sentences, ranked_ids, score_answers
+from ..trec import Run
+from .patterns import (
     PROBE_KS,
     PROBES,
     TYPES,
@@ -41,11 +46,6 @@ from .damaging import (
     passage_types,
     probe_keep,
 )
-from .datamodel import Dataset
-from .llm.base import LLM
-from .reader import read
-from .reading import passage_sentences, ranked_ids, score_answers
-from .trec import Run
 
 METRICS = ("em", "judged")
 """Pattern kinds: strict EM (``em``) and judge-accepted (``judged``: SeEM / SeAcEM, paper 004 §8.3)."""
@@ -298,7 +298,7 @@ def damaging_intervals(inc_by_corpus: Mapping[str, pd.DataFrame]) -> pd.DataFram
     the two-sided p-value of the paired sign-flip test (:mod:`inferqa_utils.uncertainty`). In %.
 
     Per question with pattern ``p`` (one 0/1 per prefix): ``EM@N = p[N]``, ``AcEM@N = max_k p[k]``."""
-    from .uncertainty import mean_ci, paired_difference
+    from ..uncertainty import mean_ci, paired_difference
 
     rows = []
     for corpus, inc in inc_by_corpus.items():
@@ -335,7 +335,7 @@ def comparison_finding(comp: pd.DataFrame) -> str:
         never += [f"{system} on the {c} corpus" for c, v in g.set_index("corpus")["AcEM@N"].items() if v == 0]
     note = (f" No prefix is ever answered correctly ({'; '.join(never)}: AcEM@N = 0), so no passage there can be "
             "shown to damage an answer." if never else "")
-    from .findings import paper_value
+    from ..findings import paper_value
 
     em, acem, probe3 = paper_value("damaging_passages", "b"), paper_value("damaging_passages"), paper_value(
         "probe3_recovers")

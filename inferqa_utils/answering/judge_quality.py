@@ -9,7 +9,7 @@ For a question whose pool holds only its canonical gold answer, a good judge mus
 
 :func:`candidate_set` builds these labelled candidates from any source that carries candidates
 (embedded, TriviaHG ``model_hints``, WikiHint); :func:`judge_candidates` runs a judge over them
-with or without the answer guards (:mod:`inferqa_utils.answer_guards`), the context being the
+with or without the answer guards (:mod:`inferqa_utils.answering.guards`), the context being the
 question's hints (what a labeler reads); :func:`precision_recall` summarises. The numbers behind
 "judged accuracy" in the notebooks come from ``benchmarks/judge_quality.py``, recorded in
 ``inferqa_utils/judge_quality.json``.
@@ -25,11 +25,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .answer_guards import DEFAULT_GUARDS
-from .datamodel import Question
+from ..datamodel import Question
+from ..llm.base import LLM
+from ..textnorm import normalize_answer
+from .guards import DEFAULT_GUARDS
 from .judge import judge_answers
-from .llm.base import LLM
-from .textnorm import normalize_answer
 
 RECORD = Path(__file__).with_name("judge_quality.json")
 

@@ -17,7 +17,7 @@ Perturbation: the good passage followed by ``m = 1..max_extra`` extra passages, 
 Extras are nested (the context for m + 1 extends the one for m) and put *after* the good passage;
 a decoder reader is order-sensitive, so other placements may give other ratios (FiD, the paper's
 reader, is not). ``SER(m) = 100 · |{(q, s) : norm(answer_m) ≠ norm(base answer)}| / |{(q, s)}|``
-(:func:`inferqa_utils.damaging.stability_error_ratio`).
+(:func:`inferqa_utils.damaging.patterns.stability_error_ratio`).
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 import pandas as pd
 
-from .config import SEED
-from .construction.difficulty import contains_answer
-from .contexts import union_norm
-from .damaging import stability_error_ratio
-from .datamodel import Dataset
+from ..config import SEED
+from ..construction.difficulty import contains_answer
+from ..datamodel import Dataset
+from ..llm.base import LLM
+from ..reading.contexts import union_norm
+from ..reading.experiments import gold_of, passage_sentences, ranked_ids
+from ..trec import Run
 from .incremental import read_unique
-from .llm.base import LLM
-from .reading import gold_of, passage_sentences, ranked_ids
-from .trec import Run
+from .patterns import stability_error_ratio
 
 KINDS = ("random", "BM25")
 
