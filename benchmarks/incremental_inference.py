@@ -22,11 +22,11 @@ from __future__ import annotations
 import argparse
 import time
 
+from inferqa_utils import stages
 from inferqa_utils.config import require_input
 from inferqa_utils.construction.store import load_built
 from inferqa_utils.damaging.incremental import incremental_inference, patterns_of
 from inferqa_utils.llm import load_llm
-from inferqa_utils.retrieval import experiments as ex
 from inferqa_utils.trec import read_run
 
 
@@ -44,8 +44,8 @@ def main() -> None:
 
     ds = load_built(args.dataset)
     qids = [q.qid for q in ds.split(args.split)][: args.questions]
-    corpus = ex.control_corpus(ds, args.split)[0] if args.corpus == "containing" else None
-    path = require_input(ex.run_dir(args.dataset, args.corpus) / f"{args.run}.trec", "02_retrieval",
+    corpus = stages.control_corpus(ds, args.split)[0] if args.corpus == "containing" else None
+    path = require_input(stages.run_dir(args.dataset, args.corpus) / f"{args.run}.trec", "02_retrieval",
                          f"the {args.corpus} run {args.run!r}")
     run = read_run(path)
     print(f"workload: {args.dataset}/{args.split}, {len(qids)} questions × N = {args.n} prefixes of "

@@ -10,6 +10,7 @@ import pytest
 
 from inferqa_utils import findings as fnd
 from inferqa_utils.errors import DataFormatError
+from inferqa_utils.paper import paper_value
 
 
 def _finding(relation: str, **bounds: float) -> fnd.Finding:
@@ -54,8 +55,8 @@ def test_paper_numbers_file_is_valid_and_the_papers_own_numbers_hold():
         stat = {"diff": f.a_value - f.b_value, "ratio": f.a_value / f.b_value,
                 "relative": abs(f.a_value - f.b_value) / f.b_value}[f.statistic]
         assert fnd.decide(f, stat, stat)[0] == fnd.HOLDS, f.id  # the paper's point estimates satisfy its claim
-    assert fnd.paper_value("damaging_passages") == 62.3 and fnd.paper_value("damaging_passages", "b") == 52.5
-    assert fnd.paper_value("probe3_recovers") == 61.8
+    assert paper_value("damaging_passages") == 62.3 and paper_value("damaging_passages", "b") == 52.5
+    assert paper_value("probe3_recovers") == 61.8
     assert next(f for f in findings if f.id == "rerankers_marginal").rule() == "|a − b| ≤ 5 and not significantly < 0"
 
 

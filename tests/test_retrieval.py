@@ -199,7 +199,7 @@ def test_locally_registered_sentence_transformer_is_a_dense_retriever(minilm, is
 
 def test_control_corpus_relevance_uses_gold_answers_not_the_pool():
     from inferqa_utils.datamodel import Dataset, Hint, Question
-    from inferqa_utils.retrieval.experiments import control_corpus
+    from inferqa_utils.stages import control_corpus
 
     qs = {
         "a": Question("a", "Which city has gondolas?", ["Venice", "Venezia", "Gondola"], [Hint("x")],
@@ -217,7 +217,7 @@ def test_control_corpus_relevance_uses_gold_answers_not_the_pool():
 
 def test_control_corpus_adds_the_sources_other_references():
     from inferqa_utils.datamodel import Dataset, Hint, Question
-    from inferqa_utils.retrieval.experiments import control_corpus
+    from inferqa_utils.stages import control_corpus
 
     built = Dataset("t", {"a": Question("a", "Which city has gondolas?", ["Venice"], [Hint("x")],
                                         reference="Venice is built on canals.")}, splits={"test": ["a"]})
@@ -234,7 +234,8 @@ def test_control_corpus_adds_the_sources_other_references():
 def test_cross_corpus_finding_strict_and_lenient_views():
     import pandas as pd
 
-    from inferqa_utils.retrieval import experiments as ex
+    from inferqa_utils import stages as ex  # corpus labels
+    from inferqa_utils.retrieval.experiments import cross_corpus_finding
 
     def rows(corpus, hits, n):
         return pd.DataFrame({"Hit@10": hits, "n_questions": [n] * len(hits), "corpus": corpus},
@@ -243,10 +244,10 @@ def test_cross_corpus_finding_strict_and_lenient_views():
     # No label-2 passage: the strict comparison cannot be tested, the lenient one still can.
     both = pd.concat([rows(ex.SUPPORTING, [float("nan")] * 2, 0), rows(ex.CONTAINING, [80.0, 50.0], 19),
                       rows(ex.SUPPORTING_LENIENT, [54.17, 66.67], 24)])
-    text = ex.cross_corpus_finding(both, ["bm25", "e5-small"], 15)
+    text = cross_corpus_finding(both, ["bm25", "e5-small"], 15)
     assert "cannot be tested" in text and "rests on 0 question(s)" in text
     assert "label ≥ 1, 24 questions" in text and "holds for 1 of 2 retrievers (bm25)" in text
     # Without lenient rows only the strict sentence is written.
     strict = pd.concat([rows(ex.SUPPORTING, [0.0, 100.0], 1), rows(ex.CONTAINING, [100.0, 100.0], 13)])
-    text = ex.cross_corpus_finding(strict, ["bm25", "e5-small"], 15)
+    text = cross_corpus_finding(strict, ["bm25", "e5-small"], 15)
     assert "holds for 1 of 2 retrievers (bm25)" in text and "label ≥ 1" not in text

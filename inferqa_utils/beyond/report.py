@@ -22,7 +22,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..config import PATHS, require_input
+from ..config import require_input
+from ..stages import result_path
 from ..trec import Run, read_run
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def baseline_runs(dataset_name: str, names: Sequence[str], qids: Sequence[str],
     """Runs of notebooks 02 (``<retriever>.trec``) and 03 (``<first>+<reranker>.trec``) from
     ``build/runs/<dataset>/<corpus_tag>/``, restricted to ``qids`` (a missing file names the
     notebook that writes it)."""
-    from ..retrieval.experiments import run_dir
+    from ..stages import run_dir
 
     out = {}
     for name in names:
@@ -55,7 +56,7 @@ def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
     """Seconds per query of notebook-02/03 runs (module docstring); ``None`` when unknown."""
     import pandas as pd
 
-    from ..retrieval.experiments import run_dir
+    from ..stages import run_dir
 
     def retrieval_cost(name: str) -> float | None:
         sp = run_dir(dataset_name, corpus_tag) / f"{name}.trec.stamp.json"
@@ -65,7 +66,7 @@ def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    rr_csv = PATHS.results / f"03_{dataset_name}_{split}_reranking.csv"
+    rr_csv = result_path("03", dataset_name, split, "reranking")
     rr = pd.read_csv(rr_csv, index_col=0) if rr_csv.is_file() else None
     out: dict[str, float | None] = {}
     for name in names:

@@ -335,7 +335,7 @@ def comparison_finding(comp: pd.DataFrame) -> str:
         never += [f"{system} on the {c} corpus" for c, v in g.set_index("corpus")["AcEM@N"].items() if v == 0]
     note = (f" No prefix is ever answered correctly ({'; '.join(never)}: AcEM@N = 0), so no passage there can be "
             "shown to damage an answer." if never else "")
-    from ..findings import paper_value
+    from ..paper import paper_value
 
     em, acem, probe3 = paper_value("damaging_passages", "b"), paper_value("damaging_passages"), paper_value(
         "probe3_recovers")

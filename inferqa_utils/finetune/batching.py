@@ -18,7 +18,6 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
 
 
 def plan_batches(anchor_keys: Sequence[str], negative_keys: Sequence[str | None], batch_size: int,
@@ -52,16 +51,3 @@ def plan_batches(anchor_keys: Sequence[str], negative_keys: Sequence[str | None]
             batch = [queue.popleft()]
         batches.append(batch)
     return batches
-
-
-def disjoint_batch_sampler(anchor_keys: Sequence[str], negative_keys: Sequence[str | None]) -> Any:
-    """A picklable factory for sentence-transformers' ``batch_sampler=`` training argument (the
-    trainer pickles its arguments into every checkpoint): it builds a
-    :class:`~inferqa_utils.finetune.torch_sampler.QuestionDisjointBatchSampler` that yields
-    :func:`plan_batches` for the rows of the training dataset, re-planned every epoch with
-    ``seed + epoch`` (deterministic, so a resumed run skips exactly the batches it had seen)."""
-    from functools import partial
-
-    from .torch_sampler import QuestionDisjointBatchSampler
-
-    return partial(QuestionDisjointBatchSampler, anchor_keys=list(anchor_keys), negative_keys=list(negative_keys))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..datamodel import Dataset
-from .batching import disjoint_batch_sampler, plan_batches
+from .batching import plan_batches
 from .sampling import TrainingExample, examples_fingerprint
 from .training import (
     BIENCODER_KIND,
@@ -89,3 +89,16 @@ def train_biencoder(ds: Dataset, examples: Sequence[TrainingExample], folder: st
         trainer.model.save(str(path))
 
     return run_training(name, BIENCODER_KIND, Path(folder), fp, meta, make_trainer, save, callbacks, log)
+
+
+def disjoint_batch_sampler(anchor_keys: Sequence[str], negative_keys: Sequence[str | None]) -> Any:
+    """A picklable factory for sentence-transformers' ``batch_sampler=`` training argument (the
+    trainer pickles its arguments into every checkpoint): it builds a
+    :class:`~inferqa_utils.finetune.torch_sampler.QuestionDisjointBatchSampler` that yields
+    :func:`~inferqa_utils.finetune.batching.plan_batches` for the rows of the training dataset, re-planned every epoch with
+    ``seed + epoch`` (deterministic, so a resumed run skips exactly the batches it had seen)."""
+    from functools import partial
+
+    from .torch_sampler import QuestionDisjointBatchSampler
+
+    return partial(QuestionDisjointBatchSampler, anchor_keys=list(anchor_keys), negative_keys=list(negative_keys))

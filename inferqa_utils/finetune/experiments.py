@@ -16,9 +16,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..config import PATHS, SEED
+from .. import stages
+from ..config import SEED
 from ..datamodel import Dataset
 from ..metrics import evaluate
+from ..stages import result_path
 from ..trec import Run
 from .biencoder import train_biencoder
 from .cross_encoder import train_cross_encoder
@@ -141,7 +143,7 @@ def select_variants(ds: Dataset, trained: Sequence[TrainedModel], select_split: 
     ce = [m for m in trained if m.kind == CROSS_ENCODER_KIND]
     if not bi or not ce:
         raise ValueError("select_variants needs at least one trained bi-encoder and one cross-encoder")
-    queries = rx.queries_of(ds, select_split) if select_split in ds.splits else {}
+    queries = stages.queries_of(ds, select_split) if select_split in ds.splits else {}
     queries = {q: t for q, t in queries.items() if any(v >= threshold for v in ds.qrels.get(q, {}).values())}
     if not queries:
         rows = [{"model": m.name, "kind": m.kind, "N": m.n_positives, "score": None, "chosen": False} for m in trained]
@@ -153,7 +155,7 @@ def select_variants(ds: Dataset, trained: Sequence[TrainedModel], select_split: 
         runs = rx.run_all([m.name for m in bi], dict(corpus), queries, dataset_name, f"finetune-{select_split}", k=k)
         bi_scores = rx.metrics_table(runs, qrels, threshold, [metric])[metric].to_dict()
         oracle, _ = oracle_rows([m.name for m in ce], queries, qrels, corpus,
-                                out_dir=rx.run_dir(dataset_name, f"finetune-{select_split}"))
+                                out_dir=stages.run_dir(dataset_name, f"finetune-{select_split}"))
         ce_scores = oracle["nDCG@10"].drop(index=[i for i in oracle.index if str(i).startswith("no reranker")]).to_dict()
         best_bi = next(m for m in bi if m.name == select_best(bi_scores))
         best_ce = next(m for m in ce if m.name == select_best(ce_scores))
@@ -289,7 +291,7 @@ def rerank_first_stage(name: str, first_name: str, first: Run, queries: Mapping[
 def notebook03_oracle(dataset_name: str, split: str) -> pd.DataFrame | None:
     """The LLM rerankers' oracle rows written by notebook 03 (``results/03_<ds>_<split>_oracle_reranker.csv``),
     relabelled ``<name> (notebook 03)``; None when notebook 03 has not run."""
-    p = PATHS.results / f"03_{dataset_name}_{split}_oracle_reranker.csv"
+    p = result_path("03", dataset_name, split, "oracle_reranker")
     if not p.exists():
         return None
     t = pd.read_csv(p, index_col=0)

@@ -168,7 +168,7 @@ READING_FINDINGS = ("optimal_far_above_pipeline", "rerankers_marginal", "ft_rera
 def paper_reading_numbers() -> dict[str, float]:
     """The paper's reading EM numbers (SPEC §6.5, paper 000 §5.4) from the paper reference file,
     as {label: value} (Optimal 90.16, BGE + MonoT5 15.34, BGE + FT-MonoT5 13.89, BGE 13.18)."""
-    from ..findings import load_paper_numbers
+    from ..paper import load_paper_numbers
 
     out: dict[str, float] = {}
     for f in load_paper_numbers():

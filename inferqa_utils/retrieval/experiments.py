@@ -9,77 +9,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
 
 from ..config import PATHS
-from ..construction.difficulty import contains_answer
 from ..construction.stats import n_tokens
-from ..datamodel import Dataset
 from ..metrics import evaluate, hit_curve
+from ..stages import CONTAINING, SUPPORTING, SUPPORTING_LENIENT, run_dir
 from ..trec import Run
 from .registry import retrieve
 
 MAIN_METRICS = ("Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@50", "Hit@100", "Recall@5", "Recall@10", "Recall@50",
                 "MRR@100", "nDCG@10", "nDCG@100")
-
-
-def corpus_of(ds: Dataset) -> dict[str, str]:
-    """The answer-supporting corpus: every passage of the built dataset (all splits)."""
-    return {pid: p.text for pid, p in ds.passages.items()}
-
-
-def queries_of(ds: Dataset, split: str) -> dict[str, str]:
-    return {q.qid: q.question for q in ds.split(split)}
-
-
-def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
-                   ) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
-    """Answer-containing control corpus: the reference passages (ids ``ref:<qid>``, then
-    ``ref:<qid>:2``, …, see :func:`reference_id`) of every
-    question of ``source`` — by default the source the dataset was built from (all of its
-    questions, not only the built ones, so the control corpus is not trivially small; the
-    embedded set has 64 references, TriviaHG validation 1,000 ``Snippet``s). A reference is
-    relevant (label 2) to a question when it contains one of the question's gold answers/aliases
-    (not the LLM-expanded pool). Empty when there are no references."""
-    if source is None:
-        source = built_source(ds)
-    pool = list(source) if source is not None else []
-    seen = {q.qid for q in pool}
-    pool += [q for q in ds if q.qid not in seen]
-    corpus = {reference_id(q.qid, i): text for q in pool for i, text in enumerate(q.references)}
-    qrels: dict[str, dict[str, int]] = {}
-    for q in ds.split(split):
-        gold = q.meta.get("gold_answers") or q.answers
-        rel = {pid: 2 for pid, text in corpus.items() if contains_answer(text, gold)}
-        if rel:
-            qrels[q.qid] = rel
-    return corpus, qrels
-
-
-def reference_id(qid: str, i: int) -> str:
-    """Control-corpus id of reference ``i`` (0-based) of a question: ``ref:<qid>``, ``ref:<qid>:2``, …"""
-    return f"ref:{qid}" if i == 0 else f"ref:{qid}:{i + 1}"
-
-
-def built_source(ds: Dataset) -> Dataset | None:
-    """The source a built dataset came from (its manifest's ``source`` parameter), or None when
-    it cannot be loaded here (e.g. the shared TriviaHG data is absent)."""
-    from ..errors import InferQAError
-    from ..sources import load_source
-
-    spec = ((ds.meta.get("built") or {}).get("parameters") or {}).get("source")
-    if not spec:
-        return None
-    try:
-        return load_source(spec)
-    except InferQAError:
-        return None
-
-
-def run_dir(dataset_name: str, corpus_tag: str) -> Path:
-    return PATHS.runs / dataset_name / corpus_tag
 
 
 def run_all(names: Sequence[str], corpus: dict[str, str], queries: dict[str, str], dataset_name: str,
@@ -150,9 +91,7 @@ def plot_hit_curves(curves: pd.DataFrame, title: str):
     return fig
 
 
-SUPPORTING, CONTAINING = "answer-supporting", "answer-containing"
 #: Corpus tag of the lenient view: the answer-supporting corpus with relevance = label ≥ 1.
-SUPPORTING_LENIENT = "answer-supporting, label ≥ 1"
 
 
 def cross_corpus_finding(both: pd.DataFrame, retrievers: Sequence[str], passages_per_question: int,
