@@ -3,7 +3,7 @@
 The measurement behind the model roles of the default profile: a model that answers *worse*
 with hints than without cannot do inferential reading (paper 000 §5.4), and a question a model
 answers closed-book is parametric (paper 000 §3.4). For every question of a source and every
-model, the few-shot reader (SPEC §6.1, greedy, strict SQuAD-normalised EM against gold + aliases)
+model, the few-shot reader (paper 000 A.4, greedy, strict SQuAD-normalised EM against gold + aliases)
 answers
 
 * closed-book (the parametric-filter prompt, repeat 0),

@@ -1,4 +1,4 @@
-"""Incremental inference (SPEC §8, notebook 06): naive vs KV-prefix reuse, side by side in one run.
+"""Incremental inference (paper 004, notebook 06): naive vs KV-prefix reuse, side by side in one run.
 
 Workload: the EM-pattern pass of notebook 06 — the first ``--questions`` questions of a split of a
 built dataset, each read with its top-1 … top-N passages of a notebook-02 run (``--run``, default

@@ -1,4 +1,4 @@
-"""Labeling throughput (SPEC §3 step 7) per labeler: without vs with KV-prefix reuse, side by side.
+"""Labeling throughput (paper 000 §3.2.2) per labeler: without vs with KV-prefix reuse, side by side.
 
 Workload: the first ``--questions`` questions of a source, their ``--hints`` first hints as
 subset-permutation passages (3 hints → 15 passages per question), labeled with the real

@@ -1,7 +1,7 @@
 """LLM throughput on a labeling-shaped workload: naive vs KV-prefix reuse, side by side.
 
 Workload: one question's subset-permutation passages (k hints → Σ C(k,j)·j! passages; k = 4 →
-64, k = 5 → 325), each read with the few-shot reader prompt (SPEC §6.1), greedy, on one model.
+64, k = 5 → 325), each read with the few-shot reader prompt (paper 000 A.4), greedy, on one model.
 
 (i)  naive  — every prompt evaluated from an empty context, in the given (shuffled) order;
 (ii) reuse  — the engine keeps the KV cache and the batch runs in lexicographic token order,

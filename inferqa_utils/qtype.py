@@ -1,6 +1,6 @@
-"""Rule-based TREC question-type classifier (SPEC §3 step 3).
+"""Rule-based TREC question-type classifier (paper 000 §3.1.3).
 
-Implements the *question type* part of SPEC §3 step 3 (/work/shared/SPEC.md): every question gets a
+Implements the *question type* part of paper 000 §3.1.3: every question gets a
 TREC ``COARSE:fine`` label in the Li & Roth (2002) taxonomy, e.g. ``HUM:ind``, ``LOC:country``,
 ``NUM:date``, ``ENTY:animal``, ``ABBR:exp``, ``DESC:def``. The paper uses a rule-based classifier;
 this is our own, with no model and no network:

@@ -1,4 +1,4 @@
-"""Answer normalisation and exact match (SPEC §6.4, SQuAD-style)."""
+"""Answer normalisation and exact match (paper 000 §4, SQuAD-style)."""
 
 from __future__ import annotations
 

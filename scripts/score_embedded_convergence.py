@@ -1,4 +1,4 @@
-"""Compute and store hint convergence for the embedded dataset (SPEC §3 step 2, TriviaHG HICOS).
+"""Compute and store hint convergence for the embedded dataset (paper 000 §3.1.2, TriviaHG HICOS).
 
 Usage: python scripts/score_embedded_convergence.py [--model qwen2.5-coder-1.5b] [--check]
 

@@ -12,7 +12,7 @@ fi
 PY="$VENV/bin/python"
 PIP=("$PY" -m pip install --disable-pip-version-check)
 "${PIP[@]}" -q --upgrade pip setuptools wheel
-# torch first, pinned: an unpinned torch pulls several GB of CUDA packages (SPEC §10)
+# torch first, pinned: an unpinned torch pulls several GB of CUDA packages (README, Models)
 echo "[setup] torch (CPU build, pinned)"
 "${PIP[@]}" -q "torch==2.13.0"
 echo "[setup] pinned requirements (llama-cpp-python compiles on first install: ~17 min on 2 cores; pip caches the wheel)"

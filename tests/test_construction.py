@@ -1,4 +1,4 @@
-"""Unit tests of the construction algorithms (SPEC §3), with hand-checked values."""
+"""Unit tests of the construction algorithms (paper 000 §3), with hand-checked values."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for inferqa_utils.reading.contexts (SPEC §6.3) with hand-checked expected values."""
+"""Tests for inferqa_utils.reading.contexts (paper 000 §5.4) with hand-checked expected values."""
 
 from __future__ import annotations
 

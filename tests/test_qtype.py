@@ -1,4 +1,4 @@
-"""Rule-based TREC question-type classifier (SPEC §3 step 3): hand-checked examples and real data."""
+"""Rule-based TREC question-type classifier (paper 000 §3.1.3): hand-checked examples and real data."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading experiments (SPEC §6): hint-level contexts from runs, Optimal with reused answers,
+"""Reading experiments (paper 000 §5.4): hint-level contexts from runs, Optimal with reused answers,
 the EM tables and the pattern check. The last test reads with the real tiny SmolLM2."""
 
 from __future__ import annotations

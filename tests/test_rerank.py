@@ -1,4 +1,4 @@
-"""Rerankers (SPEC §5): permutation parsing, sliding windows, depth handling, oracle helpers,
+"""Rerankers (paper 000 §5.3): permutation parsing, sliding windows, depth handling, oracle helpers,
 cross-encoder loading errors, and each LLM reranker on the tiny model (SmolLM2-135M)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fusion (SPEC §9), dense retrieval, the retriever registry and cached runs (SPEC §4).
+"""Fusion (papers 001–003), dense retrieval, the retriever registry and cached runs (paper 000 §4, §5.1–5.2).
 
 The dense tests load MiniLM once (module fixture) with the embedding cache and the local model
 registry redirected to a temporary folder; nothing needs Java (``bm25`` is covered by test_pyserini).

@@ -1,4 +1,4 @@
-"""Answer judging (SPEC §6.4): strict normalised EM and an LLM Yes/No judge, side by side.
+"""Answer judging (paper 000 §4): strict normalised EM and an LLM Yes/No judge, side by side.
 
 Judged accuracy = strict EM, or else the LLM judge's "Yes" — unless a named guard refuses the
 answer first (:mod:`inferqa_utils.answering.guards`: an answer found in the question or in the

@@ -1,9 +1,9 @@
-"""Measuring the answer judge (SPEC §6.4) on candidate sets with known truth.
+"""Measuring the answer judge (paper 000 §4) on candidate sets with known truth.
 
 For a question whose pool holds only its canonical gold answer, a good judge must
 
 * **accept** the gold's aliases (other surface forms of the same answer);
-* **reject** the source's distractor candidates (plausible rivals of the same type, SPEC §3 step 2),
+* **reject** the source's distractor candidates (plausible rivals of the same type, paper 000 §3.1.2),
   the entities the question or the hints name (related, not the answer: Cthulhu → "R'lyeh"),
   and generic phrases ("the character", "this player").
 

@@ -1,4 +1,4 @@
-"""Prompts for the reader (SPEC §6.1) and the answer judge (SPEC §6.4), in our own words.
+"""Prompts for the reader (paper 000 A.4) and the answer judge (paper 000 §4), in our own words.
 
 The five few-shot examples describe entities that appear in none of the datasets we use
 (checked against the embedded set and the TriviaHG files): Ada Lovelace, Mount Kilimanjaro,
@@ -55,7 +55,7 @@ def reader_user_turn(context: str, question: str) -> str:
 
 def reader_messages(question: str, context: str, fewshot: bool = True) -> Messages:
     """System instruction, five few-shot turns, then the user turn. The context comes before the
-    question (SPEC §6.1), so prompts of one question that share a hint prefix share a token prefix."""
+    question (paper 000 A.4), so prompts of one question that share a hint prefix share a token prefix."""
     msgs: Messages = [{"role": "system", "content": READER_SYSTEM}]
     if fewshot:
         for ctx, q, a in READER_FEWSHOT:
@@ -72,7 +72,7 @@ CLOSED_BOOK_RULES = ("Rules:\n"
 
 
 def closed_book_messages(question: str, rotation: int = 0) -> Messages:
-    """The reader without context (parametric-answerability filter, SPEC §3 step 4).
+    """The reader without context (parametric-answerability filter, paper 000 §3.1.4).
 
     ``rotation`` r starts the few-shot examples at example r (mod 5): the prompt variant used for
     repeat r of the filter, since greedy repeats of one prompt are identical."""
@@ -93,7 +93,7 @@ JUDGE_INSTRUCTION = ("Does the proposed answer name the same thing as a correct 
 
 
 def judge_messages(question: str, gold: list[str], candidate: str) -> Messages:
-    """Judge prompt (SPEC §6.4). The proposed answer comes last, so the judgements of one question's
+    """Judge prompt (paper 000 §4). The proposed answer comes last, so the judgements of one question's
     candidates share the prompt prefix (instruction, question, correct answers) and the KV cache."""
     golds = " | ".join(gold)
     return [

@@ -1,4 +1,4 @@
-"""The reader (SPEC §6.1–6.2): prompt, greedy generation, post-processing."""
+"""The reader (paper 000 A.4–6.2): prompt, greedy generation, post-processing."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ _SENTENCE = re.compile(rf"\b{_SUBJECT}\s+(\w+\s+){{0,3}}?{_FINITE}\b", re.I)
 
 
 def postprocess(raw: str) -> str:
-    """SPEC §6.2: last non-empty line; strip stray brackets/quotes; empty, a full sentence
+    """paper 000 §4: last non-empty line; strip stray brackets/quotes; empty, a full sentence
     (subject + finite verb) or anything mentioning "no answer" → ``NO ANSWER``."""
     lines = [ln.strip() for ln in raw.strip().splitlines() if ln.strip()]
     if not lines:

@@ -1,4 +1,4 @@
-"""Beyond the paper (notebook 07): the other seed paradigms (SPEC §9) and a method of our own.
+"""Beyond the paper (notebook 07): the other seed paradigms (papers 001–003) and a method of our own.
 
 Every method produces a TREC-style :data:`~inferqa_utils.trec.Run` (qid → [(pid, score)], best
 first) over the built dataset's corpus, so it is scored by :func:`inferqa_utils.metrics.evaluate`

@@ -1,23 +1,23 @@
 """Ours: candidate-support retrieval (CSR) — rank passages by the answer they support.
 
-**Failure mode addressed.** Answer-supporting passages never contain the answer (SPEC §1), and
+**Failure mode addressed.** Answer-supporting passages never contain the answer (paper 000 §1), and
 they share few words or little meaning with the question: "She studied natural sciences at
 Newnham College" supports *Rosalind Franklin* for "Which British chemist produced Photo 51?".
 Question–passage similarity (BM25, bi-encoders) and question–passage relevance (rerankers) judge
 the wrong thing; what makes a passage useful is *which answer it leads to*. Closed-book answer
 proposals do not help either: test questions are by construction those the LLMs could not answer
-without context (SPEC §3 step 4), so candidates must be inferred from the passages themselves.
+without context (paper 000 §3.1.4), so candidates must be inferred from the passages themselves.
 
 **Method.** For each question and its first-stage ranking (top-``depth``):
 
-1. *Probe*: the reader (SPEC §6.1 prompt) answers the question from each of the top-``pool``
+1. *Probe*: the reader (paper 000 A.4 prompt) answers the question from each of the top-``pool``
    passages alone → ``a(p)``. (For a question's own passages this is the labeling prompt, so the
    engine's cache already holds most of these answers.)
 2. *Candidates*: distinct non-abstaining answers, compared after SQuAD normalisation and accent
    folding, weighted by the ranks of the passages that gave them:
    ``w(c) ∝ Σ_{p in pool, a(p) ≡ c} 1 / rank(p)``; the top-``top_c`` are kept and renormalised to
    sum 1 (:func:`candidate_weights`). Hints of one entity converge on one answer (TriviaHG's
-   convergence idea, SPEC §3 step 2) while passages of other questions point elsewhere, so the
+   convergence idea, paper 000 §3.1.2) while passages of other questions point elsewhere, so the
    rank-weighted consensus is a passage-grounded guess of the answer.
 3. *Support* of every first-stage passage ``d``:
    ``agree(d) = w(a(d))`` for probed passages (0 otherwise; :func:`agreement_scores`) and
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 
 def candidate_key(answer: str) -> str:
-    """The comparison form of an answer: accents folded, SQuAD-normalised (SPEC §6.4)."""
+    """The comparison form of an answer: accents folded, SQuAD-normalised (paper 000 §4)."""
     return normalize_answer(fold_accents(answer))
 
 

@@ -1,4 +1,4 @@
-"""Visconde-style decomposition (paper 001 §3; SPEC §9): decompose → retrieve → aggregate.
+"""Visconde-style decomposition (paper 001 §3; papers 001–003): decompose → retrieve → aggregate.
 
 1. **Decompose.** A few-shot LLM splits the question into at most ``max_sub`` simpler
    sub-questions. The in-context examples are either the first ``n`` of a static bank
@@ -15,8 +15,8 @@
    the same round-robin order, so the run also has a tail for the metrics. Scores are rank-based.
 4. **Aggregate.** A chain-of-thought reader (:func:`read_cot`; paper Fig. 2): numbered documents
    (the top-k pooled passages), the question, then the model writes ``Evidence:`` before
-   ``Answer:``; the final ``Answer:`` line is post-processed with the SPEC §6.2 rules. The pooled
-   run is also read with the ordinary short-answer reader (SPEC §6.1) by the notebook.
+   ``Answer:``; the final ``Answer:`` line is post-processed with the paper 000 §4 rules. The pooled
+   run is also read with the ordinary short-answer reader (paper 000 A.4) by the notebook.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ COT_SYSTEM = ("You answer quiz questions from numbered documents that describe t
               "write 'Answer:' followed by the exact short answer only (a name, a number, a word or a short "
               "phrase). If the documents are not enough, write 'Answer: NO ANSWER'.")
 
-#: evidence paragraphs for two of the reader's few-shot entities (SPEC §6.1 examples in prompts.py)
+#: evidence paragraphs for two of the reader's few-shot entities (paper 000 A.4 examples in prompts.py)
 _COT_EVIDENCE = {
     "Lake Baikal": ("[Document 1] places it in southern Siberia and calls it the deepest lake on Earth; "
                     "[Document 2] adds a seal found only there and its great age. These clues describe Lake Baikal."),
@@ -266,7 +266,7 @@ _ANSWER_LINE = re.compile(r"^\s*(?:final\s+)?answer\s*[:\-]\s*(.*)$", re.I)
 def parse_cot(reply: str) -> tuple[str, str]:
     """``(evidence, short answer)`` from a CoT reply. The answer is the text of the last
     ``Answer:`` line (or the line after it when that is empty); without one, the last non-empty
-    line. It is then post-processed with the SPEC §6.2 rules (:func:`inferqa_utils.answering.reader.postprocess`)."""
+    line. It is then post-processed with the paper 000 §4 rules (:func:`inferqa_utils.answering.reader.postprocess`)."""
     from ..answering.reader import postprocess
 
     lines = [ln.replace("**", "").strip() for ln in reply.strip().splitlines()]

@@ -1,4 +1,4 @@
-"""DisentangledQA's retriever (paper 003 §III-B; SPEC §9): topic first, then attribute.
+"""DisentangledQA's retriever (paper 003 §III-B; papers 001–003): topic first, then attribute.
 
 * **Multi-view topic queries** (paper §III-B1): from the question, *entities* (paper: a
   pre-trained NER model), *nouns* (paper: NLTK POS tags NN*) and *n-grams* (paper: NLTK

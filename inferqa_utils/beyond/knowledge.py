@@ -1,4 +1,4 @@
-"""Knowledge-aware diverse reranking (paper 002 §2.2; SPEC §9).
+"""Knowledge-aware diverse reranking (paper 002 §2.2; papers 001–003).
 
 1. **Hybrid first stage**: sparse and dense lists interleaved — alternate, keep each list's order,
    drop duplicates (:func:`inferqa_utils.retrieval.fusion.interleave`; the ``hybrid`` run of

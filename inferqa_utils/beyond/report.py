@@ -1,8 +1,8 @@
 """The notebook-07 report: every retriever, reranker and method on one split, side by side.
 
-One row per system: its kind (retriever / reranker / method / oracle), the SPEC §4 retrieval
+One row per system: its kind (retriever / reranker / method / oracle), the paper 000 §4, §5.1–5.2 retrieval
 metrics at relevance label ≥ ``threshold`` (through :func:`inferqa_utils.metrics.evaluate`), the
-reader's strict EM and judged accuracy at top-``k`` with Union_norm (SPEC §6.3–6.4, through
+reader's strict EM and judged accuracy at top-``k`` with Union_norm (paper 000 §5.4–6.4, through
 :func:`inferqa_utils.reading.experiments.read_run`) and the cost in seconds per query:
 
 * notebook-02 retrievers: the ``search_seconds`` of the cached run's stamp / its number of

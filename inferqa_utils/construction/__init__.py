@@ -1,1 +1,1 @@
-"""Dataset construction (SPEC §3): from a question/hint source to a labelled QUIT-style corpus."""
+"""Dataset construction (paper 000 §3): from a question/hint source to a labelled QUIT-style corpus."""

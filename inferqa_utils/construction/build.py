@@ -1,4 +1,4 @@
-"""The dataset-construction pipeline (SPEC §3 steps 1–9) on any loaded source.
+"""The dataset-construction pipeline (paper 000 §3 steps 1–9) on any loaded source.
 
 :func:`build_dataset` runs, in order: hint cleaning, the leakage filter, the hint-count check,
 question type and difficulty, the parametric filter, splits, candidates and convergence (top-k
@@ -193,7 +193,7 @@ class _Models:
 
 def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = False,
                   llm_loader: Callable[[str], LLM] | None = None, log: Callable[[str], None] = print) -> BuildResult:
-    """Run SPEC §3 end to end for ``cfg`` and export to ``cfg.out_dir`` (see module docstring).
+    """Run paper 000 §3 end to end for ``cfg`` and export to ``cfg.out_dir`` (see module docstring).
 
     An existing export made with other parameters is never overwritten silently: it raises
     :class:`BuildConflictError` unless ``overwrite=True``.

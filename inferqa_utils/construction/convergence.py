@@ -1,4 +1,4 @@
-"""Convergence ranking (SPEC §3 step 2; TriviaHG's HICOS).
+"""Convergence ranking (paper 000 §3.1.2; TriviaHG's HICOS).
 
 Candidates are ~10 plausible distractors plus the gold answer. For each (hint, candidate) a judge
 decides whether the hint refers to the candidate (1/0). Convergence of a hint:

@@ -1,4 +1,4 @@
-"""Reference-based question complexity (SPEC §3 step 3).
+"""Reference-based question complexity (paper 000 §3.1.3).
 
 With an answer-containing reference corpus (our embedded references, TriviaHG ``Snippet``s), a
 question is easy when BM25 over that corpus returns, near the top, passages that contain the

@@ -1,4 +1,4 @@
-"""Export of a build (SPEC §2.4): QUIT-shaped splits, corpus, qrels, tables and the manifest."""
+"""Export of a build (README, Data): QUIT-shaped splits, corpus, qrels, tables and the manifest."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Labeling (SPEC §3 step 7) and the label update after verification (step 8).
+"""Labeling (paper 000 §3.2.2) and the label update after verification (step 8).
 
-Each labeler LLM reads (question, passage) with the few-shot reader prompt (SPEC §6). A generated
+Each labeler LLM reads (question, passage) with the few-shot reader prompt (paper 000 §5.4). A generated
 answer is *accepted* when it is judged correct: strict EM against the answer pool, else — unless
 a guard refuses it (:mod:`inferqa_utils.answering.guards`: found in the question or in the passage
-being labelled, or a generic phrase) — the LLM judge's "Yes" (SPEC §6.4). Label of a passage for its own question:
+being labelled, or a generic phrase) — the LLM judge's "Yes" (paper 000 §4). Label of a passage for its own question:
 
     2  if some labeler's answer is accepted (the answer joins the question's answer pool)
     1  otherwise

@@ -1,4 +1,4 @@
-"""Answer-leakage filter (SPEC §3 step 1).
+"""Answer-leakage filter (paper 000 §3.1.2).
 
 The paper drops a question when a BEM answer-equivalence model finds a hint word or n-gram
 equivalent to the answer. Here equivalence is decided by matching, per answer/alias:

@@ -1,7 +1,7 @@
-"""Parametric-answerability filter (SPEC §3 step 4; paper 000 §3.4).
+"""Parametric-answerability filter (paper 000 §3.1.4; §3.4).
 
 Each closed-book model answers every question with no context; the answer is judged (strict EM,
-then the guards and the LLM judge, SPEC §6.4). The paper judges three times. With greedy decoding
+then the guards and the LLM judge, paper 000 §4). The paper judges three times. With greedy decoding
 three runs of one prompt are identical, so repeat r here uses a different prompt: the five
 few-shot examples rotated to start at example r. A question is *parametric* if any model is
 correct in any repeat.

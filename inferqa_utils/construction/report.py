@@ -98,7 +98,7 @@ def difficulty_agreement(res: BuildResult) -> pd.DataFrame | None:
 
 
 def passages_per_k() -> pd.DataFrame:
-    """Σ_{j=1..k} C(k, j)·j! for k = 1..5 (SPEC §3 step 6)."""
+    """Σ_{j=1..k} C(k, j)·j! for k = 1..5 (paper 000 §3.2.1)."""
     return pd.DataFrame({"hints k": range(1, 6), "passages": [n_subset_permutations(k) for k in range(1, 6)]})
 
 

@@ -1,4 +1,4 @@
-"""Splits (SPEC §3 step 5): train from the parametric pool, dev/test from the rest.
+"""Splits (paper 000 §3.1.4): train from the parametric pool, dev/test from the rest.
 
 The paper puts up to 5,000 parametric questions in train, 2,000 non-parametric ones in test and
 the rest in dev. Sizes here are counts (int), shares of the pool (float in (0, 1)) or ``None``

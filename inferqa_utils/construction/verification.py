@@ -1,4 +1,4 @@
-"""Human verification of the expanded answer pools (SPEC §3 step 8, paper Fig. 7).
+"""Human verification of the expanded answer pools (paper 000 §3.2.3–3.2.4, paper Fig. 7).
 
 Per question the interface shows the gold answer(s) and every distinct generated answer the judge
 accepted, exact gold matches highlighted; a person ticks (valid) or unticks (invalid). Decisions
@@ -77,7 +77,7 @@ class LabelUpdate:
 
 def update_labels(q: Question, hints: Sequence[str], result: QuestionLabels, decisions: Mapping[str, bool],
                   leakage: LeakageFilter) -> LabelUpdate:
-    """Apply one question's decisions (SPEC §3 step 8) to ``result.labels`` in place."""
+    """Apply one question's decisions (paper 000 §3.2.3–3.2.4) to ``result.labels`` in place."""
     gold = {normalize_answer(a) for a in q.answers}
     generated = [a for a in distinct_accepted(result) if normalize_answer(a) not in gold]
     by_person = [a for a in generated if decisions.get(a) is False]

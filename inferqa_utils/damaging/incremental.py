@@ -1,11 +1,11 @@
-"""Incremental inference and probe-based selection (SPEC §8; paper 004 §4–7) for decoder LLM readers.
+"""Incremental inference and probe-based selection (paper 004; paper 004 §4–7) for decoder LLM readers.
 
 For a ranked list ``p_1..p_N`` the reader answers from the top-1, top-2, …, top-N passages; the
 strict-EM bits give the **EM pattern** (judge-accepted answers give the SeEM pattern), from which
 :mod:`inferqa_utils.damaging.patterns` derives AcEM@k, the passage types and the six probes.
 
 **Context of prefix k.** ``union_norm`` of the hint sentences of ``p_1..p_k`` joined by one space
-(SPEC §6.3, hint level; a control-corpus reference is one unit), so the context of prefix k is the
+(paper 000 §5.4, hint level; a control-corpus reference is one unit), so the context of prefix k is the
 context of prefix k − 1 plus the new sentences at its end (or the same text when ``p_k`` adds none).
 
 **Why this is cheap with a decoder.** The reader prompt (:func:`inferqa_utils.answering.prompts.reader_messages`)
@@ -113,7 +113,7 @@ def read_unique(reader: LLM, judge: LLM | None, ds: Dataset, items: Sequence[tup
 def incremental_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[str], n: int,
                           corpus: Mapping[str, str] | None = None, system: str = "",
                           progress: bool = True) -> pd.DataFrame:
-    """SPEC §8 incremental inference: read every question with its top-1 … top-N passages.
+    """paper 004 incremental inference: read every question with its top-1 … top-N passages.
 
     One row per (question, k = 1..N): ``qid, k, pid`` (the k-th passage; empty when the run has
     only m < k passages for the question — reading "the top-k" then reads all m, so EM@k = EM@m
@@ -145,7 +145,7 @@ def incremental_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run,
 
 
 def real_types(pattern: str, n_passages: int) -> list[str]:
-    """Types (SPEC §8) of the positions that hold a passage (the first ``n_passages``); padded
+    """Types (paper 004) of the positions that hold a passage (the first ``n_passages``); padded
     positions of a short ranked list are not passages and are not counted."""
     return passage_types(pattern)[:n_passages]
 
@@ -175,7 +175,7 @@ def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: 
                     ks: Sequence[int] = PROBE_KS, probes: Sequence[str] = tuple(PROBES),
                     metrics: Sequence[str] = METRICS, corpus: Mapping[str, str] | None = None,
                     progress: bool = True) -> pd.DataFrame:
-    """Probe@k (SPEC §8, paper 004 §6.1): re-read the passages each probe keeps among the top-k.
+    """Probe@k (paper 004, paper 004 §6.1): re-read the passages each probe keeps among the top-k.
 
     ``inc`` is one system's :func:`incremental_inference` frame. For each question, metric (its EM
     or SeEM pattern), k in ``ks`` (those ≤ N, and N itself) and probe:
@@ -250,7 +250,7 @@ def probe_table(curves: pd.DataFrame) -> pd.DataFrame:
 
 
 def type_table(inc: pd.DataFrame, metric: str = "em") -> pd.DataFrame:
-    """Passage-type counts (SPEC §8) per system over every retrieved passage of every pattern
+    """Passage-type counts (paper 004) per system over every retrieved passage of every pattern
     (padding of short lists excluded), the number of questions and the share (%) of questions
     whose pattern has at least one DN (a damaging passage)."""
     rows = []

@@ -1,4 +1,4 @@
-"""Damaging passages: EM patterns, AcEM, passage types, probes and SER (SPEC §8; paper 004).
+"""Damaging passages: EM patterns, AcEM, passage types, probes and SER (paper 004; paper 004).
 
 Incremental inference reads a ranked list ``p_1..p_N`` with the top-1, top-2, …, top-N passages;
 the **EM pattern** is the bit string ``EM@1..EM@N`` (``"1"`` = exact match).
@@ -33,10 +33,10 @@ PROBES: dict[str, frozenset[str]] = {
     "P5": frozenset({"IZ", "DP", "SP", "SN"}),
     "P6": frozenset({"IZ", "DP", "SN"}),
 }
-"""SPEC §8 probe patterns: the passage types each probe keeps (DN is in none of them)."""
+"""paper 004 probe patterns: the passage types each probe keeps (DN is in none of them)."""
 
 PROBE_KS: tuple[int, ...] = (5, 10, 20, 40, 100)
-"""SPEC §8: Probe@k is reported for these k (as far as N allows)."""
+"""paper 004: Probe@k is reported for these k (as far as N allows)."""
 
 
 def _check_pattern(pattern: str) -> str:
@@ -52,7 +52,7 @@ def _check_k(k: int, n: int) -> int:
 
 
 def em_pattern(ems: Sequence[bool | int]) -> str:
-    """EM pattern (SPEC §8): ``EM@1..EM@N`` as a bit string, e.g. ``[True, 0, 1] -> "101"``."""
+    """EM pattern (paper 004): ``EM@1..EM@N`` as a bit string, e.g. ``[True, 0, 1] -> "101"``."""
     bits = []
     for e in ems:
         if e not in (0, 1):  # True/False compare equal to 1/0
@@ -62,14 +62,14 @@ def em_pattern(ems: Sequence[bool | int]) -> str:
 
 
 def acem_at(pattern: str, k: int) -> int:
-    """AcEM@k (SPEC §8) = ``max(EM@1, …, EM@k)``: 1 if any prefix up to k was answered correctly."""
+    """AcEM@k (paper 004) = ``max(EM@1, …, EM@k)``: 1 if any prefix up to k was answered correctly."""
     _check_pattern(pattern)
     _check_k(k, len(pattern))
     return int("1" in pattern[:k])
 
 
 def acem_curve(pattern: str) -> list[int]:
-    """``[AcEM@1, …, AcEM@N]`` (SPEC §8), the running maximum of the EM pattern."""
+    """``[AcEM@1, …, AcEM@N]`` (paper 004), the running maximum of the EM pattern."""
     _check_pattern(pattern)
     out: list[int] = []
     acc = 0
@@ -80,7 +80,7 @@ def acem_curve(pattern: str) -> list[int]:
 
 
 def passage_types(pattern: str) -> list[str]:
-    """Type of each passage from the EM pattern (SPEC §8, paper 004 §5.2), one per position.
+    """Type of each passage from the EM pattern (paper 004, paper 004 §5.2), one per position.
 
     For position i (1-based) with ``e_i = EM@i``: IZ if ``e_j = 0`` for all j ≤ i; DP if ``e_i = 1``
     and (i = 1 or ``e_{i-1} = 0``); DN if ``e_i = 0`` and ``e_{i-1} = 1``; SP if ``e_i = e_{i-1} = 1``;
@@ -103,7 +103,7 @@ def passage_types(pattern: str) -> list[str]:
 
 
 def probe_keep(pattern: str, probe: str, k: int | None = None) -> list[int]:
-    """0-based indices of the passages a probe keeps among the first k (SPEC §8).
+    """0-based indices of the passages a probe keeps among the first k (paper 004).
 
     Types are computed on ``pattern[:k]`` (the whole pattern when ``k`` is None) and passages whose
     type is in ``PROBES[probe]`` are kept, in rank order; DN passages are never kept. If
@@ -122,7 +122,7 @@ def probe_keep(pattern: str, probe: str, k: int | None = None) -> list[int]:
 
 
 def aggregate_em_curves(patterns: Sequence[str]) -> pd.DataFrame:
-    """Mean EM@k and AcEM@k over questions, in %, for k = 1..N (SPEC §8; paper 004 Fig. 2–3).
+    """Mean EM@k and AcEM@k over questions, in %, for k = 1..N (paper 004; paper 004 Fig. 2–3).
 
     ``EM(k) = 100 · mean_q EM_q@k`` and ``AcEM(k) = 100 · mean_q AcEM_q@k``. All patterns must have
     the same length N. Returns columns ``k`` (int), ``EM``, ``AcEM`` (float), one row per k.
@@ -145,7 +145,7 @@ def aggregate_em_curves(patterns: Sequence[str]) -> pd.DataFrame:
 
 
 def type_counts(patterns: Sequence[str]) -> dict[str, int]:
-    """Number of passages of each type (SPEC §8) over all positions of all patterns.
+    """Number of passages of each type (paper 004) over all positions of all patterns.
 
     Every type in ``TYPES`` is present as a key (0 when absent); the counts sum to the total length.
     """
@@ -157,7 +157,7 @@ def type_counts(patterns: Sequence[str]) -> dict[str, int]:
 
 
 def stability_error_ratio(base_answers: Sequence[str], perturbed_answers: Sequence[str]) -> float:
-    """Stability Error Ratio in % (SPEC §8; paper 004 §4, after Krishna et al. 2021).
+    """Stability Error Ratio in % (paper 004; paper 004 §4, after Krishna et al. 2021).
 
     ``SER = 100 · |{q : norm(base_q) ≠ norm(perturbed_q)}| / |Q|`` with ``norm`` =
     :func:`inferqa_utils.textnorm.normalize_answer`. Pass only the questions answered correctly with

@@ -1,4 +1,4 @@
-"""Question-disjoint batches for in-batch-negative training (SPEC §7).
+"""Question-disjoint batches for in-batch-negative training (paper 000 §5.2–5.3, A.2–A.3).
 
 With N positives per question, MultipleNegativesRankingLoss would treat a question's *other*
 positives in the same batch as negatives, and a sampled negative that belongs to another
@@ -8,7 +8,7 @@ question of the batch is a positive of that question. A batch is therefore built
 * no anchor's question owns another row's sampled negative.
 
 Then every in-batch negative of an anchor is a passage of a different question (label 0 for it
-by construction of the qrels, SPEC §2.4). The effective batch size is at most the number of
+by construction of the qrels, README, Data). The effective batch size is at most the number of
 distinct training questions. The plan of an epoch is a greedy pass over a seeded shuffle of the
 rows (seed + epoch): rows that conflict with the current batch wait, in order, for the next one.
 """

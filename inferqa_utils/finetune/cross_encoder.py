@@ -1,4 +1,4 @@
-"""Fine-tuning a cross-encoder reranker from MiniLM with N positives per question (SPEC §7).
+"""Fine-tuning a cross-encoder reranker from MiniLM with N positives per question (paper 000 §5.2–5.3, A.2–A.3).
 
 The paper fine-tunes MonoT5 (pointwise: "Query: q Document: d Relevant:" → true/false). No
 reranker weights ship offline, so the packaged ``all-MiniLM-L6-v2`` encoder gets a fresh

@@ -1,4 +1,4 @@
-"""The experiments of notebook 05 (SPEC §7; paper 000 §5.2–5.3, Tables 10–12, Fig. 5).
+"""The experiments of notebook 05 (paper 000 §5.2–5.3, A.2–A.3; paper 000 §5.2–5.3, Tables 10–12, Fig. 5).
 
 * training sets per N (and per negative kind: random, or BM25-hard as an ablation);
 * one bi-encoder and one cross-encoder per set, registered as ``<name>-N<n>`` (``-hard`` for the
@@ -69,7 +69,7 @@ def train_all(ds: Dataset, dataset_name: str, sets: Mapping[SetKey, Sequence[Tra
               freeze_embeddings: bool = False, base: str = "minilm", seed: int = SEED, progress: bool = True, log: Callable[[str], None] = print) -> list[TrainedModel]:
     """Train (or reuse / resume) and register a bi-encoder and a cross-encoder per sample set.
 
-    ``epochs=None`` uses the paper's schedule by N (SPEC §7). Checkpoints and final models live in
+    ``epochs=None`` uses the paper's schedule by N (paper 000 §5.2–5.3, A.2–A.3). Checkpoints and final models live in
     ``build/models/<dataset>/<variant>/``.
     """
     out = []
@@ -257,7 +257,7 @@ def cached_rerank(name: str, queries: Mapping[str, str], run: Run, corpus: Mappi
 
 def oracle_rows(names: Sequence[str], queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
                 corpus: Mapping[str, str], out_dir: Path | None = None) -> tuple[pd.DataFrame, dict[str, Run]]:
-    """Oracle-reranker setting (SPEC §5): the question's own passages, in id order as the baseline,
+    """Oracle-reranker setting (paper 000 §5.3): the question's own passages, in id order as the baseline,
     reordered by each cross-encoder; graded nDCG@5/10/50/100 (%). With ``out_dir`` the runs are
     cached there as ``oracle+<name>.trec`` (notebook 04 reads them)."""
     from ..rerank import oracle_run

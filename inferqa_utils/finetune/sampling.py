@@ -1,4 +1,4 @@
-"""Training examples for fine-tuning with N positives per question (SPEC §7; paper 000 §5.2, A.2).
+"""Training examples for fine-tuning with N positives per question (paper 000 §5.2–5.3, A.2–A.3; paper 000 §5.2, A.2).
 
 For every training question the sampler draws
 
@@ -7,7 +7,7 @@ For every training question the sampler draws
   the embedded dataset has 15 passages per question, QUIT 325, so the paper's N = 200 is
   reachable there and not here. The positives are the first N of a seeded shuffle of ``P_q``
   (sorted by id first), so the N = 5 sample is a prefix of the N = 10 sample.
-* **negatives** — exactly as many as positives (one per positive, SPEC §7: "as many
+* **negatives** — exactly as many as positives (one per positive, paper 000 §5.2–5.3, A.2–A.3: "as many
   negatives"), drawn without replacement from the passages of *other* questions (the
   ``negative_qids`` pool; a passage is never a negative of its own question nor of a question
   that labels it ≥ 1). Random by default (rejection sampling from the sorted pool with a seeded

@@ -36,7 +36,7 @@ TRAIN_SCHEMA = 2
 #: ``rerank.cross_encoder.CROSS_ENCODER_KIND``)
 BIENCODER_KIND = "sentence-transformers"
 CROSS_ENCODER_KIND = RERANKER_KIND
-#: the paper's epochs by number of positives (SPEC §7, authors' DPR recipe)
+#: the paper's epochs by number of positives (paper 000 §5.2–5.3, A.2–A.3, authors' DPR recipe)
 PAPER_EPOCHS: dict[int, int] = {1: 10, 5: 5, 10: 2, 50: 1, 100: 1, 200: 1}
 #: the smallest checkpoint interval by default (steps)
 MIN_CHECKPOINT_STEPS = 50
@@ -79,7 +79,7 @@ class TrainConfig:
 
 
 def epochs_for(n_positives: int, epochs: float | None) -> float:
-    """``epochs`` when given; otherwise the paper's schedule (SPEC §7) for the largest paper N ≤ ``n_positives``."""
+    """``epochs`` when given; otherwise the paper's schedule (paper 000 §5.2–5.3, A.2–A.3) for the largest paper N ≤ ``n_positives``."""
     if epochs is not None:
         return float(epochs)
     keys = [k for k in sorted(PAPER_EPOCHS) if k <= n_positives]

@@ -1,4 +1,4 @@
-"""Context building for the top-k reading setting (SPEC §6.3; paper 000 §5.4, Eq. 1).
+"""Context building for the top-k reading setting (paper 000 §5.4; §5.4, Eq. 1).
 
 A passage is a sequence of sentences (hints). Passages retrieved for one question overlap heavily
 (they are subsets/permutations of the same five hints), so the top-k passages are merged into a
@@ -41,7 +41,7 @@ def _clean(passage: Sequence[str]) -> list[str]:
 
 
 def union_norm(passages: Sequence[Sequence[str]]) -> list[str]:
-    """Union_norm (SPEC §6.3): concatenate the passages' sentences in rank order, keep first occurrences.
+    """Union_norm (paper 000 §5.4): concatenate the passages' sentences in rank order, keep first occurrences.
 
     ``passages[0]`` is the rank-1 passage. Sentences compare after ``.strip()``; the stripped form is
     returned.
@@ -59,7 +59,7 @@ def union_norm(passages: Sequence[Sequence[str]]) -> list[str]:
 def union_freq_scores(
     passages: Sequence[Sequence[str]], alpha: float = ALPHA, beta: float = BETA
 ) -> dict[str, float]:
-    """Union_freq scores (SPEC §6.3, paper 000 Eq. 1), keyed by stripped sentence in first-seen order.
+    """Union_freq scores (paper 000 §5.4, paper 000 Eq. 1), keyed by stripped sentence in first-seen order.
 
     ``score(s) = α·Σ_{i: s∈P_i} 1/rank(P_i) + β·Σ_{i: s∈P_i} 1/pos_i(s)``, where ``rank(P_i) = i``
     (1-based, ``passages[0]`` has rank 1) and ``pos_i(s)`` is the 1-based position of ``s`` among the
@@ -75,7 +75,7 @@ def union_freq_scores(
 
 
 def union_freq(passages: Sequence[Sequence[str]], alpha: float = ALPHA, beta: float = BETA) -> list[str]:
-    """Union_freq (SPEC §6.3): sentences sorted by :func:`union_freq_scores` descending.
+    """Union_freq (paper 000 §5.4): sentences sorted by :func:`union_freq_scores` descending.
 
     The sort is stable over first-seen order (the :func:`union_norm` order), so ties keep the order
     in which sentences first appear; scores are compared after rounding to 12 decimals so that
@@ -92,7 +92,7 @@ def build_context(
     alpha: float = ALPHA,
     beta: float = BETA,
 ) -> str:
-    """Reader context from the top-k passages (SPEC §6.3): their union joined with one space.
+    """Reader context from the top-k passages (paper 000 §5.4): their union joined with one space.
 
     ``method="norm"`` uses :func:`union_norm`, ``"freq"`` uses :func:`union_freq` (with ``alpha``,
     ``beta``). ``k`` must be ≥ 1; if fewer than ``k`` passages are given, all of them are used.

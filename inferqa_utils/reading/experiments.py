@@ -1,4 +1,4 @@
-"""Reading experiments (SPEC §6; paper 000 §5.4, Table 8, Figs. 5–6): top-k contexts → reader → EM.
+"""Reading experiments (paper 000 §5.4; §5.4, Table 8, Figs. 5–6): top-k contexts → reader → EM.
 
 Three settings share one scorer (:func:`score_answers`, strict EM and LLM-judged accuracy):
 
@@ -52,7 +52,7 @@ def ranked_ids(run: Run, qid: str) -> list[str]:
 def contexts_from_run(ds: Dataset, run: Run, qids: Iterable[str], k: int, union: str = "norm",
                       alpha: float = ALPHA, beta: float = BETA,
                       corpus: Mapping[str, str] | None = None) -> dict[str, str]:
-    """SPEC §6.3: per question, the context built from the run's top-``k`` passages."""
+    """paper 000 §5.4: per question, the context built from the run's top-``k`` passages."""
     out = {}
     for qid in qids:
         top = ranked_ids(run, qid)[:k]
@@ -109,7 +109,7 @@ def read_run(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequen
 
 def optimal(reader: LLM | str, judge: LLM | None, ds: Dataset, qids: Sequence[str], min_label: int = 1,
             reuse_generations: bool = True, progress: bool = True) -> tuple[pd.DataFrame, dict[str, int]]:
-    """SPEC §6.5 Optimal: read every passage with label ≥ ``min_label`` alone; per question,
+    """paper 000 §5.4, Table 8 Optimal: read every passage with label ≥ ``min_label`` alone; per question,
     ``em``/``judged`` is true when any passage gives a correct answer.
 
     ``reader`` may be an engine or a model name; answers the same model produced during labeling
@@ -154,7 +154,7 @@ def optimal_per_question(per_passage: pd.DataFrame, qids: Sequence[str], reader:
 
 def grid_search_union(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[str], k: int,
                       grid: Sequence[tuple[float, float]], progress: bool = True) -> pd.DataFrame:
-    """SPEC §6.3: EM / judged accuracy of Union_freq for each (α, β) on ``qids`` (the dev split),
+    """paper 000 §5.4: EM / judged accuracy of Union_freq for each (α, β) on ``qids`` (the dev split),
     best first. Contexts that coincide across grid points are read once (engine cache)."""
     rows = []
     for alpha, beta in grid:

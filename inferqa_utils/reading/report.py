@@ -83,7 +83,7 @@ def pattern_sentences(best: pd.DataFrame, paper: Mapping[str, float] | None = No
                    None: "not every setting was run, so the pattern cannot be checked"}[holds[reader]]
         parts.append(f"With {reader} as reader, best {value}: {nums} — {verdict}.")
     if paper:
-        parts.append("Paper (SPEC §6.5): " + ", ".join(f"{k} {v:.2f}%" for k, v in paper.items()) + ".")
+        parts.append("Paper (paper 000 §5.4, Table 8): " + ", ".join(f"{k} {v:.2f}%" for k, v in paper.items()) + ".")
     return " ".join(parts)
 
 
@@ -166,7 +166,7 @@ READING_FINDINGS = ("optimal_far_above_pipeline", "rerankers_marginal", "ft_rera
 
 
 def paper_reading_numbers() -> dict[str, float]:
-    """The paper's reading EM numbers (SPEC §6.5, paper 000 §5.4) from the paper reference file,
+    """The paper's reading EM numbers (paper 000 §5.4, Table 8, paper 000 §5.4) from the paper reference file,
     as {label: value} (Optimal 90.16, BGE + MonoT5 15.34, BGE + FT-MonoT5 13.89, BGE 13.18)."""
     from ..paper import load_paper_numbers
 

@@ -1,12 +1,12 @@
-"""Rerankers (SPEC §5; paper 000 §5.3): one interface, ``rerank(queries, run, corpus, depth) -> Run``.
+"""Rerankers (paper 000 §5.3; §5.3): one interface, ``rerank(queries, run, corpus, depth) -> Run``.
 
 * ``pointwise`` — :class:`PointwiseLLMReranker`, monoT5-style yes/no log-odds with an LLM;
 * ``upr`` — :class:`QueryLikelihoodReranker`, mean log P(question | passage);
 * ``listwise`` — :class:`ListwiseLLMReranker`, RankGPT sliding windows;
 * ``cross-encoder`` / a registered cross-encoder name such as ``FT-CrossEncoder`` —
-  :class:`CrossEncoderReranker` (the fine-tuned reranker of SPEC §7, trained elsewhere).
+  :class:`CrossEncoderReranker` (the fine-tuned reranker of paper 000 §5.2–5.3, A.2–A.3, trained elsewhere).
 
-The oracle-reranker setting (SPEC §5) uses :func:`oracle_candidates` / :func:`oracle_run` as the
+The oracle-reranker setting (paper 000 §5.3) uses :func:`oracle_candidates` / :func:`oracle_run` as the
 first stage and ``rerank(..., depth=None)``.
 """
 

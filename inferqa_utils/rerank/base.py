@@ -1,4 +1,4 @@
-"""The reranker interface and the oracle-reranker helpers (SPEC §5).
+"""The reranker interface and the oracle-reranker helpers (paper 000 §5.3).
 
 Every reranker reorders the top-``depth`` passages of each question's run and leaves the rest
 below them in their original order (paper 000 §5.3 reranks the BGE top-100). Scores of the
@@ -102,7 +102,7 @@ def merge_head_tail(head: Sequence[tuple[str, float]], tail: Sequence[str]) -> l
 
 
 def oracle_candidates(qrels_of_question: Mapping[str, int], min_label: int = 0) -> list[str]:
-    """Candidates of the oracle-reranker setting (SPEC §5, §6.5): the question's own labelled passages.
+    """Candidates of the oracle-reranker setting (paper 000 §5.3, §6.5): the question's own labelled passages.
 
     All passages the question's qrels list with a label ≥ ``min_label`` (default: every one of
     its own passages, whatever its label), sorted by pid — a label-independent order, so the

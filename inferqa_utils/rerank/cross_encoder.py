@@ -1,6 +1,6 @@
-"""Cross-encoder reranker (SPEC §5, §7): the slot for the fine-tuned reranker ("FT-CrossEncoder").
+"""Cross-encoder reranker (paper 000 §5.3, §7): the slot for the fine-tuned reranker ("FT-CrossEncoder").
 
-The paper fine-tunes MonoT5; no reranker weights are packaged (SPEC §10), so the fine-tuning
+The paper fine-tunes MonoT5; no reranker weights are packaged (README, Models), so the fine-tuning
 notebook trains a cross-encoder from MiniLM and registers it with
 ``models.register_local(name, "cross-encoder", path)``. This module only loads and scores it.
 """
@@ -38,7 +38,7 @@ def resolve_cross_encoder(model_path_or_name: str | Path) -> Path:
 
 
 class CrossEncoderReranker(PairwiseScoreReranker):
-    """Pointwise reranking with a sentence-transformers ``CrossEncoder`` (SPEC §5, §7).
+    """Pointwise reranking with a sentence-transformers ``CrossEncoder`` (paper 000 §5.3, §7).
 
     Score: the cross-encoder's output for the pair, ``s(q, d) = σ(f_θ([CLS] q [SEP] d [SEP]))`` for a
     1-label model (sentence-transformers' default activation, a sigmoid), and the logit difference

