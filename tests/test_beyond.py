@@ -265,7 +265,7 @@ def test_cached_method_reuses_and_invalidates(tmp_path):
     assert len(calls) == 1 and not r1.cached and r2.cached
     assert r2.run == r1.run and r2.details == {"q1": {"note": "x"}} and r2.seconds == pytest.approx(r1.seconds, abs=1e-3)
     stamp = json.loads((tmp_path / "m one.trec.stamp.json").read_text())
-    assert stamp["key"]["k"] == 1 and "seconds" in stamp["cost"]
+    assert stamp["k"] == 1 and stamp["method"] == "m one" and "seconds" in stamp["cost"]
     cached_method("m one", tmp_path, {"k": 2}, compute, n_queries=1)
     assert len(calls) == 2
     cached_method("m one", None, {"k": 2}, compute, n_queries=1)

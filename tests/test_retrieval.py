@@ -11,7 +11,7 @@ import json
 import pytest
 from tiny_corpus import CORPUS
 
-from inferqa_utils import embeddings, models
+from inferqa_utils import artifacts, embeddings, models
 from inferqa_utils.config import Paths
 from inferqa_utils.errors import DataFormatError
 from inferqa_utils.lexical import EmptyQueryError
@@ -110,9 +110,9 @@ def test_run_reuse_and_invalidation(tmp_path, monkeypatch):
     monkeypatch.setattr(registry, "make_retriever", counting)
     path = tmp_path / "runs" / "bm25s.trec"
     first = registry.retrieve("bm25s", CORPUS, QUERIES, 3, path)
-    stamp = registry.stamp_path(path)
+    stamp = artifacts.stamp_path(path)
     assert path.is_file() and stamp.is_file() and built == ["bm25s"]
-    assert json.loads(stamp.read_text())["k"] == 3
+    assert json.loads(stamp.read_text())["k"] == 3 and "search_seconds" in json.loads(stamp.read_text())["cost"]
     mtime = path.stat().st_mtime_ns
     again = registry.retrieve("bm25s", CORPUS, QUERIES, 3, path)
     assert built == ["bm25s"] and path.stat().st_mtime_ns == mtime  # reused, not searched

@@ -11,9 +11,7 @@ back and makes no model call; the cost columns then still report the original co
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import artifacts
+from ..fingerprint import corpus_sha256, queries_sha256
 from ..rerank.base import PairwiseScoreReranker, Reranker
 from ..trec import Run, read_run, write_run
 
@@ -136,15 +136,6 @@ class MethodResult:
         return round(self.seconds / max(1, self.n_queries), 3)
 
 
-def sha256_json(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
-
-
-def run_sha256(run: Mapping[str, Sequence[tuple[str, float]]]) -> str:
-    """Fingerprint of a run (ids and order; scores rounded to 6 digits as in TREC files)."""
-    return sha256_json({q: [[p, round(float(s), 6)] for p, s in lst] for q, lst in run.items()})
-
-
 def _llm_counts(llms: Sequence[LLM]) -> dict[str, int]:
     out = {"model_calls": 0, "cache_hits": 0, "prompt_tokens": 0, "generated_tokens": 0}
     seen: set[int] = set()
@@ -160,25 +151,24 @@ def _llm_counts(llms: Sequence[LLM]) -> dict[str, int]:
 def cached_method(name: str, out_dir: str | Path | None, stamp: Mapping[str, Any],
                   compute: Callable[[], tuple[Run, dict[str, Any]]], n_queries: int,
                   llms: Sequence[LLM] = ()) -> MethodResult:
-    """Run ``compute()`` → ``(run, details)`` unless ``out_dir`` holds a run of ``name`` whose stamp
-    equals ``stamp``; store run, stamp (+ cost) and details. ``llms``: the engines the method
-    uses, whose counters (model calls, cache hits, tokens) are recorded as its LLM cost."""
+    """Run ``compute()`` → ``(run, details)`` unless ``out_dir`` holds a valid artifact of ``name``
+    (:mod:`inferqa_utils.artifacts`: run + details, key = ``stamp``); store run, details and cost.
+    ``llms``: the engines the method uses, whose counters (model calls, cache hits, tokens) are
+    recorded as its LLM cost."""
     key = {"schema": STAMP_SCHEMA, "method": name, **{k: stamp[k] for k in sorted(stamp)}}
     if out_dir is not None:
         run_path = Path(out_dir) / f"{name}.trec"
-        stamp_path = run_path.with_name(run_path.name + ".stamp.json")
         details_path = Path(out_dir) / f"{name}.details.json"
-        if run_path.is_file() and stamp_path.is_file() and details_path.is_file():
+        found = artifacts.valid(run_path, key, details_path)
+        if found is not None:
             try:
-                old = json.loads(stamp_path.read_text(encoding="utf-8"))
                 details = json.loads(details_path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
-                old = None
-            if isinstance(old, dict) and old.get("key") == json.loads(json.dumps(key, default=str)):
-                run = read_run(run_path)
-                cost = old.get("cost", {})
-                return MethodResult(name, run, details, float(cost.get("seconds", 0.0)), n_queries,
-                                    dict(cost.get("llm", {})), cached=True)
+                found = None
+        if found is not None:
+            cost = artifacts.cost(found)
+            return MethodResult(name, read_run(run_path), details, float(cost.get("seconds", 0.0)), n_queries,
+                                dict(cost.get("llm", {})), cached=True)
     before = _llm_counts(llms)
     t0 = time.perf_counter()
     run, details = compute()
@@ -187,38 +177,18 @@ def cached_method(name: str, out_dir: str | Path | None, stamp: Mapping[str, Any
     llm = {k: after[k] - before[k] for k in after}
     res = MethodResult(name, run, details, seconds, n_queries, llm)
     if out_dir is not None:
-        _write(res, Path(out_dir), key)
+        out = Path(out_dir)
+        artifacts.write(
+            out / f"{name}.trec", lambda tmp: write_run(res.run, tmp, tag=re.sub(r"\s+", "_", name) or "method"), key,
+            cost={"seconds": round(res.seconds, 3), "n_queries": res.n_queries, "llm": res.llm},
+            companions={out / f"{name}.details.json": lambda tmp: tmp.write_text(
+                json.dumps(res.details, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")})
     return res
-
-
-def _write(res: MethodResult, out_dir: Path, key: Mapping[str, Any]) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    run_path = out_dir / f"{res.name}.trec"
-    stamp_path = run_path.with_name(run_path.name + ".stamp.json")
-    details_path = out_dir / f"{res.name}.details.json"
-    tag = f"tmp-{os.getpid()}"
-    stamp_path.unlink(missing_ok=True)  # no stamp while the files are being replaced
-    tmp_run, tmp_det = run_path.with_name(f"{run_path.name}.{tag}"), details_path.with_name(f"{details_path.name}.{tag}")
-    try:
-        write_run(res.run, tmp_run, tag=re.sub(r"\s+", "_", res.name) or "method")
-        tmp_det.write_text(json.dumps(res.details, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
-        tmp_run.replace(run_path)
-        tmp_det.replace(details_path)
-        stamp = {"key": json.loads(json.dumps(dict(key), default=str)),
-                 "cost": {"seconds": round(res.seconds, 3), "n_queries": res.n_queries, "llm": res.llm},
-                 "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        stamp_path.write_text(json.dumps(stamp, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    finally:
-        tmp_run.unlink(missing_ok=True)
-        tmp_det.unlink(missing_ok=True)
 
 
 def base_stamp(corpus: Mapping[str, str], queries: Mapping[str, str], version: int,
                **params: Any) -> dict[str, Any]:
     """The stamp fields every method shares: corpus and queries sha256, the method's code version
     (bump it when the logic changes) and its parameters/model identities."""
-    from ..retrieval.pyserini_bm25 import corpus_sha256
-    from ..retrieval.registry import queries_sha256
-
     return {"corpus_sha256": corpus_sha256(corpus), "queries_sha256": queries_sha256(queries),
             "version": int(version), **params}

@@ -18,10 +18,10 @@ Costs were measured on whatever else the machine was running at the time.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import artifacts
 from ..config import require_input
 from ..stages import result_path
 from ..trec import Run, read_run
@@ -59,11 +59,11 @@ def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
     from ..stages import run_dir
 
     def retrieval_cost(name: str) -> float | None:
-        sp = run_dir(dataset_name, corpus_tag) / f"{name}.trec.stamp.json"
-        try:
-            st = json.loads(sp.read_text(encoding="utf-8"))
-            return round(float(st["search_seconds"]) / max(1, int(st["n_queries"])), 4)
-        except (OSError, ValueError, KeyError, TypeError):
+        st = artifacts.read_stamp(run_dir(dataset_name, corpus_tag) / f"{name}.trec") or {}
+        try:  # stamps written before the artifact store kept the cost at the top level
+            seconds = artifacts.cost(st).get("search_seconds", st.get("search_seconds"))
+            return round(float(seconds) / max(1, int(st["n_queries"])), 4)
+        except (ValueError, KeyError, TypeError):
             return None
 
     rr_csv = result_path("03", dataset_name, split, "reranking")

@@ -7,7 +7,8 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..export import write_quit
-from ..manifest import git_commit, package_versions, sha256_file
+from ..fingerprint import sha256_file
+from ..manifest import git_commit, package_versions
 from .stats import check_invariants, label_counts, table1
 
 if TYPE_CHECKING:

@@ -16,9 +16,10 @@ from typing import Any
 
 import pandas as pd
 
-from .. import stages
+from .. import artifacts, stages
 from ..config import SEED
 from ..datamodel import Dataset
+from ..fingerprint import corpus_sha256, queries_sha256, ranking_sha256
 from ..metrics import evaluate
 from ..stages import result_path
 from ..trec import Run
@@ -216,43 +217,34 @@ def alias_run(name: str, run: Run, corpus: Mapping[str, str], queries: Mapping[s
 
 def cached_rerank(name: str, queries: Mapping[str, str], run: Run, corpus: Mapping[str, str], depth: int | None,
                   run_path: Path | None = None) -> tuple[Run, float]:
-    """Rerank ``run`` with cross-encoder ``name`` (top-``depth``; None: the whole list), cached as a
-    TREC run + ``<run>.stamp.json`` holding the model's identity (its folder's files, so retraining
-    invalidates it), ``depth`` and sha256 of queries, first-stage ranking and corpus. A matching stamp
-    is read back without loading the model. Returns (run, seconds per query of the run that computed it)."""
-    import hashlib
-    import json
+    """Rerank ``run`` with cross-encoder ``name`` (top-``depth``; None: the whole list), cached as an
+    artifact (:mod:`inferqa_utils.artifacts`) keyed by the model's identity (its folder's files, so
+    retraining invalidates it), ``depth`` and sha256 of queries, first-stage ranking and corpus. A
+    valid artifact is read back without loading the model. Returns (run, seconds per query of the
+    run that computed it)."""
     import time
 
     from .. import models
     from ..rerank import make_reranker
-    from ..retrieval.pyserini_bm25 import corpus_sha256
-    from ..retrieval.registry import queries_sha256, stamp_path
     from ..trec import read_run, write_run
 
     # the reranked run depends on the first stage's order only (not its scores, which lose digits in a TREC file)
-    first_sha = hashlib.sha256(json.dumps([(q, [p for p, _ in v]) for q, v in run.items()]).encode()).hexdigest()
-    stamp = {"schema": 1, "reranker": name, "model": models.checksum(name), "depth": depth,
-             "queries_sha256": queries_sha256(queries), "first_stage_sha256": first_sha,
-             "corpus_sha256": corpus_sha256(corpus)}
-    if run_path is not None and Path(run_path).is_file():
-        try:
-            old = json.loads(stamp_path(run_path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            old = None
-        if isinstance(old, dict) and all(old.get(k) == v for k, v in stamp.items()):
-            cached = read_run(run_path, known_docids=set(corpus))
-            return {q: cached.get(q, []) for q in run}, float(old.get("seconds_per_query", 0.0))
+    key = {"schema": 1, "reranker": name, "model": models.checksum(name), "depth": depth,
+           "queries_sha256": queries_sha256(queries), "first_stage_sha256": ranking_sha256(run),
+           "corpus_sha256": corpus_sha256(corpus)}
+    found = artifacts.valid(run_path, key) if run_path is not None else None
+    if found is not None:
+        cached = read_run(run_path, known_docids=set(corpus))
+        # stamps written before the artifact store kept the cost at the top level
+        seconds = artifacts.cost(found).get("seconds_per_query", found.get("seconds_per_query", 0.0))
+        return {q: cached.get(q, []) for q in run}, float(seconds)
     t0 = time.perf_counter()
     out = make_reranker(name).rerank(queries, run, corpus, depth=depth)
-    per_query = (time.perf_counter() - t0) / max(1, len(queries))
+    per_query = round((time.perf_counter() - t0) / max(1, len(queries)), 3)
     if run_path is not None:
-        sp = stamp_path(run_path)
-        sp.unlink(missing_ok=True)
-        write_run(out, run_path, tag=Path(run_path).stem)
-        sp.write_text(json.dumps({**stamp, "seconds_per_query": round(per_query, 3)}, indent=1) + "\n",
-                      encoding="utf-8")
-    return out, round(per_query, 3)
+        artifacts.write(run_path, lambda tmp: write_run(out, tmp, tag=Path(run_path).stem), key,
+                        cost={"seconds_per_query": per_query})
+    return out, per_query
 
 
 def oracle_rows(names: Sequence[str], queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],

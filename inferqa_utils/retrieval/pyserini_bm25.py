@@ -13,7 +13,6 @@ pyserini is imported lazily (importing it starts a Java 21 JVM, ~7–12 s; see
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -23,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..fingerprint import corpus_sha256, jsonl_lines
 from ..lexical import EmptyQueryError
 from ..trec import Run
 from .java import JavaRuntimeError, ensure_java, start_jvm_error
@@ -40,19 +40,6 @@ def check_unique_ids(ids: Iterable[str]) -> None:
         if pid in seen:
             raise ValueError(f"duplicate passage id {pid!r} (second occurrence at position {n})")
         seen.add(pid)
-
-
-def corpus_sha256(corpus: Mapping[str, str]) -> str:
-    """sha256 of the JSONL collection the corpus is written as (ids, texts and their order)."""
-    h = hashlib.sha256()
-    for line in _jsonl_lines(corpus):
-        h.update(line.encode("utf-8"))
-    return h.hexdigest()
-
-
-def _jsonl_lines(corpus: Mapping[str, str]) -> Iterable[str]:
-    for pid, text in corpus.items():
-        yield json.dumps({"id": str(pid), "contents": str(text)}, ensure_ascii=False) + "\n"
 
 
 def _lucene() -> Any:
@@ -133,7 +120,7 @@ class PyseriniBM25Retriever:
         coll_dir.mkdir()
         try:
             with open(coll_dir / "docs.jsonl", "w", encoding="utf-8") as fh:
-                fh.writelines(_jsonl_lines(corpus))
+                fh.writelines(jsonl_lines(corpus))
             args = [*INDEX_ARGS, "-input", str(coll_dir), "-index", str(tmp_index),
                     "-threads", str(self.threads), "-quiet"]
             try:

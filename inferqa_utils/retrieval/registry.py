@@ -20,19 +20,18 @@ identity of its model(s); a matching stamp means the file is read back instead o
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import time
 from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .. import artifacts
 from ..errors import DataFormatError
+from ..fingerprint import corpus_sha256, dir_fingerprint, queries_sha256
 from ..trec import Run, read_run, write_run
 from .fusion import FusedRetriever, Retriever
-from .pyserini_bm25 import check_unique_ids, corpus_sha256
+from .pyserini_bm25 import check_unique_ids
 
 #: retriever name → description (composite and BM25 names; dense model names come from the model registry)
 RETRIEVERS: dict[str, str] = {
@@ -48,7 +47,6 @@ COMPOSITES: dict[str, tuple[str, tuple[str, ...]]] = {
     "rrf": ("rrf", ("bm25s", "minilm", "e5-small")),
 }
 STAMP_SCHEMA = 1
-STAMP_SUFFIX = ".stamp.json"
 
 CorpusLike = Mapping[str, Any] | Iterable[Any]
 
@@ -129,12 +127,6 @@ def _is_dense_name(name: str) -> bool:
 
 # ------------------------------------------------------------------------------ cached runs
 
-def stamp_path(run_path: str | Path) -> Path:
-    """The sidecar stamp of a run file: ``<run>.stamp.json``."""
-    run_path = Path(run_path)
-    return run_path.with_name(run_path.name + STAMP_SUFFIX)
-
-
 def model_identity(name: str) -> str:
     """What makes retriever ``name``'s results change besides corpus/queries/k (library/model versions).
 
@@ -155,7 +147,7 @@ def model_identity(name: str) -> str:
 
     spec = models.get_spec(name)
     if spec.source == "local":
-        return f"local:{_dir_fingerprint(Path(spec.extra['path']))}"
+        return f"local:{dir_fingerprint(Path(spec.extra['path']))}"
     return spec.sha256 or f"{spec.name}:{spec.pip or spec.hub_repo or spec.source}"
 
 
@@ -166,23 +158,6 @@ def _version(dist: str) -> str:
         return "missing"
 
 
-def _dir_fingerprint(path: Path) -> str:
-    """sha256 of (relative path, size, mtime) of every file of a checkpoint: retraining changes it."""
-    h = hashlib.sha256(str(path).encode())
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for f in files:
-        st = f.stat()
-        h.update(f"\0{f.relative_to(path) if f != path else f.name}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-    return h.hexdigest()
-
-
-def queries_sha256(queries: Mapping[str, str]) -> str:
-    h = hashlib.sha256()
-    for qid, text in queries.items():
-        h.update(json.dumps([str(qid), str(text)], ensure_ascii=False).encode("utf-8") + b"\n")
-    return h.hexdigest()
-
-
 def run_stamp(name: str, corpus: Mapping[str, str], queries: Mapping[str, str], k: int,
               identity: str | None = None) -> dict[str, Any]:
     """The fields that must match for a cached run to be reused (``identity``: default
@@ -190,14 +165,6 @@ def run_stamp(name: str, corpus: Mapping[str, str], queries: Mapping[str, str], 
     return {"schema": STAMP_SCHEMA, "retriever": name, "k": int(k), "corpus_sha256": corpus_sha256(corpus),
             "queries_sha256": queries_sha256(queries), "model": identity or model_identity(name),
             "n_passages": len(corpus), "n_queries": len(queries)}
-
-
-def _stamp_matches(path: Path, stamp: Mapping[str, Any]) -> bool:
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(old, dict) and all(old.get(key) == value for key, value in stamp.items())
 
 
 def retrieve(name: str, corpus: CorpusLike, queries: Mapping[str, str], k: int = 100,
@@ -220,8 +187,8 @@ def retrieve(name: str, corpus: CorpusLike, queries: Mapping[str, str], k: int =
     stamp = run_stamp(name, corpus, queries, k, identity)
     if run_path is not None:
         run_path = Path(run_path)
-        sp = stamp_path(run_path)
-        if run_path.is_file() and _stamp_matches(sp, stamp):
+        sp = artifacts.stamp_path(run_path)
+        if artifacts.valid(run_path, stamp) is not None:
             try:
                 cached = read_run(run_path, known_docids=set(corpus))
             except DataFormatError as exc:
@@ -235,23 +202,6 @@ def retrieve(name: str, corpus: CorpusLike, queries: Mapping[str, str], k: int =
     seconds = time.perf_counter() - t0
     run = {q: list(run.get(q, [])) for q in queries}
     if run_path is not None:
-        _write_cached(run, run_path, name, {**stamp, "search_seconds": round(seconds, 3),
-                                            "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+        artifacts.write(run_path, lambda tmp: write_run(run, tmp, tag="_".join(name.split()) or "run"), stamp,
+                        cost={"search_seconds": round(seconds, 3)})
     return run
-
-
-def _write_cached(run: Run, run_path: Path, name: str, stamp: Mapping[str, Any]) -> None:
-    sp = stamp_path(run_path)
-    run_path.parent.mkdir(parents=True, exist_ok=True)
-    sp.unlink(missing_ok=True)  # no stamp while the run is being replaced
-    tag = f"tmp-{os.getpid()}"
-    tmp_run = run_path.with_name(f"{run_path.name}.{tag}")
-    tmp_stamp = sp.with_name(f"{sp.name}.{tag}")
-    try:
-        write_run(run, tmp_run, tag="_".join(name.split()) or "run")
-        tmp_run.replace(run_path)
-        tmp_stamp.write_text(json.dumps(dict(stamp), indent=1) + "\n", encoding="utf-8")
-        tmp_stamp.replace(sp)
-    finally:
-        tmp_run.unlink(missing_ok=True)
-        tmp_stamp.unlink(missing_ok=True)
