@@ -131,3 +131,29 @@ def test_the_layering_test_sees_function_local_imports(tmp_path):
     """Guard against a parser that misses imports inside functions (they hid cycles before)."""
     p = PKG / "construction" / "difficulty.py"
     assert "lexical" in _imports(p)
+
+
+def test_every_imported_name_exists():
+    """Every ``from … import name`` inside the package — function-local ones included, which only
+    run when a notebook reaches them — names something its module still has (a moved or removed
+    helper breaks here, not in the middle of a run)."""
+    import importlib
+
+    missing = []
+    for p in PKG.rglob("*.py"):
+        mod = "inferqa_utils" + ("." + _module(p) if _module(p) != "__init__" else "")
+        pkg = mod if p.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "").startswith("inferqa_utils")):
+                continue
+            target = importlib.util.resolve_name("." * node.level + (node.module or ""), pkg) if node.level \
+                else node.module
+            m = importlib.import_module(target)
+            for a in node.names:
+                if a.name == "*" or hasattr(m, a.name):
+                    continue
+                try:
+                    importlib.import_module(f"{target}.{a.name}")
+                except ImportError:
+                    missing.append(f"{mod}: from {target} import {a.name}")
+    assert not missing, "\n".join(missing)

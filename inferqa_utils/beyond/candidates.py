@@ -164,7 +164,8 @@ VERSION = 1
 def csr_method(name: str, questions: Mapping[str, str], first: Run, corpus: Mapping[str, str], reader: LLM,
                embedder: Embedder, out_dir: Any = None, **kw: Any) -> Any:
     """:func:`candidate_support_run` as one cached method run (keywords as there)."""
-    from .common import base_stamp, cached_method, run_sha256
+    from ..fingerprint import run_sha256
+    from .common import base_stamp, cached_method
 
     first = {q: first.get(q, []) for q in questions}
     stamp = base_stamp(corpus, questions, VERSION, reader=reader.identity, embedder=embedder.identity,

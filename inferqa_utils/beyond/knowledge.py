@@ -254,7 +254,8 @@ def knowledge_method(name: str, questions: Mapping[str, str], first: Run, corpus
                      reranker: Reranker, out_dir: Any = None, *, n_rank: int = 10, n_know: int = 2,
                      n_elements: int = 2, max_elements: int = 4, summarize: str = "llm", progress: bool = True) -> Any:
     """:func:`knowledge_aware_run` as one cached method run (:func:`~inferqa_utils.beyond.common.cached_method`)."""
-    from .common import base_stamp, cached_method, reranker_identity, run_sha256
+    from ..fingerprint import run_sha256
+    from .common import base_stamp, cached_method, reranker_identity
 
     first = {q: first.get(q, []) for q in questions}
     stamp = base_stamp(corpus, questions, VERSION, llm=llm.identity, first=run_sha256(first),
