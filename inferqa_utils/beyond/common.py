@@ -160,6 +160,10 @@ def cached_method(name: str, out_dir: str | Path | None, stamp: Mapping[str, Any
         run_path = Path(out_dir) / f"{name}.trec"
         details_path = Path(out_dir) / f"{name}.details.json"
         found = artifacts.valid(run_path, key, details_path)
+        if found is None and run_path.is_file() and details_path.is_file():
+            old = artifacts.read_stamp(run_path) or {}  # written before the artifact store: {"key": …, "cost": …}
+            if old.get("key") == artifacts.normalise(key):
+                found = old
         if found is not None:
             try:
                 details = json.loads(details_path.read_text(encoding="utf-8"))
