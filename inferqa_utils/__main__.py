@@ -6,9 +6,15 @@ import argparse
 import sys
 import time
 
+from . import check as chk
+from . import models
+from .config import PATHS, SEED, profile, profile_description, profile_names
+from .errors import InferQAError
+from .runner import parse_overrides, run_notebooks
+from .sources import load_source
+
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .runner import parse_overrides, run_notebooks
 
     run_notebooks(args.profile, only=args.only, overrides=parse_overrides(args.param))
     return 0
@@ -17,7 +23,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_data(args: argparse.Namespace) -> int:
     from collections import Counter
 
-    from .sources import load_source
 
     t0 = time.perf_counter()
     ds = load_source(args.source)
@@ -33,7 +38,6 @@ def _cmd_data(args: argparse.Namespace) -> int:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from . import models
 
     if args.action == "list":
         print(f"{'name':22} {'kind':22} {'source':16} status / description")
@@ -52,7 +56,6 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from .config import PATHS, SEED, profile, profile_description, profile_names
 
     print(f"root       {PATHS.root}\nshared     {PATHS.shared_data()}\nseed       {SEED}")
     for name in profile_names():
@@ -63,7 +66,6 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from . import check as chk
 
     if args.list:
         matrix = chk.load_matrix()
@@ -118,7 +120,6 @@ def main(argv: list[str] | None = None) -> int:
     i = sub.add_parser("info", help="paths, seed and profiles")
     i.set_defaults(func=_cmd_info)
     args = ap.parse_args(argv)
-    from .errors import InferQAError
 
     try:
         return args.func(args)

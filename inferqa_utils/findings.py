@@ -42,8 +42,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .config import PATHS, SEED
+from .damaging.patterns import acem_at
 from .paper import Finding
 from .paper import load_paper_numbers as _load
+from .stages import result_path
+from .uncertainty import N_RESAMPLES, Interval, holm, mean_ci, paired_difference
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,7 +97,6 @@ class Results:
     folder: Path | None = None
 
     def path(self, notebook: str, name: str) -> Path:
-        from .stages import result_path
 
         return (self.folder or PATHS.results) / result_path(notebook, self.dataset, self.split, name).name
 
@@ -310,7 +312,6 @@ def _patterns(r: Results) -> pd.DataFrame:
 
 
 def m_acem_vs_em(r: Results) -> Sample:
-    from .damaging.patterns import acem_at
 
     p = _patterns(r)
     pats = [str(x) for x in p["em_pattern"]]
@@ -432,7 +433,6 @@ def statistic_interval(s: Sample, kind: str, confidence: float = 0.95, n_resampl
 def _p_value(s: Sample, seed: int = SEED) -> float:
     from scipy import stats
 
-    from .uncertainty import N_RESAMPLES, paired_difference
 
     if s.paired:
         return paired_difference(s.a, s.b).p_value
@@ -463,7 +463,6 @@ def decide(finding: Finding, lo: float, hi: float) -> tuple[str, str]:
 
 def score(finding: Finding, results: Results) -> Scored:
     """Score one finding on one run's results (module docstring)."""
-    from .uncertainty import mean_ci
 
     forced = None
     try:
@@ -475,7 +474,6 @@ def score(finding: Finding, results: Results) -> Scored:
     a_ci, b_ci = mean_ci(s.a).scaled(s.scale), mean_ci(s.b).scaled(s.scale)
     stat_scale = s.scale if finding.statistic == "diff" else 1.0
     value, lo, hi = (x * stat_scale for x in statistic_interval(s, finding.statistic))
-    from .uncertainty import Interval
 
     stat = Interval(value, lo, hi, len(s.a))
     p = _p_value(s)
@@ -498,7 +496,6 @@ def verdict_table(results: Results, findings: Sequence[Finding] | None = None) -
     the p-value (raw and Holm-adjusted over the table), the rule, the verdict and why."""
     import pandas as pd
 
-    from .uncertainty import holm
 
     scored = [score(f, results) for f in (findings if findings is not None else load_paper_numbers())]
     ps = [s.p_value for s in scored if s.p_value is not None]

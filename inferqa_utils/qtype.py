@@ -30,8 +30,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-import pandas as pd
-
 __all__ = [
     "COARSE",
     "FALLBACK",
@@ -751,6 +749,8 @@ def classifier_accuracy(pairs: Iterable[tuple[str, str | None]]) -> dict:
     coarse_hits = sum(g == p for g, p in zip(gold_coarse, pred_coarse, strict=True))
     seen = set(gold_coarse) | set(pred_coarse)
     classes = [c for c in COARSE if c in seen] + sorted(seen - set(COARSE))
+    import pandas as pd  # heavy: loaders import this module
+
     confusion = (
         pd.crosstab(pd.Series(gold_coarse, dtype=object), pd.Series(pred_coarse, dtype=object))
         .reindex(index=classes, columns=classes, fill_value=0)

@@ -14,6 +14,8 @@ from pathlib import Path
 from .config import PATHS
 from .construction.difficulty import contains_answer
 from .datamodel import Dataset
+from .errors import InferQAError
+from .sources import load_source
 
 #: corpus labels of the result tables
 SUPPORTING, CONTAINING = "answer-supporting", "answer-containing"
@@ -67,8 +69,6 @@ def reference_id(qid: str, i: int) -> str:
 def built_source(ds: Dataset) -> Dataset | None:
     """The source a built dataset came from (its manifest's ``source`` parameter), or None when
     it cannot be loaded here (e.g. the shared TriviaHG data is absent)."""
-    from .errors import InferQAError
-    from .sources import load_source
 
     spec = ((ds.meta.get("built") or {}).get("parameters") or {}).get("source")
     if not spec:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .config import SEED
+from .metrics import parse_metric
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -184,7 +185,6 @@ def compare_runs(runs: Mapping[str, Mapping[str, Sequence[tuple[str, float]]]],
     import pandas as pd
     from ranx import Qrels, evaluate
 
-    from .metrics import parse_metric
 
     names = list(runs)
     if not names:

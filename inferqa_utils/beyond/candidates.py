@@ -36,10 +36,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..answering.prompts import NO_ANSWER
+from ..answering.prompts import NO_ANSWER, reader_messages
+from ..answering.reader import read
+from ..fingerprint import run_sha256
 from ..textnorm import fold_accents, normalize_answer
 from ..trec import Run
-from .common import ids_to_run_list, top_ids
+from .common import base_stamp, cached_method, ids_to_run_list, top_ids
 
 if TYPE_CHECKING:
     import numpy as np
@@ -109,7 +111,6 @@ def _llm_support(reader: LLM, question: str, pids: Sequence[str], corpus: Mappin
                  weights: Sequence[tuple[str, float]], progress: bool) -> dict[str, float]:
     import math
 
-    from ..answering.prompts import reader_messages
 
     cands = [c for c, _ in weights]
     out = reader.score([reader_messages(question, corpus[p]) for p in pids], cands, progress=progress,
@@ -128,7 +129,6 @@ def candidate_support_run(questions: Mapping[str, str], first: Run, corpus: Mapp
     the probe answers of the pool and the weighted candidates."""
     import numpy as np
 
-    from ..answering.reader import read
 
     if support not in ("dense", "llm"):
         raise ValueError(f"support must be 'dense' or 'llm', got {support!r}")
@@ -164,8 +164,6 @@ VERSION = 1
 def csr_method(name: str, questions: Mapping[str, str], first: Run, corpus: Mapping[str, str], reader: LLM,
                embedder: Embedder, out_dir: Any = None, **kw: Any) -> Any:
     """:func:`candidate_support_run` as one cached method run (keywords as there)."""
-    from ..fingerprint import run_sha256
-    from .common import base_stamp, cached_method
 
     first = {q: first.get(q, []) for q in questions}
     stamp = base_stamp(corpus, questions, VERSION, reader=reader.identity, embedder=embedder.identity,

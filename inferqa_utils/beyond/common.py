@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import artifacts
+from ..embeddings import load_embedder
 from ..fingerprint import corpus_sha256, queries_sha256
+from ..rerank import LLM_RERANKERS, make_reranker
 from ..rerank.base import PairwiseScoreReranker, Reranker
 from ..trec import Run, read_run, write_run
 
@@ -69,7 +71,6 @@ class DenseReranker(PairwiseScoreReranker):
 
     def __init__(self, model: str = "e5-small", embedder: Embedder | None = None) -> None:
         if embedder is None:
-            from ..embeddings import load_embedder
 
             embedder = load_embedder(model)
         self.embedder = embedder
@@ -96,7 +97,6 @@ def make_method_reranker(spec: str | None, llm: LLM | None = None) -> Reranker |
         return DenseReranker(spec.split(":", 1)[1])
     if spec in ("minilm", "e5-small"):
         return DenseReranker(spec)
-    from ..rerank import LLM_RERANKERS, make_reranker
 
     if spec.lower() in LLM_RERANKERS:
         if llm is None:

@@ -25,10 +25,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..answering.prompts import READER_FEWSHOT
+from ..answering.reader import postprocess
+from ..embeddings import load_embedder
 from ..lexical import EmptyQueryError
+from ..reading.experiments import score_answers
 from ..retrieval.fusion import interleave_lists
 from ..trec import Run
-from .common import ids_to_run_list, split_sentences
+from .common import base_stamp, cached_method, ids_to_run_list, reranker_identity, split_sentences
 
 if TYPE_CHECKING:
     import numpy as np
@@ -141,7 +145,6 @@ def select_examples(questions: Sequence[str], n: int, selection: str = "static",
     if selection != "knn":
         raise ValueError(f"selection must be 'static' or 'knn', got {selection!r}")
     if embedder is None:
-        from ..embeddings import load_embedder
 
         embedder = load_embedder("minilm")
     ev = embedder.encode([q for q, _ in bank], role="query", progress=False)
@@ -246,7 +249,6 @@ def cot_user_turn(question: str, documents: Sequence[str]) -> str:
 
 def cot_messages(question: str, documents: Sequence[str]) -> Messages:
     """CoT prompt (paper 001 Fig. 2, our wording): two worked examples, then the documents and question."""
-    from ..answering.prompts import READER_FEWSHOT
 
     msgs: Messages = [{"role": "system", "content": COT_SYSTEM}]
     for ctx, q, a in READER_FEWSHOT:
@@ -267,7 +269,6 @@ def parse_cot(reply: str) -> tuple[str, str]:
     """``(evidence, short answer)`` from a CoT reply. The answer is the text of the last
     ``Answer:`` line (or the line after it when that is empty); without one, the last non-empty
     line. It is then post-processed with the paper 000 §4 rules (:func:`inferqa_utils.answering.reader.postprocess`)."""
-    from ..answering.reader import postprocess
 
     lines = [ln.replace("**", "").strip() for ln in reply.strip().splitlines()]
     idx, ans = None, ""
@@ -290,7 +291,6 @@ def read_cot(llm: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[
     """Read each question's top-``k`` passages of ``run`` with the CoT reader and score the answers
     (strict EM and judged, :func:`inferqa_utils.reading.experiments.score_answers`). Columns as
     :func:`inferqa_utils.reading.experiments.read_run` (``union = "docs"``) plus ``raw`` and ``evidence``."""
-    from ..reading.experiments import score_answers
 
     corpus = corpus if corpus is not None else {pid: p.text for pid, p in ds.passages.items()}
     qids = list(qids)
@@ -318,7 +318,6 @@ def decomposition_method(name: str, questions: Mapping[str, str], corpus: Mappin
     """Decompose + retrieve + pool as one cached method run
     (:func:`~inferqa_utils.beyond.common.cached_method`); details: per question the sub-questions,
     the raw reply and the example indices."""
-    from .common import base_stamp, cached_method, reranker_identity
 
     stamp = base_stamp(corpus, questions, VERSION, llm=llm.identity, retriever=getattr(retriever, "name", "?"),
                        reranker=reranker_identity(reranker), n_examples=n_examples, selection=selection,

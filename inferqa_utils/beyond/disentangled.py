@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from ..lexical import EmptyQueryError
 from ..retrieval.fusion import reciprocal_rank_fusion
 from ..trec import Run
-from .common import ids_to_run_list, split_sentences
+from .common import base_stamp, cached_method, ids_to_run_list, split_sentences
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -269,7 +269,6 @@ def disentangled_method(name: str, questions: Mapping[str, str], corpus: Mapping
                         embedder: Embedder, units_of: Callable[[str], Sequence[str]] | None = None,
                         out_dir: Any = None, **kw: Any) -> Any:
     """:func:`disentangled_run` as one cached method run (keywords as there)."""
-    from .common import base_stamp, cached_method
 
     stamp = base_stamp(corpus, questions, VERSION, retriever=getattr(retriever, "name", "?"),
                        embedder=embedder.identity, **{k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()})

@@ -30,9 +30,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..fingerprint import run_sha256
 from ..retrieval.fusion import interleave_lists
 from ..trec import Run
-from .common import ids_to_run_list, top_ids
+from .common import base_stamp, cached_method, ids_to_run_list, reranker_identity, top_ids
 
 if TYPE_CHECKING:
     from ..llm.base import LLM, Messages
@@ -254,8 +255,6 @@ def knowledge_method(name: str, questions: Mapping[str, str], first: Run, corpus
                      reranker: Reranker, out_dir: Any = None, *, n_rank: int = 10, n_know: int = 2,
                      n_elements: int = 2, max_elements: int = 4, summarize: str = "llm", progress: bool = True) -> Any:
     """:func:`knowledge_aware_run` as one cached method run (:func:`~inferqa_utils.beyond.common.cached_method`)."""
-    from ..fingerprint import run_sha256
-    from .common import base_stamp, cached_method, reranker_identity
 
     first = {q: first.get(q, []) for q in questions}
     stamp = base_stamp(corpus, questions, VERSION, llm=llm.identity, first=run_sha256(first),

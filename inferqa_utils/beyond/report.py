@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import artifacts
 from ..config import require_input
-from ..stages import result_path
+from ..metrics import evaluate
+from ..reading.experiments import read_run as read_one
+from ..stages import result_path, run_dir
 from ..trec import Run, read_run
 
 if TYPE_CHECKING:
@@ -41,7 +43,6 @@ def baseline_runs(dataset_name: str, names: Sequence[str], qids: Sequence[str],
     """Runs of notebooks 02 (``<retriever>.trec``) and 03 (``<first>+<reranker>.trec``) from
     ``build/runs/<dataset>/<corpus_tag>/``, restricted to ``qids`` (a missing file names the
     notebook that writes it)."""
-    from ..stages import run_dir
 
     out = {}
     for name in names:
@@ -56,7 +57,6 @@ def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
     """Seconds per query of notebook-02/03 runs (module docstring); ``None`` when unknown."""
     import pandas as pd
 
-    from ..stages import run_dir
 
     def retrieval_cost(name: str) -> float | None:
         st = artifacts.read_stamp(run_dir(dataset_name, corpus_tag) / f"{name}.trec") or {}
@@ -91,7 +91,6 @@ def read_systems(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str,
     :func:`inferqa_utils.reading.experiments.read_run` per system; cached engine)."""
     import pandas as pd
 
-    from ..reading.experiments import read_run as read_one
 
     frames = [read_one(reader, judge, ds, run, list(qids), ks=(k,), unions=(union,), corpus=corpus, system=name,
                        progress=progress) for name, run in runs.items()]
@@ -109,7 +108,6 @@ def report_table(runs: Mapping[str, Run], kinds: Mapping[str, str], qrels: Mappi
     reader"``) to the run whose retrieval metrics it shares."""
     import pandas as pd
 
-    from ..metrics import evaluate
 
     retrieval_of = dict(retrieval_of or {})
     systems = list(dict.fromkeys([*runs, *retrieval_of]))

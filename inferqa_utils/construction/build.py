@@ -28,14 +28,19 @@ from typing import Any
 
 import pandas as pd
 
+from .. import sources
 from ..answering.guards import DEFAULT_GUARDS
 from ..config import PATHS, SEED
 from ..datamodel import LABEL_PARTIAL, Dataset, Hint, Passage, Question
+from ..embeddings import load_embedder
 from ..errors import InferQAError
+from ..llm import load_llm
 from ..llm.base import LLM
 from ..qtype import classify_question
 from ..textnorm import normalize_answer
 from .convergence import convergence_from_scores, generate_candidates, gold_candidate, hint_scores
+from .difficulty import reference_complexity
+from .export_build import export_build
 from .labeling import LabelCheckpoint, QuestionLabels, label_questions
 from .leakage import LeakageFilter
 from .parametric import parametric_answers, parametric_qids
@@ -198,8 +203,6 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     An existing export made with other parameters is never overwritten silently: it raises
     :class:`BuildConflictError` unless ``overwrite=True``.
     """
-    from .. import sources
-    from ..llm import load_llm
 
     out = cfg.out_dir
     _check_conflict(out, cfg, overwrite)
@@ -254,11 +257,9 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     difficulty = None
     refs = {f"{q.qid}#{i}": text for q in every for i, text in enumerate(q.references)}
     if refs and alive:
-        from .difficulty import reference_complexity
 
         emb = None
         if cfg.difficulty_embedder:
-            from ..embeddings import load_embedder
 
             emb = load_embedder(cfg.difficulty_embedder)
         difficulty = reference_complexity(alive, refs, top_n=cfg.difficulty_top_n, embedder=emb)
@@ -389,7 +390,6 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     res = BuildResult(cfg, ds, qdf, hdf, par, difficulty, labels, models.stats(), timings, out, distractors,
                       expansions=expansion_table(ds.questions, labels, updates, split_of),
                       refusals=refusal_table(labels, split_of))
-    from .export_build import export_build
 
     res.manifest = export_build(res, models.identities())
     log(f"built {cfg.name!r}: {len(in_split)} questions ({len(to_label)} labelled: {', '.join(label_splits) or 'none'}), "

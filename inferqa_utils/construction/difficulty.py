@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..datamodel import Question
+from ..lexical import BM25sRetriever
 from .leakage import canonical_tokens
 
 
@@ -33,7 +34,6 @@ def reference_complexity(questions: Sequence[Question], reference: Mapping[str, 
                          embedder: object | None = None) -> pd.DataFrame:
     """Per question: how many of the top-``n`` BM25 reference passages contain the answer, their mean
     similarity to the question, ``ease`` and the derived ``difficulty`` label."""
-    from ..lexical import BM25sRetriever
 
     retriever = BM25sRetriever(reference)
     run = retriever.search({q.qid: q.question for q in questions}, k=top_n)

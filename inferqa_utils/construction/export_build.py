@@ -6,9 +6,11 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from ..config import PATHS
 from ..export import write_quit
 from ..fingerprint import sha256_file
 from ..manifest import git_commit, package_versions
+from ..sources import SHARED_SOURCES, shared_file
 from .stats import check_invariants, label_counts, table1
 
 if TYPE_CHECKING:
@@ -93,8 +95,6 @@ def _parametric_summary(res: BuildResult) -> dict[str, Any]:
 
 
 def _source_files(source: str) -> list:
-    from ..config import PATHS
-    from ..sources import SHARED_SOURCES, shared_file
 
     if source == "embedded":
         return [PATHS.embedded_dataset]

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from ..datamodel import Dataset
+from .passages import n_subset_permutations
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -107,7 +108,6 @@ def check_invariants(ds: Dataset, k_hints: int) -> dict[str, Any]:
     """The acceptance invariants: (built + distractor questions) × passages per question = corpus
     size; every passage belongs to exactly one question; every built question has exactly one
     label (1/2) per own passage; labels are in {1, 2}; the splits partition the built questions."""
-    from .passages import n_subset_permutations
 
     per_q = n_subset_permutations(k_hints)
     problems = []

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from ..config import PATHS, require_input
 from ..datamodel import Dataset
+from ..errors import DataFormatError
+from ..sources.quit import load_quit
 from ..trec import read_qrels
 
 
@@ -17,7 +19,6 @@ def built_dir(name: str) -> Path:
 def load_built(name: str) -> Dataset:
     """The dataset exported by notebook 01 under ``build/datasets/<name>/``: splits, passages,
     generations, and the labels from its TREC qrels (not recomputed)."""
-    from ..sources.quit import load_quit
 
     folder = built_dir(name)
     manifest = require_input(folder / "manifest.json", "01_dataset_construction",
@@ -33,7 +34,6 @@ def load_built(name: str) -> Dataset:
 
 def _distractor_hints(path: Path) -> dict[str, list[str]]:
     """``{qid: [hint, ...]}`` of the distractor questions (passages in the corpus, not built)."""
-    from ..errors import DataFormatError
 
     if not path.exists():
         return {}

@@ -33,9 +33,11 @@ from ..answering.guards import occurs_in
 from ..answering.reader import read
 from ..datamodel import Dataset
 from ..llm.base import LLM
+from ..paper import paper_value
 from ..reading.contexts import union_norm
 from ..reading.experiments import passage_sentences, ranked_ids, score_answers
 from ..trec import Run
+from ..uncertainty import mean_ci, paired_difference
 from .patterns import (
     PROBE_KS,
     PROBES,
@@ -298,7 +300,6 @@ def damaging_intervals(inc_by_corpus: Mapping[str, pd.DataFrame]) -> pd.DataFram
     the two-sided p-value of the paired sign-flip test (:mod:`inferqa_utils.uncertainty`). In %.
 
     Per question with pattern ``p`` (one 0/1 per prefix): ``EM@N = p[N]``, ``AcEM@N = max_k p[k]``."""
-    from ..uncertainty import mean_ci, paired_difference
 
     rows = []
     for corpus, inc in inc_by_corpus.items():
@@ -335,7 +336,6 @@ def comparison_finding(comp: pd.DataFrame) -> str:
         never += [f"{system} on the {c} corpus" for c, v in g.set_index("corpus")["AcEM@N"].items() if v == 0]
     note = (f" No prefix is ever answered correctly ({'; '.join(never)}: AcEM@N = 0), so no passage there can be "
             "shown to damage an answer." if never else "")
-    from ..paper import paper_value
 
     em, acem, probe3 = paper_value("damaging_passages", "b"), paper_value("damaging_passages"), paper_value(
         "probe3_recovers")

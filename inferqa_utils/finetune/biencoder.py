@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import models
 from ..datamodel import Dataset
 from .batching import plan_batches
 from .sampling import TrainingExample, examples_fingerprint
@@ -42,7 +43,6 @@ def triplet_columns(ds: Dataset, examples: Sequence[TrainingExample]) -> dict[st
 
 
 def biencoder_fingerprint(ds: Dataset, examples: Sequence[TrainingExample], cfg: TrainConfig, base: str) -> str:
-    from .. import models
 
     return fingerprint({"kind": BIENCODER_KIND, "loss": "MultipleNegativesRankingLoss(scale=20, cos)",
                         "batches": "question-disjoint", "base": base, "base_identity": models.checksum(base),
@@ -73,7 +73,6 @@ def train_biencoder(ds: Dataset, examples: Sequence[TrainingExample], folder: st
         )
         from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-        from .. import models
 
         seed_everything(cfg.seed)
         model = SentenceTransformer(str(models.fetch(base, log=lambda s: None)), device="cpu")

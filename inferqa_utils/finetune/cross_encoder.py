@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import models
 from ..datamodel import Dataset
 from .sampling import TrainingExample, examples_fingerprint
 from .training import (
@@ -45,7 +46,6 @@ def pair_columns(ds: Dataset, examples: Sequence[TrainingExample]) -> dict[str, 
 
 
 def cross_encoder_fingerprint(ds: Dataset, examples: Sequence[TrainingExample], cfg: TrainConfig, base: str) -> str:
-    from .. import models
 
     return fingerprint({"kind": CROSS_ENCODER_KIND, "loss": "BinaryCrossEntropyLoss", "base": base,
                         "base_identity": models.checksum(base), "examples": examples_fingerprint(ds, examples),
@@ -72,7 +72,6 @@ def train_cross_encoder(ds: Dataset, examples: Sequence[TrainingExample], folder
         from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
         from transformers.utils import logging as hf_logging
 
-        from .. import models
 
         seed_everything(cfg.seed)
         verbosity = hf_logging.get_verbosity()

@@ -16,13 +16,17 @@ from typing import Any
 
 import pandas as pd
 
-from .. import artifacts, stages
+from .. import artifacts, models, stages
 from ..config import SEED
 from ..datamodel import Dataset
 from ..fingerprint import corpus_sha256, queries_sha256, ranking_sha256
 from ..metrics import evaluate
+from ..rerank import make_reranker, oracle_run
+from ..rerank.experiments import rerank_table
+from ..retrieval import experiments as rx
+from ..retrieval.registry import retrieve
 from ..stages import result_path
-from ..trec import Run
+from ..trec import Run, read_run, write_run
 from .biencoder import train_biencoder
 from .cross_encoder import train_cross_encoder
 from .sampling import TrainingExample, sample_examples, sample_summary
@@ -121,7 +125,6 @@ def chosen_names(kind: str, dataset_name: str) -> list[str]:
     so notebooks 02–04 can add them to their lists (empty before notebook 05 has run)."""
     from pathlib import Path as _Path
 
-    from .. import models
 
     out = []
     for n in models.all_names():
@@ -138,7 +141,6 @@ def select_variants(ds: Dataset, trained: Sequence[TrainedModel], select_split: 
     """Pick the bi-encoder by retrieval ``metric`` and the cross-encoder by oracle nDCG@10, both on
     ``select_split`` (dev: the test split is never looked at). Without questions there, the
     variants with the largest N are taken. Returns (selection table, best bi-encoder, best cross-encoder)."""
-    from ..retrieval import experiments as rx
 
     bi = [m for m in trained if m.kind == BIENCODER_KIND]
     ce = [m for m in trained if m.kind == CROSS_ENCODER_KIND]
@@ -210,7 +212,6 @@ class FixedRun:
 def alias_run(name: str, run: Run, corpus: Mapping[str, str], queries: Mapping[str, str], k: int,
               run_path: Path) -> Run:
     """Write ``run`` as the cached run of registry name ``name`` (stamped with that model's identity)."""
-    from ..retrieval.registry import retrieve
 
     return retrieve(name, corpus, queries, k=k, run_path=run_path, retriever=FixedRun(name, run))
 
@@ -224,9 +225,6 @@ def cached_rerank(name: str, queries: Mapping[str, str], run: Run, corpus: Mappi
     run that computed it)."""
     import time
 
-    from .. import models
-    from ..rerank import make_reranker
-    from ..trec import read_run, write_run
 
     # the reranked run depends on the first stage's order only (not its scores, which lose digits in a TREC file)
     key = {"schema": 1, "reranker": name, "model": models.checksum(name), "depth": depth,
@@ -252,7 +250,6 @@ def oracle_rows(names: Sequence[str], queries: Mapping[str, str], qrels: Mapping
     """Oracle-reranker setting (paper 000 §5.3): the question's own passages, in id order as the baseline,
     reordered by each cross-encoder; graded nDCG@5/10/50/100 (%). With ``out_dir`` the runs are
     cached there as ``oracle+<name>.trec`` (notebook 04 reads them)."""
-    from ..rerank import oracle_run
 
     own = {q: dict(qrels[q]) for q in queries}
     first = oracle_run(own)
@@ -274,7 +271,6 @@ def rerank_first_stage(name: str, first_name: str, first: Run, queries: Mapping[
                        threshold: int, out_dir: Path) -> tuple[pd.DataFrame, Run]:
     """Cross-encoder ``name`` over the top-``depth`` of a first-stage run, cached as
     ``<first>+<name>.trec``; the two runs' metrics side by side (notebook 03's table)."""
-    from ..rerank.experiments import rerank_table
 
     run, cost = cached_rerank(name, queries, first, corpus, depth, Path(out_dir) / f"{first_name}+{name}.trec")
     return rerank_table(first_name, first, {name: run}, {name: cost}, qrels, threshold), run

@@ -28,6 +28,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .. import embeddings, models
 from ..config import PATHS, SEED
 from ..rerank.cross_encoder import CROSS_ENCODER_KIND as RERANKER_KIND
 
@@ -289,7 +290,6 @@ def run_training(name: str, kind: str, folder: Path, fp: str, meta: Mapping[str,
 def register(name: str, kind: str, path: str | Path, description: str = "") -> Any:
     """Register a trained folder under ``name`` (model registry, ``.cache/models/local_models.json``)
     and drop a stale shared embedder of that name, so retrievers/rerankers load the new weights."""
-    from .. import embeddings, models
 
     spec = models.register_local(name, kind, path, description)
     embeddings._EMBEDDERS.pop(name, None)

@@ -11,8 +11,12 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from .. import models
+from ..config import PATHS
 from .base import LLM, LLMStats, Message, Messages
 from .cache import GenerationCache
+from .llamacpp import LlamaCppLLM
+from .server import ServerLLM
 
 __all__ = ["LLM", "GenerationCache", "LLMStats", "Message", "Messages", "default_cache", "load_llm"]
 
@@ -20,7 +24,6 @@ __all__ = ["LLM", "GenerationCache", "LLMStats", "Message", "Messages", "default
 def default_cache() -> GenerationCache:
     """The generation cache at ``$INFERQA_LLM_CACHE`` (default ``.cache/llm/cache.sqlite``), read at
     call time: one open store per path."""
-    from ..config import PATHS
 
     return _cache_at(str(Path(os.environ.get("INFERQA_LLM_CACHE", PATHS.cache / "llm" / "cache.sqlite")).resolve()))
 
@@ -44,7 +47,6 @@ def load_llm(name: str, backend: str = "llamacpp", base_url: str | None = None, 
     base_url = base_url or os.environ.get("INFERQA_LLM_SERVER")
     c = default_cache() if use_cache else None
     if backend == "server" or (backend == "auto" and base_url):
-        from .server import ServerLLM
 
         if not base_url:
             raise ValueError("backend='server' needs base_url (or INFERQA_LLM_SERVER)")
@@ -52,8 +54,6 @@ def load_llm(name: str, backend: str = "llamacpp", base_url: str | None = None, 
     key = (name, n_ctx, prefix_reuse, use_cache, tuple(sorted(kw.items())))
     if shared and key in _LOADED:
         return _LOADED[key]
-    from .. import models
-    from .llamacpp import LlamaCppLLM
 
     spec = models.get_spec(name)
     if spec.kind != "gguf":

@@ -24,6 +24,7 @@ from ..answering.reader import read
 from ..datamodel import Dataset, Question
 from ..llm.base import LLM
 from ..trec import Run
+from ..uncertainty import mean_ci
 from .contexts import ALPHA, BETA, build_context
 
 UNIONS = ("norm", "freq")
@@ -168,7 +169,6 @@ def em_table(answers: pd.DataFrame) -> pd.DataFrame:
     """Table 8 shape: EM / judged accuracy / NO ANSWER rate (%) per reader × setting × system × k × union,
     with seeded 95 % bootstrap intervals over questions for EM and judged accuracy
     (:func:`inferqa_utils.uncertainty.mean_ci`; columns ``EM_lo``/``EM_hi``, ``judged_lo``/``judged_hi``)."""
-    from ..uncertainty import mean_ci
 
     keys = [c for c in ("reader", "setting", "system", "k", "union") if c in answers.columns]
     answers = answers.assign(k=answers["k"].astype("Int64")) if "k" in answers.columns else answers

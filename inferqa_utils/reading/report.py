@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from ..datamodel import Dataset
+from ..paper import load_paper_numbers
 from .experiments import ranked_ids
 
 SETTING_ORDER = ("Optimal", "oracle", "pipeline")
@@ -168,7 +169,6 @@ READING_FINDINGS = ("optimal_far_above_pipeline", "rerankers_marginal", "ft_rera
 def paper_reading_numbers() -> dict[str, float]:
     """The paper's reading EM numbers (paper 000 §5.4, Table 8, paper 000 §5.4) from the paper reference file,
     as {label: value} (Optimal 90.16, BGE + MonoT5 15.34, BGE + FT-MonoT5 13.89, BGE 13.18)."""
-    from ..paper import load_paper_numbers
 
     out: dict[str, float] = {}
     for f in load_paper_numbers():

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..llm import load_llm
+from ..models import ModelError
 from .base import PairwiseScoreReranker, Reranker, merge_head_tail, oracle_candidates, oracle_run, sort_scored
 from .cross_encoder import CrossEncoderReranker, resolve_cross_encoder
 from .llm_rerankers import (
@@ -76,7 +78,6 @@ def make_reranker(name: str, llm: LLM | str | None = None, **kw: Any) -> Reranke
         if llm is None:
             raise ValueError(f"reranker {name!r} needs an LLM: make_reranker({name!r}, llm='qwen2.5-coder-1.5b')")
         if isinstance(llm, str):
-            from ..llm import load_llm
 
             llm = load_llm(llm)
         return LLM_RERANKERS[key](llm, **kw)
@@ -84,7 +85,6 @@ def make_reranker(name: str, llm: LLM | str | None = None, **kw: Any) -> Reranke
         raise ValueError(f"reranker {name!r} does not take an LLM; LLM rerankers: {', '.join(LLM_RERANKERS)}")
     if key in ("cross-encoder", "crossencoder"):
         return CrossEncoderReranker(kw.pop("model", "FT-CrossEncoder"), **kw)
-    from ..models import ModelError
 
     try:
         return CrossEncoderReranker(name, **kw)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from .. import models
 from .base import PairwiseScoreReranker
 
 CROSS_ENCODER_KIND = "cross-encoder"
@@ -19,7 +20,6 @@ def resolve_cross_encoder(model_path_or_name: str | Path) -> Path:
     """The folder of a cross-encoder: a registered model name (``models.get_spec``, kind
     ``cross-encoder``) or an existing folder. Raises :class:`~inferqa_utils.models.ModelError`
     with what to do when it is missing."""
-    from .. import models
 
     name = str(model_path_or_name)
     try:

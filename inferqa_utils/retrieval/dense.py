@@ -18,6 +18,8 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .. import models
+from ..embeddings import load_embedder
 from ..lexical import EmptyQueryError
 from ..trec import Run
 
@@ -42,14 +44,12 @@ def is_dense_spec(spec: ModelSpec) -> bool:
 
 def dense_model_names() -> list[str]:
     """Registry names (packaged, hub and locally registered) usable by :class:`DenseRetriever`."""
-    from .. import models
 
     return [n for n in models.all_names() if is_dense_spec(models.get_spec(n))]
 
 
 def check_dense_model(name: str) -> ModelSpec:
     """The registry entry of ``name``; ``ValueError`` when it is unknown or not a bi-encoder."""
-    from .. import models
 
     try:
         spec = models.get_spec(name)
@@ -75,7 +75,6 @@ class DenseRetriever:
             raise ValueError("cannot index an empty corpus")
         if embedder is None:
             check_dense_model(model_name)
-            from ..embeddings import load_embedder
 
             embedder = load_embedder(model_name)
         self.name = model_name

@@ -26,12 +26,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .. import artifacts
+from .. import artifacts, models
+from ..config import PATHS
 from ..errors import DataFormatError
 from ..fingerprint import corpus_sha256, dir_fingerprint, queries_sha256
+from ..lexical import BM25sRetriever
 from ..trec import Run, read_run, write_run
+from .dense import DenseRetriever, dense_model_names, is_dense_spec
 from .fusion import FusedRetriever, Retriever
-from .pyserini_bm25 import check_unique_ids
+from .pyserini_bm25 import INDEX_ARGS, PyseriniBM25Retriever, _anserini_jar, check_unique_ids
 
 #: retriever name → description (composite and BM25 names; dense model names come from the model registry)
 RETRIEVERS: dict[str, str] = {
@@ -53,7 +56,6 @@ CorpusLike = Mapping[str, Any] | Iterable[Any]
 
 def retriever_names() -> list[str]:
     """Every name :func:`make_retriever` accepts (fixed names, then other dense registry models)."""
-    from .dense import dense_model_names
 
     return [*RETRIEVERS, *(n for n in dense_model_names() if n not in RETRIEVERS)]
 
@@ -80,14 +82,11 @@ def make_retriever(name: str, corpus: CorpusLike, index_dir: Path | None = None)
     """
     corpus = as_corpus(corpus)
     if name == "bm25s":
-        from ..lexical import BM25sRetriever
 
         return BM25sRetriever(corpus)
     if name == "bm25":
-        from .pyserini_bm25 import PyseriniBM25Retriever
 
         if index_dir is None:
-            from ..config import PATHS
 
             index_dir = PATHS.indexes / f"bm25-{corpus_sha256(corpus)[:16]}"
         r = PyseriniBM25Retriever(corpus, index_dir)
@@ -97,7 +96,6 @@ def make_retriever(name: str, corpus: CorpusLike, index_dir: Path | None = None)
         method, parts = COMPOSITES[name]
         return FusedRetriever(name, [make_retriever(p, corpus, index_dir) for p in parts], method=method)  # type: ignore[arg-type]
     if _is_dense_name(name):
-        from .dense import DenseRetriever
 
         return DenseRetriever(name, corpus)
     raise unknown_retriever(name)
@@ -105,7 +103,6 @@ def make_retriever(name: str, corpus: CorpusLike, index_dir: Path | None = None)
 
 def unknown_retriever(name: str) -> ValueError:
     """The error for a name :func:`make_retriever` cannot build, listing the valid names."""
-    from .. import models
 
     try:
         spec = models.get_spec(name)
@@ -116,8 +113,6 @@ def unknown_retriever(name: str) -> ValueError:
 
 
 def _is_dense_name(name: str) -> bool:
-    from .. import models
-    from .dense import is_dense_spec
 
     try:
         return is_dense_spec(models.get_spec(name))
@@ -138,12 +133,10 @@ def model_identity(name: str) -> str:
     if name == "bm25s":
         return f"bm25s {_version('bm25s')} lucene k1=0.9 b=0.4"
     if name == "bm25":
-        from .pyserini_bm25 import INDEX_ARGS, _anserini_jar
 
         return f"pyserini {_version('pyserini')} {_anserini_jar()} k1=0.9 b=0.4 {' '.join(INDEX_ARGS)}"
     if not _is_dense_name(name):
         raise unknown_retriever(name)
-    from .. import models
 
     spec = models.get_spec(name)
     if spec.source == "local":

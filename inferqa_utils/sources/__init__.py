@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..config import PATHS
 from ..datamodel import Dataset
 from ..errors import DataFormatError, MissingInputError
 from .embedded import load_embedded
@@ -23,7 +24,6 @@ SHARED_SOURCES = {
 
 def shared_file(name: str) -> Path:
     """Path of a named shared source; a clear error when ``../shared/data`` is absent."""
-    from ..config import PATHS
 
     root = PATHS.shared_data()
     if root is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..config import PATHS
 from ..datamodel import Dataset
 from .wikihint import load_wikihint
 
@@ -11,7 +12,6 @@ from .wikihint import load_wikihint
 def load_embedded(path: str | Path | None = None) -> Dataset:
     """Load the embedded dataset: ≥ 60 questions with ≥ 6 hints, 11 candidates (gold last),
     aliases, TREC type, difficulty and an answer-containing reference passage each."""
-    from ..config import PATHS
 
     p = Path(path) if path else PATHS.embedded_dataset
     ds = load_wikihint(p, name="embedded", source="embedded")

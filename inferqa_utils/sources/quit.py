@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..config import PATHS
 from ..datamodel import Dataset, Hint, Passage, Question, join_hints, parse_passage_id
 from ..errors import DataFormatError
+from ..hub import download
 from ..textnorm import exact_match
 from .records import iter_jsonl, iter_records
 
@@ -25,8 +27,6 @@ SPLITS = ("train", "dev", "test")
 
 def fetch_quit_from_hub(dest: Path | None = None) -> Path:
     """Download the split files of the official release (needs a network)."""
-    from ..config import PATHS
-    from ..hub import download
 
     dest = dest or PATHS.cache / "hub"
     paths = [download(HUB_REPO, f"{s}.json", repo_type="dataset", cache_dir=dest) for s in SPLITS]

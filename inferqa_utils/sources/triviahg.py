@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from ..datamodel import Dataset, Hint, Question
+from ..qtype import source_label
 from .records import iter_records
 
 _CITATION = re.compile(r"\s*\[\^\d+\^\]")
@@ -39,7 +40,6 @@ def _dedupe(xs: list[str]) -> list[str]:
 def trec_type(major: str | None, minor: str | None) -> str | None:
     """``("HUM:HUMAN", "ind:Individual")`` → ``"HUM:ind"``; ``"OTH:OTHER"`` majors (most
     ``model_hints`` files) get their coarse class back from the fine label."""
-    from ..qtype import source_label
 
     return source_label(major, minor)
 
