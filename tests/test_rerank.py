@@ -197,31 +197,38 @@ def test_upr_normalises_by_question_length(tiny):
 def test_cached_rerun_reports_the_cost_measured_when_computed(tmp_path):
     import json
 
+    from inferqa_utils import artifacts
     from inferqa_utils.llm import load_llm
     from inferqa_utils.llm.cache import GenerationCache
     from inferqa_utils.rerank.experiments import rerank_all
 
     llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
     llm.cache = GenerationCache(tmp_path / "c.sqlite")
+    path = tmp_path / "bm25+pointwise.trec"
     try:
         _, first = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=tmp_path, tag="bm25")
-        stamp = json.loads((tmp_path / "bm25+pointwise.trec.cost.json").read_text())
-        assert stamp["model_calls"] == 4 and stamp["seconds_per_query"] == first["pointwise"] > 0
-        (tmp_path / "bm25+pointwise.trec.cost.json").write_text(json.dumps({**stamp, "seconds_per_query": 123.0}))
+        stamp = artifacts.read_stamp(path)
+        assert stamp["cost"]["model_calls"] == 4 and stamp["cost"]["seconds_per_query"] == first["pointwise"] > 0
+        stamp["cost"]["seconds_per_query"] = 123.0
+        artifacts.stamp_path(path).write_text(json.dumps(stamp))
         calls = llm.stats.model_calls
         _, again = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=tmp_path, tag="bm25")
         assert llm.stats.model_calls == calls  # served from the generation cache
-        assert again["pointwise"] == 123.0  # the stored cost, not the cache's near-zero time
-        # another depth is another workload: the stored cost does not apply; served from the
-        # cache it is unknown, and the record of depth 4 stays
+        assert again["pointwise"] == 123.0  # the recorded cost, not the cache's near-zero time
+        # another depth is another workload: the recorded cost does not apply; served from the cache it is unknown
         _, other = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=2, out_dir=tmp_path, tag="bm25")
-        assert other["pointwise"] is None
-        assert json.loads((tmp_path / "bm25+pointwise.trec.cost.json").read_text())["depth"] == 4
-        # a cache filled elsewhere and no record: the cost is unknown, and no record is invented
+        assert other["pointwise"] is None and artifacts.read_stamp(path)["depth"] == 2
+        # a cache filled elsewhere and no record: the cost is unknown, and no cost is invented
         fresh = tmp_path / "fresh"
         fresh.mkdir()
         _, unknown = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=fresh, tag="bm25")
-        assert unknown["pointwise"] is None and not (fresh / "bm25+pointwise.trec.cost.json").exists()
+        assert unknown["pointwise"] is None and artifacts.read_stamp(fresh / "bm25+pointwise.trec")["cost"] == {}
+        # a record written before the artifact store (<run>.cost.json) still gives the cost
+        (fresh / "bm25+pointwise.trec.cost.json").write_text(json.dumps(
+            {"n_queries": 1, "depth": 4, "model": llm.name, "seconds_per_query": 9.5}))
+        artifacts.stamp_path(fresh / "bm25+pointwise.trec").unlink()
+        _, legacy = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=fresh, tag="bm25")
+        assert legacy["pointwise"] == 9.5
     finally:
         llm.close()
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from .. import artifacts
+from ..fingerprint import queries_sha256, ranking_sha256
 from ..metrics import evaluate
 from ..trec import Run, write_run
 from . import make_reranker, oracle_run
@@ -30,10 +32,13 @@ def _calls(llm: Any) -> int | None:
 def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: Run, corpus: Mapping[str, str],
                depth: int | None, out_dir: Path | None = None, tag: str = "", **listwise: Any) -> tuple[dict[str, Run], dict]:
     """``({name: reranked run}, {name: seconds per query})``; LLM rerankers get ``llm``, others none.
-    With ``out_dir`` each run is written as ``<tag>+<name>.trec`` and its cost as
-    ``<tag>+<name>.trec.cost.json``. When a re-run is served entirely from the generation cache (no
-    model call), the cost measured when the run was computed is reported instead of the cache's; with
-    no such record the cost is ``None`` (unknown), never the cache's near-zero time."""
+
+    With ``out_dir`` each run is written as the artifact ``<tag>+<name>.trec``
+    (:mod:`inferqa_utils.artifacts`: key = reranker, model, depth, questions and first-stage order;
+    cost = seconds per query and model calls). The reranking itself always runs (an LLM reranker's
+    replies come from the generation cache on a re-run). When a re-run makes no model call, the cost
+    recorded with the same key is reported instead of the cache's near-zero time; with no such
+    record the cost is ``None`` (unknown) and none is invented."""
     out, cost = {}, {}
     for name in names:
         kw = dict(listwise) if name in ("listwise", "rankgpt") else {}
@@ -46,28 +51,31 @@ def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: 
         if out_dir is None:
             continue
         path = Path(out_dir) / f"{tag}+{name}.trec"
-        write_run(out[name], path, tag=f"{tag}+{name}")
-        key = {"n_queries": len(queries), "depth": depth, "model": getattr(engine, "name", None)}
-        stamp = path.with_name(path.name + ".cost.json")
+        key = {"reranker": name, "model": getattr(engine, "name", None), "depth": depth, "n_queries": len(queries),
+               "queries_sha256": queries_sha256(queries), "first_stage_sha256": ranking_sha256(run)}
         made = None if calls0 is None else _calls(engine) - calls0
-        old = _read_cost(stamp)
-        if made == 0 and old is not None and all(old.get(k) == v for k, v in key.items()):
-            cost[name] = old["seconds_per_query"]
-        elif made == 0:  # served from a cache filled elsewhere: no cost was measured for this run
-            cost[name] = None
+        recorded = artifacts.cost(artifacts.valid(path, key)).get("seconds_per_query")
+        if recorded is None and made == 0:
+            recorded = _legacy_cost(path, key)
+        if made == 0:  # served from the cache: the cost recorded when it was computed, or unknown
+            cost[name] = recorded
+            measured = {} if recorded is None else {"seconds_per_query": recorded}
         else:
-            stamp.write_text(json.dumps({**key, "seconds_per_query": cost[name], "model_calls": made}, indent=1),
-                             encoding="utf-8")
+            measured = {"seconds_per_query": cost[name], "model_calls": made}
+        artifacts.write(path, lambda tmp, r=out[name], t=f"{tag}+{name}": write_run(r, tmp, tag=t), key, cost=measured)
     return out, cost
 
 
-def _read_cost(path: Path) -> dict | None:
+def _legacy_cost(path: Path, key: Mapping[str, Any]) -> float | None:
+    """The cost record written before the artifact store (``<run>.cost.json``), when it describes
+    the same workload (questions count, depth, model)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        float(data["seconds_per_query"])
-        return data
+        data = json.loads(path.with_name(path.name + ".cost.json").read_text(encoding="utf-8"))
+        if all(data.get(k) == key[k] for k in ("n_queries", "depth", "model")):
+            return float(data["seconds_per_query"])
     except (OSError, ValueError, KeyError, TypeError):
-        return None
+        pass
+    return None
 
 
 def oracle_table(names: Sequence[str], llm: Any, queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
