@@ -4,10 +4,11 @@ An artifact is a file (a TREC run, say) with a sidecar ``<file>.stamp.json`` hol
 the fingerprints (:mod:`inferqa_utils.fingerprint`) and parameters its content depends on — plus
 the *cost* measured when it was computed and when it was written::
 
-    {<key fields>..., "cost": {"seconds": …, …}, "written_at": "…"}
+    {<key fields>..., "cost": {"seconds": …, …}, "file": {"size": …, "mtime_ns": …}, "written_at": "…"}
 
 * :func:`valid` — the stamp, when the file (and any companion files) exist and every key field
-  equals the stamp's; ``None`` otherwise (then recompute).
+  equals the stamp's (optionally: the file still has the size and mtime it was written with);
+  ``None`` otherwise (then recompute).
 * :func:`write` — atomic: the stamp is removed first, every file is written to a temporary name
   and renamed, and the stamp is written last, so an interrupted write leaves no valid-looking
   artifact and a re-run resumes by recomputing only what is missing.
@@ -15,7 +16,8 @@ the *cost* measured when it was computed and when it was written::
 Used by every cached run: retrieval runs (:func:`inferqa_utils.retrieval.registry.retrieve`), LLM
 reranker runs (:func:`inferqa_utils.rerank.experiments.rerank_all`), fine-tuned reranker runs
 (:func:`inferqa_utils.finetune.experiments.cached_rerank`) and the methods of notebook 07
-(:func:`inferqa_utils.beyond.common.cached_method`).
+(:func:`inferqa_utils.beyond.common.cached_method`) and the GGUF files joined from packaged
+parts (:func:`inferqa_utils.models.fetch`).
 """
 
 from __future__ import annotations
@@ -50,15 +52,29 @@ def read_stamp(path: str | Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def valid(path: str | Path, key: Mapping[str, Any], *companions: str | Path) -> dict[str, Any] | None:
-    """The stamp of ``path`` when it and every companion file exist and each key field matches."""
+def valid(path: str | Path, key: Mapping[str, Any], *companions: str | Path, check_file: bool = False
+          ) -> dict[str, Any] | None:
+    """The stamp of ``path`` when it and every companion file exist and each key field matches;
+    with ``check_file`` also when the file still has the size and mtime it was written with (for
+    files that are rebuilt silently, e.g. joined model weights; a hand-edited run is instead
+    reported by its reader, not overwritten)."""
     if not Path(path).is_file() or not all(Path(c).is_file() for c in companions):
         return None
     stamp = read_stamp(path)
     if stamp is None:
         return None
     want = normalise(key)
-    return stamp if all(stamp.get(k) == v for k, v in want.items()) else None
+    if not all(stamp.get(k) == v for k, v in want.items()):
+        return None
+    seen = stamp.get("file")
+    if check_file and isinstance(seen, dict) and seen != _stat(Path(path)):
+        return None  # replaced, truncated or touched since it was written
+    return stamp
+
+
+def _stat(path: Path) -> dict[str, int]:
+    st = path.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
 def cost(stamp: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -83,7 +99,8 @@ def write(path: str | Path, writer: Writer, key: Mapping[str, Any], cost: Mappin
             w(tmps[p])
         for p in files:
             tmps[p].replace(p)
-        stamp = {**normalise(key), "cost": normalise(cost or {}), "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        stamp = {**normalise(key), "cost": normalise(cost or {}), "file": _stat(path),
+                 "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         tmp_stamp.write_text(json.dumps(stamp, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         tmp_stamp.replace(sp)
     finally:

@@ -15,11 +15,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import artifacts
 from .config import PATHS
 from .errors import InferQAError
 from .fingerprint import sha256_file
@@ -174,22 +174,6 @@ def _part_files(spec: ModelSpec) -> list[Path]:
     return files
 
 
-def _stamp_ok(target: Path, expected: str | None) -> bool:
-    stamp = target.with_suffix(target.suffix + ".sha256")
-    if not (target.exists() and stamp.exists()):
-        return False
-    info = json.loads(stamp.read_text())
-    st = target.stat()
-    return (info.get("size") == st.st_size and info.get("mtime") == int(st.st_mtime)
-            and (expected is None or info.get("sha256") == expected))
-
-
-def _write_stamp(target: Path, digest: str) -> None:
-    st = target.stat()
-    target.with_suffix(target.suffix + ".sha256").write_text(
-        json.dumps({"sha256": digest, "size": st.st_size, "mtime": int(st.st_mtime)}))
-
-
 def fetch(name: str, log=print) -> Path:
     """Make model ``name`` available locally and return its path (file or folder).
 
@@ -207,26 +191,25 @@ def fetch(name: str, log=print) -> Path:
         return _fetch_hub(spec)
     if spec.source == "packaged-parts":
         target = PATHS.models / f"{name}.gguf"
-        if _stamp_ok(target, spec.sha256):
+        key = {"model": name, "sha256": spec.sha256}
+        if artifacts.valid(target, key, check_file=True) is not None:
             return target
         parts = _part_files(spec)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".gguf.partial")
         t0 = time.perf_counter()
-        h = hashlib.sha256()
-        with open(tmp, "wb") as out:
-            for f in parts:
-                with open(f, "rb") as fh:
-                    while block := fh.read(1 << 22):
-                        h.update(block)
-                        out.write(block)
-        digest = h.hexdigest()
-        if digest != spec.sha256:
-            tmp.unlink(missing_ok=True)
-            raise ModelError(f"{name}: checksum mismatch after joining {len(parts)} parts: got {digest}, "
-                             f"expected {spec.sha256}; reinstall {spec.pip} with --no-deps")
-        os.replace(tmp, target)
-        _write_stamp(target, digest)
+
+        def join(tmp: Path) -> None:
+            h = hashlib.sha256()
+            with open(tmp, "wb") as out:
+                for f in parts:
+                    with open(f, "rb") as fh:
+                        while block := fh.read(1 << 22):
+                            h.update(block)
+                            out.write(block)
+            if h.hexdigest() != spec.sha256:
+                raise ModelError(f"{name}: checksum mismatch after joining {len(parts)} parts: got {h.hexdigest()}, "
+                                 f"expected {spec.sha256}; reinstall {spec.pip} with --no-deps")
+
+        artifacts.write(target, join, key)
         log(f"[models] {name}: joined {len(parts)} parts, sha256 verified, {target.stat().st_size / 1e6:.0f} MB "
             f"in {time.perf_counter() - t0:.1f} s -> {target}")
         return target
@@ -301,5 +284,7 @@ def status(name: str) -> str:
     except ModelError:
         return f"package missing ({spec.pip})"
     if spec.source == "packaged-parts":
-        return "fetched" if _stamp_ok(PATHS.models / f"{name}.gguf", spec.sha256) else "installed, not joined"
+        joined = artifacts.valid(PATHS.models / f"{name}.gguf", {"model": name, "sha256": spec.sha256},
+                                 check_file=True)
+        return "fetched" if joined is not None else "installed, not joined"
     return "available"

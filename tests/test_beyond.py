@@ -270,7 +270,7 @@ def test_cached_method_reuses_and_invalidates(tmp_path):
     assert len(calls) == 2
     # a stamp of the format before the artifact store ({"key": …, "cost": …}) is still honoured, with its cost
     legacy = {"key": {k: v for k, v in json.loads((tmp_path / "m one.trec.stamp.json").read_text()).items()
-                      if k not in ("cost", "written_at")}, "cost": {"seconds": 7.0, "llm": {}}}
+                      if k not in ("cost", "file", "written_at")}, "cost": {"seconds": 7.0, "llm": {}}}
     (tmp_path / "m one.trec.stamp.json").write_text(json.dumps(legacy))
     r3 = cached_method("m one", tmp_path, {"k": 2}, compute, n_queries=1)
     assert len(calls) == 2 and r3.cached and r3.seconds == 7.0

