@@ -15,7 +15,6 @@ from .sources import load_source
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-
     run_notebooks(args.profile, only=args.only, overrides=parse_overrides(args.param))
     return 0
 
@@ -38,7 +37,6 @@ def _cmd_data(args: argparse.Namespace) -> int:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-
     if args.action == "list":
         print(f"{'name':22} {'kind':22} {'source':16} status / description")
         for n in models.all_names():
@@ -56,7 +54,6 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-
     print(f"root       {PATHS.root}\nshared     {PATHS.shared_data()}\nseed       {SEED}")
     for name in profile_names():
         print(f"\nprofile {name}: {profile_description(name)}")
@@ -66,7 +63,6 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-
     if args.list:
         matrix = chk.load_matrix()
         for name in [args.profile] if args.profile else list(matrix):

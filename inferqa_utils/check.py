@@ -16,7 +16,7 @@ Expected values are recorded from a real run and changed only deliberately:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,26 +151,20 @@ def evaluate(conditions: Sequence[Condition], dataset: str, split: str, folder: 
     return out
 
 
-def profile_context(profile_name: str, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-
-    params = {**profile(profile_name), **(overrides or {})}
-    return params
-
-
 def update(profile_name: str, path: str | Path | None = None, folder: Path | None = None) -> list[Outcome]:
     """Rewrite the profile's expected values from the current results (deliberate, reviewed)."""
     import yaml
 
     path = Path(path) if path is not None else MATRIX
     raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    params = profile_context(profile_name)
     spec = raw["profiles"][profile_name]
+    conditions = load_matrix(path)[profile_name]["conditions"]
+    dataset = profile(profile_name)["dataset_name"]
     outcomes = []
-    for e in spec["conditions"]:
-        c = load_matrix(path)[profile_name]["conditions"][spec["conditions"].index(e)]
-        got, why = read_value(c, params["dataset_name"], spec.get("split", "test"), folder)
+    for entry, c in zip(spec["conditions"], conditions, strict=True):
+        got, why = read_value(c, dataset, spec.get("split", "test"), folder)
         if got is not None:
-            e["expected"] = round(got, 4)
+            entry["expected"] = round(got, 4)
         outcomes.append(Outcome(c, "SET" if got is not None else "FAIL", got, why))
     path.write_text(HEADER + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
     return outcomes
@@ -186,7 +180,7 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
     if profile_name not in matrix:
         raise KeyError(f"no conditions for profile {profile_name!r} in {path or MATRIX} "
                        f"(profiles with conditions: {', '.join(matrix)})")
-    params = profile_context(profile_name)
+    params = profile(profile_name)
     dataset, split = params["dataset_name"], matrix[profile_name]["split"]
     conds = [c for c in matrix[profile_name]["conditions"] if not notebooks or c.notebook in notebooks]
     outcomes = evaluate(conds, dataset, split, folder)

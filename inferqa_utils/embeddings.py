@@ -55,7 +55,6 @@ class Embedder:
     """``encode(texts, role)`` → (n, d) float32, L2-normalised rows."""
 
     def __init__(self, name: str, batch_size: int = 64, use_cache: bool = True) -> None:
-
         self.name = name
         self.batch_size = batch_size
         self.spec = models.get_spec(name)

@@ -46,7 +46,7 @@ from .damaging.patterns import acem_at
 from .paper import Finding
 from .paper import load_paper_numbers as _load
 from .stages import result_path
-from .uncertainty import N_RESAMPLES, Interval, holm, mean_ci, paired_difference
+from .uncertainty import N_RESAMPLES, Interval, as_outcome, holm, mean_ci, paired_difference
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -97,7 +97,6 @@ class Results:
     folder: Path | None = None
 
     def path(self, notebook: str, name: str) -> Path:
-
         return (self.folder or PATHS.results) / result_path(notebook, self.dataset, self.split, name).name
 
     def table(self, notebook: str, name: str, dtype: Mapping[str, Any] | None = None) -> pd.DataFrame:
@@ -152,7 +151,7 @@ def _answers(results: Results, notebook: str) -> pd.DataFrame:
     if rows.empty:
         raise Missing(f"no answers at k = {k}, Union_{union}, reader {reader} in notebook {notebook}")
     rows = rows.assign(key=np.where(rows["setting"] == "Optimal", "Optimal", rows["system"].astype(str)),
-                       em=rows["em"].astype(str).str.lower().isin(["true", "1", "1.0"]).astype(float))
+                       em=as_outcome(rows["em"]))
     return rows.pivot_table(index="qid", columns="key", values="em", aggfunc="first")
 
 
@@ -273,7 +272,7 @@ def m_short_vs_cot_reader(r: Results) -> Sample:
         raise Missing("no CoT reading in notebook 07")
     base = str(cot["system"].iloc[0]).split(" + CoT")[0]
     rows = ans[ans["system"].isin([base, cot["system"].iloc[0]])]
-    rows = rows.assign(em=rows["em"].astype(str).str.lower().isin(["true", "1", "1.0"]).astype(float))
+    rows = rows.assign(em=as_outcome(rows["em"]))
     t = rows.pivot_table(index="qid", columns="system", values="em", aggfunc="first")
     return _pair(t, base, str(cot["system"].iloc[0]), f"strict EM: {base}, short answer vs CoT reader")
 
@@ -312,7 +311,6 @@ def _patterns(r: Results) -> pd.DataFrame:
 
 
 def m_acem_vs_em(r: Results) -> Sample:
-
     p = _patterns(r)
     pats = [str(x) for x in p["em_pattern"]]
     em = np.array([float(x[-1] == "1") for x in pats])
@@ -333,7 +331,7 @@ def m_probe3_vs_em(r: Results) -> Sample:
     if probes.empty:
         raise Missing("no Probe-3 readings in notebook 06")
     n = int(probes["k"].max())
-    at_n = probes[probes["k"] == n].set_index("qid")["correct"].astype(str).str.lower().isin(["true", "1", "1.0"])
+    at_n = probes[probes["k"] == n].set_index("qid")["correct"].pipe(as_outcome)
     em = pd.Series({q: float(str(x)[min(n, len(str(x))) - 1] == "1") for q, x in zip(p["qid"], p["em_pattern"],
                                                                                       strict=True)})
     t = pd.DataFrame({"a": at_n.astype(float), "b": em})
@@ -347,7 +345,7 @@ def m_ser_bm25_vs_random(r: Results) -> Sample:
     if s.empty:
         raise Missing("no SER readings in notebook 06")
     m = int(s["m"].max())
-    s = s[s["m"] == m].assign(changed=lambda d: d["changed"].astype(str).str.lower().isin(["true", "1", "1.0"]))
+    s = s[s["m"] == m].assign(changed=lambda d: as_outcome(d["changed"]))
     t = s.pivot_table(index=["qid", "sample"], columns="kind", values="changed", aggfunc="first").astype(float)
     kinds = {c.lower(): c for c in t.columns}
     if "bm25" not in kinds or "random" not in kinds:
@@ -463,7 +461,6 @@ def decide(finding: Finding, lo: float, hi: float) -> tuple[str, str]:
 
 def score(finding: Finding, results: Results) -> Scored:
     """Score one finding on one run's results (module docstring)."""
-
     forced = None
     try:
         s = MEASURES[finding.measure](results, **finding.params)

@@ -129,6 +129,12 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted.tolist()
 
 
+def as_outcome(values: pd.Series) -> pd.Series:
+    """Per-question 0/1 outcomes as floats, whether they were written as booleans, ``True``/``False``
+    strings or numbers (CSV round trips change the dtype)."""
+    return values.astype(str).str.lower().isin(["true", "1", "1.0"]).astype(float)
+
+
 # ----------------------------------------------------------------------------- run-vs-run (ranx)
 
 #: our metric names → ranx's: Hit@k is ranx ``hit_rate@k`` on qrels binarised at the threshold;
@@ -238,7 +244,7 @@ def with_intervals(table: pd.DataFrame, columns: Sequence[str], digits: int = 1)
             continue
         lo, hi, sig = f"{c}_lo", f"{c}_hi", f"sig {c}"
         out[c] = [
-            ("—" if pd_isna(v) else f"{v:.{digits}f} [{table.at[i, lo]:.{digits}f}, {table.at[i, hi]:.{digits}f}]"
+            ("—" if _isna(v) else f"{v:.{digits}f} [{table.at[i, lo]:.{digits}f}, {table.at[i, hi]:.{digits}f}]"
              + (str(table.at[i, sig]) if sig in table.columns and isinstance(table.at[i, sig], str) else ""))
             for i, v in table[c].items()]
     import pandas as pd
@@ -246,7 +252,7 @@ def with_intervals(table: pd.DataFrame, columns: Sequence[str], digits: int = 1)
     return pd.DataFrame(out, index=table.index)
 
 
-def pd_isna(v: Any) -> bool:
+def _isna(v: Any) -> bool:
     try:
         return v is None or bool(np.isnan(float(v)))
     except (TypeError, ValueError):
@@ -261,8 +267,8 @@ def answers_comparison(answers: pd.DataFrame, baseline: str, value: str = "em", 
     (:func:`paired_difference`), Holm-adjusted over the table (``sig``: adjusted p < ``alpha``)."""
     import pandas as pd
 
-    wide = answers.assign(_v=answers[value].astype(str).str.lower().isin(["true", "1", "1.0"]).astype(float)) \
-        .pivot_table(index="qid", columns=key, values="_v", aggfunc="first")
+    wide = answers.assign(_v=as_outcome(answers[value])).pivot_table(index="qid", columns=key, values="_v",
+                                                                     aggfunc="first")
     if baseline not in wide.columns:
         raise ValueError(f"answers_comparison: baseline {baseline!r} not among {list(wide.columns)}")
     rows, ps = [], []
@@ -281,3 +287,14 @@ def answers_comparison(answers: pd.DataFrame, baseline: str, value: str = "em", 
         rows[i][f"p_holm {value}"] = round(adj, 4)
         rows[i][f"sig {value}"] = "*" if adj < alpha else ""
     return pd.DataFrame(rows).set_index(key)
+
+
+def comparison_display(table: pd.DataFrame, value: str = "em") -> pd.DataFrame:
+    """Display form of :func:`answers_comparison`: ``value [lo, hi]`` per system and, against the
+    baseline, ``Δ [lo, hi]`` followed by ``*`` when the Holm-adjusted paired test is significant."""
+    import pandas as pd
+
+    delta = table.rename(columns={f"Δ{value}": "Δ", f"Δ{value}_lo": "Δ_lo", f"Δ{value}_hi": "Δ_hi",
+                                  f"sig {value}": "sig Δ"})
+    return pd.concat([with_intervals(table.drop(columns=[f"sig {value}"], errors="ignore"), [value]),
+                      with_intervals(delta, ["Δ"])], axis=1)

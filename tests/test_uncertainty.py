@@ -106,3 +106,8 @@ def test_answers_comparison_hand_checked():
     # 4 discordant questions all for "ours": exact sign-flip p = 2 / 16 = 0.125; one comparison → Holm = raw
     assert t.loc["ours", "p em"] == 0.125 and t.loc["ours", "p_holm em"] == 0.125 and t.loc["ours", "sig em"] == ""
     assert t.loc["bm25", "n"] == 10 and pd.isna(t.loc["bm25", "p em"])
+    from inferqa_utils.uncertainty import comparison_display
+
+    shown = comparison_display(t)
+    assert shown.loc["ours", "em"].startswith("60.0 [") and shown.loc["ours", "Δ"].startswith("40.0 [")
+    assert not shown.loc["ours", "em"].endswith("*") and shown.loc["bm25", "Δ"] == "—"

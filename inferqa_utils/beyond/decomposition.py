@@ -249,7 +249,6 @@ def cot_user_turn(question: str, documents: Sequence[str]) -> str:
 
 def cot_messages(question: str, documents: Sequence[str]) -> Messages:
     """CoT prompt (paper 001 Fig. 2, our wording): two worked examples, then the documents and question."""
-
     msgs: Messages = [{"role": "system", "content": COT_SYSTEM}]
     for ctx, q, a in READER_FEWSHOT:
         if a not in _COT_EVIDENCE:

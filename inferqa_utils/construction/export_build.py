@@ -95,7 +95,6 @@ def _parametric_summary(res: BuildResult) -> dict[str, Any]:
 
 
 def _source_files(source: str) -> list:
-
     if source == "embedded":
         return [PATHS.embedded_dataset]
     if source in SHARED_SOURCES:

@@ -34,7 +34,6 @@ def load_built(name: str) -> Dataset:
 
 def _distractor_hints(path: Path) -> dict[str, list[str]]:
     """``{qid: [hint, ...]}`` of the distractor questions (passages in the corpus, not built)."""
-
     if not path.exists():
         return {}
     try:

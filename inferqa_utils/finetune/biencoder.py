@@ -43,7 +43,6 @@ def triplet_columns(ds: Dataset, examples: Sequence[TrainingExample]) -> dict[st
 
 
 def biencoder_fingerprint(ds: Dataset, examples: Sequence[TrainingExample], cfg: TrainConfig, base: str) -> str:
-
     return fingerprint({"kind": BIENCODER_KIND, "loss": "MultipleNegativesRankingLoss(scale=20, cos)",
                         "batches": "question-disjoint", "base": base, "base_identity": models.checksum(base),
                         "examples": examples_fingerprint(ds, examples), "config": cfg.weights_key(), "versions": versions()})

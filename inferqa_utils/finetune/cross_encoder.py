@@ -46,7 +46,6 @@ def pair_columns(ds: Dataset, examples: Sequence[TrainingExample]) -> dict[str, 
 
 
 def cross_encoder_fingerprint(ds: Dataset, examples: Sequence[TrainingExample], cfg: TrainConfig, base: str) -> str:
-
     return fingerprint({"kind": CROSS_ENCODER_KIND, "loss": "BinaryCrossEntropyLoss", "base": base,
                         "base_identity": models.checksum(base), "examples": examples_fingerprint(ds, examples),
                         "config": cfg.weights_key(), "versions": versions()})

@@ -44,13 +44,11 @@ def is_dense_spec(spec: ModelSpec) -> bool:
 
 def dense_model_names() -> list[str]:
     """Registry names (packaged, hub and locally registered) usable by :class:`DenseRetriever`."""
-
     return [n for n in models.all_names() if is_dense_spec(models.get_spec(n))]
 
 
 def check_dense_model(name: str) -> ModelSpec:
     """The registry entry of ``name``; ``ValueError`` when it is unknown or not a bi-encoder."""
-
     try:
         spec = models.get_spec(name)
     except models.ModelError as exc:

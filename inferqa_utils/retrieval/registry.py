@@ -56,7 +56,6 @@ CorpusLike = Mapping[str, Any] | Iterable[Any]
 
 def retriever_names() -> list[str]:
     """Every name :func:`make_retriever` accepts (fixed names, then other dense registry models)."""
-
     return [*RETRIEVERS, *(n for n in dense_model_names() if n not in RETRIEVERS)]
 
 
@@ -103,7 +102,6 @@ def make_retriever(name: str, corpus: CorpusLike, index_dir: Path | None = None)
 
 def unknown_retriever(name: str) -> ValueError:
     """The error for a name :func:`make_retriever` cannot build, listing the valid names."""
-
     try:
         spec = models.get_spec(name)
         why = f"model {name!r} ({spec.kind}) is not a bi-encoder"
@@ -113,7 +111,6 @@ def unknown_retriever(name: str) -> ValueError:
 
 
 def _is_dense_name(name: str) -> bool:
-
     try:
         return is_dense_spec(models.get_spec(name))
     except models.ModelError:

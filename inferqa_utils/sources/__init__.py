@@ -24,7 +24,6 @@ SHARED_SOURCES = {
 
 def shared_file(name: str) -> Path:
     """Path of a named shared source; a clear error when ``../shared/data`` is absent."""
-
     root = PATHS.shared_data()
     if root is None:
         raise MissingInputError(

@@ -27,7 +27,6 @@ SPLITS = ("train", "dev", "test")
 
 def fetch_quit_from_hub(dest: Path | None = None) -> Path:
     """Download the split files of the official release (needs a network)."""
-
     dest = dest or PATHS.cache / "hub"
     paths = [download(HUB_REPO, f"{s}.json", repo_type="dataset", cache_dir=dest) for s in SPLITS]
     return paths[0].parent
