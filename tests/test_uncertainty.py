@@ -110,4 +110,8 @@ def test_answers_comparison_hand_checked():
 
     shown = comparison_display(t)
     assert shown.loc["ours", "em"].startswith("60.0 [") and shown.loc["ours", "Δ"].startswith("40.0 [")
-    assert not shown.loc["ours", "em"].endswith("*") and shown.loc["bm25", "Δ"] == "—"
+    assert shown.loc["bm25", "Δ"] == "—"
+    # a significant difference: the mark belongs to Δ, never to the system's own EM
+    rows = [{"qid": f"q{i}", "system": s, "em": ok} for i in range(30) for s, ok in (("bm25", False), ("ours", i < 20))]
+    sig = comparison_display(answers_comparison(pd.DataFrame(rows), baseline="bm25"))
+    assert sig.loc["ours", "Δ"].endswith("*") and not sig.loc["ours", "em"].endswith("*")
