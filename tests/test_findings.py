@@ -199,3 +199,27 @@ def test_cross_corpus_control_that_ranks_first_by_construction_is_inconclusive(t
     (tmp_path / "fair").mkdir()
     fair = fnd.score(f, _cross(tmp_path / "fair", [1.0] * 15 + [0.0] * 5))
     assert fair.verdict == fnd.HOLDS and fair.a.value == 87.5 and fair.b.value == 25.0  # mean over Hit@1, Hit@10
+
+
+def test_cross_corpus_prefers_the_llm_judged_comparison_and_scores_it_size_matched(tmp_path):
+    """With notebook 02's fair comparison present, F1 reads the LLM-judged rows (not the
+    contains-the-answer control, here ranking first by construction), and the size-matched
+    finding reads its own rows: judged containing 60 vs supporting 20 → holds; size-matched
+    containing 20 vs supporting 20 → contradicted (no gap at equal size)."""
+    rows = []
+    for i in range(20):
+        q = f"q{i:02d}"
+        for corpus, v in (("answer-containing", 1.0), ("answer-supporting", 0.0),
+                          ("answer-containing, LLM-judged", float(i % 5 < 3)),
+                          ("answer-supporting, LLM-judged", float(i % 5 == 0)),
+                          ("answer-containing, LLM-judged, size-matched", float(i % 5 == 0)),
+                          ("answer-supporting, LLM-judged, size-matched", float(i % 5 == 0))):
+            rows.append({"system": "bm25", "measure": "Hit@1", "threshold": 2, "qid": q, "value": v,
+                         "corpus": corpus})
+    res = _results(tmp_path, **{"02_per_question": pd.DataFrame(rows)})
+    f1 = next(f for f in fnd.load_paper_numbers() if f.id == "containing_beats_supporting")
+    s = fnd.score(f1, res)
+    assert (s.a.value, s.b.value, s.verdict) == (60.0, 20.0, fnd.HOLDS)
+    matched = next(f for f in fnd.load_paper_numbers() if f.id == "containing_beats_supporting_size_matched")
+    m = fnd.score(matched, res)
+    assert (m.a.value, m.b.value, m.verdict) == (20.0, 20.0, fnd.CONTRADICTED)

@@ -1,0 +1,274 @@
+"""A fair answer-containing control: one relevance rule for both corpora, pooled, size-matched.
+
+Paper 000 §5.1 compares retrieval from the answer-supporting corpus (QUIT: relevance = label 2,
+an LLM reader answers correctly from the passage) with answer-containing corpora (MS MARCO,
+Wikipedia) that it *relabels by LLM answerability*. Judging the control by "contains the answer"
+while judging QUIT by answerability mixes two rules; and a control made of each question's own
+reference ranks that reference first by construction. Here both corpora are judged by the same
+rule — the labeler reads (question, passage) with the reader prompt and the judge accepts its
+answer (EM, else guards, else the LLM judge; paper 000 §3.2.2) — so another question's passage can
+be relevant and a question's own reference can be irrelevant.
+
+Judging every (question, passage) pair is out of reach (150 questions × 15,000 passages), so the
+judgments are **pooled** as in TREC: the union of the top-``depth`` passages of the pooled
+retrievers, per question and corpus, is judged; unjudged passages count as not relevant. Own
+passages of the answer-supporting corpus already carry their labeling verdict (same rule).
+Measures are taken only to the pool depth (Hit@k, k ≤ depth), where every counted passage is judged.
+
+**Size-matched comparison.** Corpora differ in size (TriviaHG: 1,000 Snippets vs ~15,000 hint
+passages), and chance levels with them. For each question the larger corpus is cut to the
+smaller one's size: the question's own items (its passages, or its reference) plus a seeded
+sample of the others; the full-corpus ranking restricted to that sample is the size-matched
+ranking (exact for the dense retrievers; BM25 keeps full-corpus term statistics).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..config import SEED
+from ..datamodel import LABEL_PARTIAL, LABEL_RELEVANT
+from ..llm.base import LLM
+from ..trec import Run
+
+#: Hit@k measured on judged pools (k ≤ pool depth)
+POOLED_KS = (1, 3, 5)
+
+
+@dataclass(frozen=True)
+class JudgedCorpus:
+    """One corpus of the comparison: its texts, the runs on it, and whose items each text is."""
+
+    label: str
+    texts: Mapping[str, str]
+    runs: Mapping[str, Run]
+    #: owner question of an item (None: belongs to no evaluated question)
+    owner: Callable[[str], str | None]
+
+
+def pool(corpora: Sequence[JudgedCorpus], qids: Sequence[str], depth: int,
+         extra: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> dict[str, dict[str, list[str]]]:
+    """``{corpus label: {qid: [pid, …]}}``: the union of every run's top-``depth`` per question
+    (in first-seen order), plus ``extra[label][qid]`` (e.g. the size-matched rankings' tops)."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for c in corpora:
+        per_q: dict[str, list[str]] = {}
+        for qid in qids:
+            seen: dict[str, None] = {}
+            for run in c.runs.values():
+                for pid, _ in run.get(qid, [])[:depth]:
+                    seen.setdefault(pid)
+            for pid in (extra or {}).get(c.label, {}).get(qid, []):
+                seen.setdefault(pid)
+            per_q[qid] = list(seen)
+        out[c.label] = per_q
+    return out
+
+
+def judge_pool(pools: Mapping[str, Mapping[str, Sequence[str]]], texts: Mapping[str, Mapping[str, str]],
+               questions: Mapping[str, str], golds: Mapping[str, Sequence[str]], reader: LLM, judge: LLM | None,
+               known: Mapping[str, Mapping[str, int]] | None = None, progress: bool = True,
+               guards: Sequence[str] | None = None) -> pd.DataFrame:
+    """Judge every pooled (question, passage): the reader answers from the passage, the judge
+    decides (label 2 = accepted, 1 = not). ``known[qid][pid]`` (the build's labels of own
+    passages) is reused instead of a new reading. One row per judgment: ``corpus, qid, pid,
+    answer, label, source`` (``labeling`` or ``pooled``). Generations are cached by the LLM."""
+    from ..answering.guards import DEFAULT_GUARDS
+    from ..answering.judge import judge_answers
+    from ..answering.reader import read
+
+    rows, todo = [], []
+    for label, per_q in pools.items():
+        for qid, pids in per_q.items():
+            for pid in pids:
+                lab = (known or {}).get(qid, {}).get(pid)
+                if lab is not None and lab > 0:
+                    rows.append({"corpus": label, "qid": qid, "pid": pid, "answer": None, "label": int(lab),
+                                 "source": "labeling"})
+                else:
+                    todo.append((label, qid, pid))
+    if todo:
+        qs = [questions[qid] for _, qid, _ in todo]
+        ctx = [texts[label][pid] for label, _, pid in todo]
+        outs = read(reader, qs, ctx, desc=f"judge pooled passages ({reader.name})", progress=progress)
+        preds = [o.answer for o in outs]
+        verdicts = judge_answers(judge, qs, [golds[qid] for _, qid, _ in todo], preds, progress=progress,
+                                 contexts=ctx, guards=DEFAULT_GUARDS if guards is None else guards)
+        for (label, qid, pid), pred, v in zip(todo, preds, verdicts, strict=True):
+            rows.append({"corpus": label, "qid": qid, "pid": pid, "answer": pred,
+                         "label": LABEL_RELEVANT if v.judged else LABEL_PARTIAL, "source": "pooled"})
+    return pd.DataFrame(rows, columns=["corpus", "qid", "pid", "answer", "label", "source"])
+
+
+def judged_qrels(judgments: pd.DataFrame, corpus: str) -> dict[str, dict[str, int]]:
+    """``{qid: {pid: label}}`` of one corpus's judgments."""
+    sub = judgments[judgments["corpus"] == corpus]
+    out: dict[str, dict[str, int]] = {}
+    for qid, pid, lab in zip(sub["qid"], sub["pid"], sub["label"], strict=True):
+        out.setdefault(str(qid), {})[str(pid)] = int(lab)
+    return out
+
+
+def size_matched_runs(runs: Mapping[str, Run], texts: Mapping[str, str], owner: Callable[[str], str | None],
+                      size: int, qids: Sequence[str], seed: int = SEED) -> dict[str, Run]:
+    """Each run restricted, per question, to a corpus of ``size`` items: the question's own items
+    plus a seeded sample of the others (the same sample for every retriever). Rankings keep their
+    full-corpus order and scores."""
+    pids = sorted(texts)
+    out: dict[str, Run] = {name: {} for name in runs}
+    for qid in qids:
+        own = [p for p in pids if owner(p) == qid]
+        others = [p for p in pids if owner(p) != qid]
+        n = max(0, min(len(others), size - len(own)))
+        keep = set(own) | set(random.Random(f"{seed}:size-matched:{qid}").sample(others, n))
+        for name, run in runs.items():
+            out[name][qid] = [(pid, s) for pid, s in run.get(qid, []) if pid in keep]
+    return out
+
+
+def pooled_hits(corpora: Sequence[JudgedCorpus], qrels: Mapping[str, Mapping[str, Mapping[str, int]]],
+                qids: Sequence[str], ks: Sequence[int] = POOLED_KS) -> pd.DataFrame:
+    """Per question, retriever and corpus: Hit@k (1 if a judged label-2 passage is in the top k,
+    else 0 — a question with no relevant passage found scores 0, on both sides alike). Rows in the
+    per-question format of the findings (``corpus, system, measure, threshold, qid, value``; 0/1
+    like :func:`inferqa_utils.uncertainty.compare_runs`)."""
+    rows = []
+    for c in corpora:
+        qr = qrels.get(c.label, {})
+        for name, run in c.runs.items():
+            for qid in qids:
+                ranked = [pid for pid, _ in run.get(qid, [])]
+                for k in ks:
+                    hit = any(qr.get(qid, {}).get(pid, 0) >= LABEL_RELEVANT for pid in ranked[:k])
+                    rows.append({"corpus": c.label, "system": name, "measure": f"Hit@{k}", "threshold": 2,
+                                 "qid": qid, "value": float(hit)})
+    return pd.DataFrame(rows)
+
+
+def corpus_summary(corpora: Sequence[JudgedCorpus], judgments: pd.DataFrame, matched_size: int | None = None
+                   ) -> pd.DataFrame:
+    """One row per corpus: passages, mean tokens, judged pairs, relevant pairs, questions with a relevant passage."""
+    from ..construction.stats import n_tokens
+
+    rows = []
+    for c in corpora:
+        j = judgments[judgments["corpus"] == c.label]
+        rows.append({"corpus": c.label, "passages": len(c.texts),
+                     "mean tokens": round(sum(n_tokens(t) for t in c.texts.values()) / max(1, len(c.texts)), 2),
+                     "size-matched to": matched_size, "judged pairs": len(j),
+                     "relevant pairs": int((j["label"] >= LABEL_RELEVANT).sum()),
+                     "relevant pairs, other questions' items": int(((j["label"] >= LABEL_RELEVANT)
+                                                                     & (j["pid"].map(c.owner) != j["qid"])).sum()),
+                     "questions with a relevant passage": int(j.loc[j["label"] >= LABEL_RELEVANT, "qid"].nunique())})
+    return pd.DataFrame(rows)
+
+
+#: corpus labels of the fair comparison (per-question rows and tables)
+SUPPORTING_JUDGED = "answer-supporting, LLM-judged"
+CONTAINING_JUDGED = "answer-containing, LLM-judged"
+MATCHED = ", size-matched"
+
+
+@dataclass
+class FairControl:
+    """Everything the fair comparison produced (see the module docstring)."""
+
+    judgments: pd.DataFrame
+    per_question: pd.DataFrame
+    summary: pd.DataFrame
+    comparison: pd.DataFrame
+    matched_size: int
+
+
+def reference_owner(pid: str, qids: set[str]) -> str | None:
+    """Owner question of a control id ``ref:<qid>`` / ``ref:<qid>:<n>`` (:func:`stages.reference_id`)."""
+    body = pid[4:] if pid.startswith("ref:") else pid
+    if body in qids:
+        return body
+    head, _, tail = body.rpartition(":")
+    return head if tail.isdigit() and head in qids else None
+
+
+def fair_control(ds, split: str, supporting: Mapping[str, str], supporting_runs: Mapping[str, Run],
+                 control: Mapping[str, str], control_runs: Mapping[str, Run], reader: LLM, judge: LLM | None,
+                 depth: int = 5, max_questions: int | None = None, size_matched: bool = True,
+                 progress: bool = True, seed: int = SEED) -> FairControl:
+    """The fair cross-corpus comparison of ``split`` (module docstring): pool the top-``depth``
+    of every run in both corpora (and, with ``size_matched``, of the size-matched rankings), judge
+    the pool with ``reader`` + ``judge``, and score Hit@k (k ≤ depth) per question.
+
+    The build's labels of the questions' own passages are reused as judgments (same rule) when the
+    split was LLM-labelled; otherwise own passages are read and judged like any other."""
+    evaluated = ds.split(split)[:max_questions] if max_questions is not None else ds.split(split)
+    qids = [q.qid for q in evaluated]
+    known_qids = set(ds.questions)
+    sup = JudgedCorpus(SUPPORTING_JUDGED, supporting, supporting_runs,
+                       lambda pid: ds.passages[pid].qid if pid in ds.passages else None)
+    con = JudgedCorpus(CONTAINING_JUDGED, control, control_runs, lambda pid: reference_owner(pid, known_qids))
+    corpora = [sup, con]
+    size = min(len(supporting), len(control))
+    if size_matched:
+        for c in (sup, con):
+            runs = size_matched_runs(c.runs, c.texts, c.owner, size, qids, seed) if len(c.texts) > size else c.runs
+            corpora.append(JudgedCorpus(c.label + MATCHED, c.texts, runs, c.owner))
+    pools = pool(corpora, qids, depth)
+    # one judgment per (question, passage), shared by a corpus and its size-matched view
+    base_pools: dict[str, dict[str, list[str]]] = {}
+    for c in corpora:
+        per_q = base_pools.setdefault(c.label.removesuffix(MATCHED), {})
+        for qid, pids in pools[c.label].items():
+            lst = per_q.setdefault(qid, [])
+            lst.extend(p for p in pids if p not in lst)
+    labelled = split in (ds.meta.get("labelled_splits") or [])
+    known = {qid: dict(ds.qrels.get(qid, {})) for qid in qids} if labelled else {}
+    judgments = judge_pool(base_pools, {sup.label: supporting, con.label: control},
+                           {q.qid: q.question for q in evaluated},
+                           {q.qid: list(q.meta.get("gold_answers") or q.answers) for q in evaluated},
+                           reader, judge, known=known, progress=progress)
+    qrels_base = {base: judged_qrels(judgments, base) for base in base_pools}
+    qrels = {c.label: qrels_base[c.label.removesuffix(MATCHED)] for c in corpora}
+    per_q = pooled_hits(corpora, qrels, qids, [k for k in POOLED_KS if k <= depth])
+    return FairControl(judgments, per_q, corpus_summary([sup, con], judgments, size),
+                       comparison_table(per_q, corpora), size)
+
+
+def comparison_table(per_q: pd.DataFrame, corpora: Sequence[JudgedCorpus]) -> pd.DataFrame:
+    """Mean Hit@k (in %) per corpus view and retriever with seeded bootstrap intervals, and the
+    paired difference containing − supporting (same questions) at the same size."""
+    from ..uncertainty import mean_ci, paired_difference
+
+    rows = []
+    labels = [c.label for c in corpora]
+    for measure, g in per_q.groupby("measure", sort=False):
+        for system, gs in g.groupby("system", sort=False):
+            piv = gs.pivot_table(index="qid", columns="corpus", values="value", aggfunc="first")
+            for lab in labels:
+                if lab in piv.columns:
+                    ci = mean_ci(100 * piv[lab].to_numpy(float))
+                    rows.append({"measure": measure, "system": system, "corpus": lab, "n": ci.n,
+                                 "mean": round(ci.value, 2), "lo": round(ci.lo, 2), "hi": round(ci.hi, 2)})
+            for suffix in ("", MATCHED):
+                a, b = CONTAINING_JUDGED + suffix, SUPPORTING_JUDGED + suffix
+                if a in piv.columns and b in piv.columns:
+                    d = paired_difference(100 * piv[a].to_numpy(float), 100 * piv[b].to_numpy(float))
+                    rows.append({"measure": measure, "system": system,
+                                 "corpus": f"containing − supporting{suffix}", "n": d.n,
+                                 "mean": round(d.diff.value, 2), "lo": round(d.diff.lo, 2),
+                                 "hi": round(d.diff.hi, 2), "p": round(d.p_value, 4)})
+    return pd.DataFrame(rows)
+
+
+def comparison_display(comparison: pd.DataFrame) -> pd.DataFrame:
+    """:func:`comparison_table` as measure × system rows and one ``mean [lo, hi]`` column per
+    corpus view (differences with their p-value)."""
+    if comparison.empty:
+        return comparison
+    cell = comparison.apply(lambda r: f"{r['mean']:.1f} [{r['lo']:.1f}, {r['hi']:.1f}]"
+                            + (f" p={r['p']:.3f}" if "p" in r and pd.notna(r.get("p")) else ""), axis=1)
+    t = comparison.assign(cell=cell).pivot_table(index=["measure", "system"], columns="corpus", values="cell",
+                                                 aggfunc="first", sort=False)
+    return t[[c for c in dict.fromkeys(comparison["corpus"]) if c in t.columns]]
