@@ -7,6 +7,11 @@ update, and the export (QUIT-shaped splits, ``corpus.jsonl``, TREC qrels, tables
 ``build/datasets/<name>/``. Every dropped question is recorded with its reason; nothing crashes
 on a bad record. LLM replies are cached, so a re-run with unchanged inputs makes no model call.
 
+Where the source stores a per-hint answer-leakage score (WikiHint), the build reports it beside
+the decision of our own filter (paper 000 §3.1.2), which alone decides what is dropped:
+:attr:`BuildResult.leakage_agreement`, ``leakage_agreement.csv`` and the manifest's
+``leakage_disagreements`` counts.
+
 As in QUIT, the corpus holds the passages of *every* usable source question: the first
 ``max_questions`` are built (filtered, split, possibly labelled), the rest are distractors whose
 passages are label 0 for every built question. LLM time goes only where an analysis reads the
@@ -21,7 +26,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +47,7 @@ from .convergence import convergence_from_scores, generate_candidates, gold_cand
 from .difficulty import reference_complexity
 from .export_build import export_build
 from .labeling import LabelCheckpoint, QuestionLabels, label_questions
-from .leakage import LeakageFilter
+from .leakage import AGREEMENT_COLUMNS, Leak, LeakageFilter
 from .parametric import parametric_answers, parametric_qids
 from .passages import build_passages
 from .splits import make_splits
@@ -76,6 +81,12 @@ class BuildConfig:
     n_test: int | float | None = None
     leakage_fuzzy_threshold: float = 90.0
     leakage_token_level: bool = True
+    #: a hint whose stored ``answer_leakage`` (WikiHint scores every hint, in [0, 1]) reaches this
+    #: counts as leaking in the agreement table beside our filter; 0.5 is the midpoint of the scale,
+    #: the score is reported only (our filter, paper 000 §3.1.2, decides what is dropped), so the
+    #: value changes no built question and is left out of the fingerprint. On the real WikiHint
+    #: test file the score is a similarity that reaches 0.5 for 222 of 500 hints, our filter 6.
+    stored_leakage_threshold: float = 0.5
     difficulty_top_n: int = 10
     difficulty_embedder: str | None = "minilm"
     #: splits whose own passages get LLM labels (None: every split); the others' own passages are label 1
@@ -97,6 +108,7 @@ class BuildConfig:
         d = asdict(self)
         d.pop("verification_file")
         d.pop("output_dir")
+        d.pop("stored_leakage_threshold")  # reported beside the filter only: no built question changes
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     def label_key(self) -> str:
@@ -139,6 +151,9 @@ class BuildResult:
     expansions: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: one row per (question, answer) a guard refused before the judge
     refusals: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: one row per hint with a stored leakage score: that score beside our filter's decision
+    #: (:func:`leakage_agreement_rows`); empty when the source stores none
+    leakage_agreement: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=AGREEMENT_COLUMNS))
     manifest: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -170,6 +185,41 @@ def clean_hints(q: Question) -> tuple[list[Hint], list[tuple[int, str]]]:
             seen.add(key)
             kept.append(h)
     return kept, dropped
+
+
+def leakage_agreement_rows(q: Question, hints: list[Hint], leak: LeakageFilter, threshold: float,
+                           leaks: list[Leak] | None = None) -> list[dict[str, Any]]:
+    """Per hint of ``hints`` (``q``'s cleaned hints) with a stored ``answer_leakage`` score: that
+    score, whether it reaches ``threshold``, and whether our filter (paper 000 §3.1.2) finds a leak
+    in that hint alone (:meth:`LeakageFilter.per_hint`; ``leaks``, the question's :meth:`find` over
+    ``hints``, is reused). ``hint`` is the hint's index in ``q.hints`` (the source order).
+    """
+    scored = [i for i, h in enumerate(hints) if h.meta.get("answer_leakage") is not None]
+    if not scored:
+        return []
+    ours = leak.per_hint(q.answers, [h.text for h in hints], leaks)
+    index = {id(h): i for i, h in enumerate(q.hints)}
+    rows = []
+    for i in scored:
+        h, lk = hints[i], ours.get(i)
+        score = float(h.meta["answer_leakage"])
+        stored, our = score >= threshold, lk is not None
+        rows.append({"qid": q.qid, "hint": index.get(id(h), i), "text": h.text, "stored_leakage": score,
+                     "stored_leaks": stored, "our_filter_leaks": our,
+                     "our_match": f"{lk.method}: {lk.ngram!r} ~ {lk.answer!r}" if lk else "", "agree": stored == our})
+    return rows
+
+
+def leakage_agreement_table(questions: Iterable[Question], leak: LeakageFilter | None = None,
+                            threshold: float = 0.5) -> pd.DataFrame:
+    """:func:`leakage_agreement_rows` over ``questions`` as step 1 of :func:`build_dataset` does it
+    (cleaned hints; questions with an empty answer skipped), without building anything."""
+    leak = leak or LeakageFilter()
+    rows: list[dict[str, Any]] = []
+    for q in questions:
+        if normalize_answer(q.answer):
+            rows += leakage_agreement_rows(q, clean_hints(q)[0], leak, threshold)
+    return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
 
 
 class _Models:
@@ -216,6 +266,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     built_ids = {q.qid for q in qs}
     qrows: dict[str, dict[str, Any]] = {}
     hrows: list[dict[str, Any]] = []
+    arows: list[dict[str, Any]] = []  # stored leakage score beside our filter, per hint
     alive: list[Question] = []
     distractors: list[Question] = []  # source questions beyond max_questions: passages in the corpus only
     leak = LeakageFilter(fuzzy_threshold=cfg.leakage_fuzzy_threshold, token_level=cfg.leakage_token_level)
@@ -223,7 +274,8 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     def drop(qid: str, reason: str, detail: str = "") -> None:
         qrows[qid].update(status="dropped", reason=reason, detail=detail)
 
-    # 1. hint cleaning + leakage filter + hint count (every source question: distractors too)
+    # 1. hint cleaning + leakage filter (a stored leakage score reported beside it) + hint count
+    #    (every source question: distractors too)
     for q in every if cfg.corpus_all_source else qs:
         built = q.qid in built_ids
         qrows[q.qid] = {"qid": q.qid, "question": q.question, "answer": q.answer, "n_hints": len(q.hints),
@@ -238,6 +290,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
             drop(q.qid, "empty answer")
             continue
         leaks = leak.find(q.answers, [h.text for h in hints])
+        arows += leakage_agreement_rows(q, hints, leak, cfg.stored_leakage_threshold, leaks)
         if leaks:
             lk = leaks[0]
             drop(q.qid, "answer leakage", f"hint {lk.hint_index} matches {lk.answer!r} via {lk.method} "
@@ -389,7 +442,8 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     split_of = {qid: sp for sp, ids in splits.items() for qid in ids}
     res = BuildResult(cfg, ds, qdf, hdf, par, difficulty, labels, models.stats(), timings, out, distractors,
                       expansions=expansion_table(ds.questions, labels, updates, split_of),
-                      refusals=refusal_table(labels, split_of))
+                      refusals=refusal_table(labels, split_of),
+                      leakage_agreement=pd.DataFrame(arows, columns=AGREEMENT_COLUMNS))
 
     res.manifest = export_build(res, models.identities())
     log(f"built {cfg.name!r}: {len(in_split)} questions ({len(to_label)} labelled: {', '.join(label_splits) or 'none'}), "

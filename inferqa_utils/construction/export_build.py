@@ -11,6 +11,7 @@ from ..export import write_quit
 from ..fingerprint import sha256_file
 from ..manifest import git_commit, package_versions
 from ..sources import SHARED_SOURCES, shared_file
+from .leakage import leakage_disagreements
 from .stats import check_invariants, label_counts, table1
 
 if TYPE_CHECKING:
@@ -35,6 +36,9 @@ def export_build(res: BuildResult, model_identities: dict[str, str]) -> dict[str
     res.refusals.to_csv(out / "guard_refusals.csv", index=False)
     if res.difficulty is not None:
         res.difficulty.to_csv(out / "difficulty.csv", index=False)
+    if len(res.leakage_agreement):  # the source's stored leakage score beside our filter, per hint
+        written["leakage_agreement"] = out / "leakage_agreement.csv"
+        res.leakage_agreement.to_csv(written["leakage_agreement"], index=False)
     t1 = table1(ds)
     t1.to_csv(out / "table1.csv")
     inv = check_invariants(ds, cfg.k_hints)
@@ -57,6 +61,7 @@ def export_build(res: BuildResult, model_identities: dict[str, str]) -> dict[str
             "labels": {str(k): v for k, v in label_counts(ds).items()},
             "labels_per_split": {s: {str(k): v for k, v in label_counts(ds, q).items()} for s, q in ds.splits.items()},
             "dropped_by_reason": dict(Counter(dropped["reason"])),
+            "leakage_disagreements": leakage_disagreements(res.leakage_agreement),
             "distractor_questions": ds.meta.get("distractor_questions", 0),
             "questions_with_label2_per_split": {s: sum(any(v == 2 for v in ds.qrels.get(q, {}).values()) for q in ids)
                                                 for s, ids in ds.splits.items()},

@@ -14,6 +14,10 @@ equivalent to the answer. Here equivalence is decided by matching, per answer/al
    with any :class:`~inferqa_utils.embeddings.Embedder`.
 
 Every decision is returned as a :class:`Leak` naming the hint, the answer and the matching n-gram.
+
+A source may store its own per-hint leakage score (WikiHint's ``answer_leakage``); the build
+reports it beside this filter's per-hint decision (:meth:`LeakageFilter.per_hint`) in a table with
+:data:`AGREEMENT_COLUMNS`, counted by :func:`leakage_disagreements`. The score never drops a hint.
 """
 
 from __future__ import annotations
@@ -21,9 +25,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..textnorm import fold_accents, normalize_answer
 from ..textnorm import singular as _singular
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
@@ -101,6 +109,30 @@ class LeakageFilter:
                 leaks.extend(self._embedding_leaks(ai, answer, hints, n))
         return leaks
 
+    def per_hint(self, answers: Sequence[str], hints: Sequence[str],
+                 leaks: Sequence[Leak] | None = None) -> dict[int, Leak]:
+        """``{hint index: its first leak}`` as if :meth:`find` ran on each hint alone.
+
+        The lexical checks look at one hint at a time, so the hint indices of a whole-question
+        :meth:`find` are exactly the per-hint decisions: pass its result as ``leaks`` to reuse it
+        (no second pass). The embedding check runs for an answer only when no hint matched it
+        lexically, which depends on the other hints; with an embedder every hint is checked alone.
+        """
+        if self.embedder is not None:
+            out: dict[int, Leak] = {}
+            for hi, hint in enumerate(hints):
+                found = self.find(answers, [hint])
+                if found:
+                    lk = found[0]
+                    out[hi] = Leak(hi, lk.hint, lk.answer, lk.ngram, lk.method, lk.score)
+            return out
+        if leaks is None:
+            leaks = self.find(answers, hints)
+        first: dict[int, Leak] = {}
+        for lk in leaks:
+            first.setdefault(lk.hint_index, lk)
+        return first
+
     def _embedding_leaks(self, ai: int, answer: str, hints: Sequence[str], n: int) -> list[Leak]:
         grams_per_hint = [[g for g in _ngrams(re.findall(r"\w+", h), n)] for h in hints]
         flat = [(hi, g) for hi, gs in enumerate(grams_per_hint) for g in gs]
@@ -114,3 +146,20 @@ class LeakageFilter:
             if s >= self.embedding_threshold and (hi not in out or s > out[hi].score):
                 out[hi] = Leak(hi, hints[hi], answer, g, "embedding", round(float(s), 3))
         return list(out.values())
+
+
+#: columns of the per-hint agreement table between a stored leakage score and this filter
+AGREEMENT_COLUMNS = ["qid", "hint", "text", "stored_leakage", "stored_leaks", "our_filter_leaks", "our_match",
+                     "agree"]
+#: its four cells (stored score ≥ threshold × our filter), as named in the build manifest
+AGREEMENT_CELLS = ("stored only", "ours only", "both", "neither")
+
+
+def leakage_disagreements(table: pd.DataFrame) -> dict[str, int]:
+    """Counts of the four cells (:data:`AGREEMENT_CELLS`) of an agreement table; all zero when
+    it is empty (the source stores no leakage score)."""
+    if table.empty:
+        return dict.fromkeys(AGREEMENT_CELLS, 0)
+    s, o = table["stored_leaks"].astype(bool), table["our_filter_leaks"].astype(bool)
+    return {"stored only": int((s & ~o).sum()), "ours only": int((~s & o).sum()),
+            "both": int((s & o).sum()), "neither": int((~s & ~o).sum())}

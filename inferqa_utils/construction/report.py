@@ -97,6 +97,28 @@ def difficulty_agreement(res: BuildResult) -> pd.DataFrame | None:
     return pd.crosstab(d["source_difficulty"], d["difficulty"], rownames=["source"], colnames=["reference-based"])
 
 
+def leakage_agreement(res: BuildResult) -> pd.DataFrame:
+    """Hints counted by the source's stored answer-leakage score (≥ the build's
+    ``stored_leakage_threshold``) against our leakage filter (paper 000 §3.1.2), which alone
+    drops questions: a 2×2 table, or a one-row note when the source stores no such score."""
+    return leakage_crosstab(res.leakage_agreement, res.config.stored_leakage_threshold)
+
+
+def leakage_crosstab(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """The 2×2 crosstab of :func:`leakage_agreement` for an agreement table (both levels always shown)."""
+    if table.empty:
+        return pd.DataFrame({"note": ["the source stores no per-hint answer-leakage score"]})
+    levels = ["leaks", "does not leak"]
+
+    def name(b: pd.Series) -> pd.Series:
+        return b.astype(bool).map({True: levels[0], False: levels[1]})
+
+    tab = pd.crosstab(name(table["stored_leaks"]), name(table["our_filter_leaks"]))
+    tab = tab.reindex(index=levels, columns=levels, fill_value=0)
+    tab.index.name, tab.columns.name = f"stored score ≥ {threshold:g}", "our filter"
+    return tab
+
+
 def passages_per_k() -> pd.DataFrame:
     """Σ_{j=1..k} C(k, j)·j! for k = 1..5 (paper 000 §3.2.1)."""
     return pd.DataFrame({"hints k": range(1, 6), "passages": [n_subset_permutations(k) for k in range(1, 6)]})

@@ -11,9 +11,10 @@ from .embedded import load_embedded
 from .quit import load_quit
 from .records import read_json_records
 from .triviahg import load_triviahg
-from .wikihint import load_wikihint
+from .wikihint import load_wikihint, load_wikihint_dir, load_wikihint_hub
 
-__all__ = ["SHARED_SOURCES", "load_embedded", "load_quit", "load_source", "load_triviahg", "load_wikihint"]
+__all__ = ["SHARED_SOURCES", "load_embedded", "load_quit", "load_source", "load_triviahg", "load_wikihint",
+           "load_wikihint_dir", "load_wikihint_hub"]
 
 #: Named sources inside ``../shared/data`` (or ``$INFERQA_SHARED_DATA``)
 SHARED_SOURCES = {
@@ -37,7 +38,8 @@ def load_source(spec: str | Path) -> Dataset:
     """Load a dataset by name or path.
 
     Names: ``embedded``; ``triviahg-validation``, ``triviahg-copilot`` (shared data);
-    ``quit`` (hub) or ``quit:<folder>``; ``triviahg:<file>``, ``wikihint:<file>``.
+    ``quit`` (hub) or ``quit:<folder>``; ``wikihint`` (hub) or ``wikihint:<file or folder>`` (a
+    folder holding the hub's ``training.json``/``test.json``); ``triviahg:<file>``.
     A bare path is recognised by the shape of its first record.
     """
     s = str(spec)
@@ -47,7 +49,11 @@ def load_source(spec: str | Path) -> Dataset:
         return load_triviahg(shared_file(s), name=s)
     if s == "quit":
         return load_quit("hub")
+    if s == "wikihint":
+        return load_wikihint_hub()
     kind, _, rest = s.partition(":")
+    if kind == "wikihint" and rest and Path(rest).is_dir():
+        return load_wikihint_dir(rest)
     if rest and kind in ("quit", "triviahg", "wikihint", "embedded"):
         return {"quit": load_quit, "triviahg": load_triviahg, "wikihint": load_wikihint,
                 "embedded": load_embedded}[kind](rest)

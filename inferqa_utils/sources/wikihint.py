@@ -6,15 +6,57 @@ Record: ``{"id", "question": {"question", "question_type": {"major", "minor"}, "
 "references"?: [{"text"}, ...]}``. Optional keys may be absent. ``aliases`` and the reference
 passages are our extensions (WikiHint has neither); hints are ordered by ``rank`` when every hint
 has one.
+
+WikiHint scores every hint with its own metrics (relevance, readability, convergence,
+familiarity, answer leakage). ``convergence`` becomes :attr:`Hint.convergence` (the hint order of
+paper 000 §3.1.2 when stored scores are used); ``answer_leakage`` is parsed leniently into
+``Hint.meta["answer_leakage"]`` (see :func:`parse_answer_leakage`) so that the build can report it
+beside the paper's own leakage filter. The release lives on the hub (:data:`HUB_REPO`,
+:data:`HUB_FILES`): :func:`load_wikihint_hub` downloads it, :func:`load_wikihint_dir` reads the
+same files from a local folder.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+from ..config import PATHS
 from ..datamodel import Dataset, Hint, Question
+from ..errors import DataFormatError
+from ..hub import download, require_hub
 from .records import iter_records
 from .triviahg import _dedupe, trec_type
+
+#: hub dataset of the WikiHint release
+HUB_REPO = "JamshidJDMY/WikiHint"
+#: its data files (900 + 100 questions, five hints each), loaded in this order
+HUB_FILES = ("training.json", "test.json")
+
+
+def parse_answer_leakage(value: object) -> tuple[float | None, str | None]:
+    """``(score, note)`` for a stored ``metrics.answer_leakage`` value, never raising.
+
+    A number (not a bool, not NaN) is the score; a dict of numbers (e.g. per-method or
+    avg/max variants) gives its largest number, non-numeric entries ignored. Anything else — a
+    string, a list, a dict without a number — gives no score and a note saying why. ``None``
+    (the metric absent) gives neither.
+    """
+    if value is None:
+        return None, None
+    if _is_number(value):
+        return float(value), None  # type: ignore[arg-type]
+    if isinstance(value, dict):
+        nums = [float(v) for v in value.values() if _is_number(v)]
+        if not nums:
+            return None, f"answer_leakage ignored: a dict without a numeric value ({value!r:.80})"
+        note = None if len(nums) == len(value) else "answer_leakage: non-numeric entries ignored, max of the rest"
+        return max(nums), note
+    return None, f"answer_leakage ignored: expected a number or a dict of numbers, got {type(value).__name__} ({value!r:.80})"
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and not math.isnan(v)
 
 
 def load_wikihint(path: str | Path, name: str | None = None, source: str = "wikihint") -> Dataset:
@@ -39,6 +81,7 @@ def load_wikihint(path: str | Path, name: str | None = None, source: str = "wiki
             r.fail("list is empty", "hints")
         hints: list[Hint] = []
         ranks: list[int | None] = []
+        notes: list[str] = []
         for j, h in enumerate(raw_hints):
             if isinstance(h, str):
                 h = {"hint": h}
@@ -57,6 +100,11 @@ def load_wikihint(path: str | Path, name: str | None = None, source: str = "wiki
             meta = {k: v for k, v in h.items() if k not in ("hint", "metrics")}
             if metrics:
                 meta["metrics"] = metrics
+            leakage, note = parse_answer_leakage(metrics.get("answer_leakage"))
+            if leakage is not None:
+                meta["answer_leakage"] = leakage
+            if note:
+                notes.append(f"hints[{j}]: {note}")
             hints.append(Hint(text.strip(), convergence=float(conv) if conv is not None else None, meta=meta))
         if all(x is not None for x in ranks) and len(set(ranks)) == len(ranks):
             hints = [h for _, h in sorted(zip(ranks, hints, strict=True), key=lambda t: t[0])]
@@ -72,10 +120,50 @@ def load_wikihint(path: str | Path, name: str | None = None, source: str = "wiki
             reference=refs[0] if refs else None,
             extra_references=refs[1:],
             source=f"{source}:{path.name}",
-            meta={"major_type": qt.get("major"), "minor_type": qt.get("minor")},
+            meta={"major_type": qt.get("major"), "minor_type": qt.get("minor"),
+                  **({"load_notes": notes} if notes else {})},
         )
     return Dataset(name=name or f"{source}-{path.stem}", questions=questions,
                    meta={"source_files": [str(path)], "shape": "wikihint"})
+
+
+def load_wikihint_dir(folder: str | Path, files: tuple[str, ...] = HUB_FILES, name: str = "wikihint") -> Dataset:
+    """The WikiHint release files (:data:`HUB_FILES`) found in ``folder``, as one dataset."""
+    folder = Path(folder)
+    paths = [folder / f for f in files if (folder / f).is_file()]
+    if not paths:
+        raise DataFormatError(folder, f"no WikiHint file found (expected {' and/or '.join(files)}, as on the hub "
+                                      f"dataset {HUB_REPO})")
+    return _merge(paths, name)
+
+
+def fetch_wikihint_from_hub(files: tuple[str, ...] = HUB_FILES, dest: Path | None = None) -> list[Path]:
+    """Download the WikiHint files from the hub; fails within seconds with a clear
+    :class:`~inferqa_utils.errors.OfflineError` when the hub is unreachable."""
+    require_hub(f"The WikiHint dataset ({HUB_REPO}: {', '.join(files)})",
+                "Download those files elsewhere and pass their folder or one file: "
+                "`-p build_source=wikihint:PATH` (or load_source('wikihint:PATH')).")
+    dest = dest or PATHS.cache / "hub"
+    return [download(HUB_REPO, f, repo_type="dataset", cache_dir=dest) for f in files]
+
+
+def load_wikihint_hub(files: tuple[str, ...] = HUB_FILES, name: str = "wikihint") -> Dataset:
+    """WikiHint from the hub (``load_source("wikihint")``): training then test questions."""
+    return _merge(fetch_wikihint_from_hub(files), name)
+
+
+def _merge(paths: list[Path], name: str) -> Dataset:
+    ds = Dataset(name=name, questions={}, meta={"source_files": [], "shape": "wikihint"})
+    where: dict[str, Path] = {}
+    for p in paths:
+        part = load_wikihint(p)
+        for qid, q in part.questions.items():
+            if qid in where:
+                raise DataFormatError(p, f"question id {qid!r} also appears in {where[qid].name}", field="id")
+            where[qid] = p
+            ds.questions[qid] = q
+        ds.meta["source_files"] += part.meta["source_files"]
+    return ds
 
 
 def _references(r, rec: dict) -> list[str]:
