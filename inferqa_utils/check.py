@@ -11,10 +11,17 @@ and reports failure when a condition is off by more than its tolerance or its ta
 Expected values are recorded from a real run and changed only deliberately:
 ``python -m inferqa_utils check --profile NAME --update`` rewrites them from the current results
 (the diff of ``reproduction.yaml`` then shows in review).
+
+With ``report=FILE.md`` :func:`check` also writes a machine-readable *check record* beside it,
+``FILE.json`` (:func:`check_record`: profile, dataset, split, date, git commit, machine, the newest
+run manifest's timings, the condition outcomes and the findings verdicts as records), which
+:mod:`inferqa_utils.results_page` gathers over profiles into ``docs/results.md``.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +33,12 @@ from .config import PATHS, profile
 from .errors import DataFormatError
 
 MATRIX = Path(__file__).with_name("reproduction.yaml")
+#: version of the check record's layout (:func:`check_record`); readers refuse other versions
+RECORD_SCHEMA = 1
+#: verdict table column → check record key
+_FINDING_KEYS = {"finding": "finding", "source": "source", "paper a": "paper_a", "paper b": "paper_b",
+                 "ours a": "ours_a", "ours b": "ours_b", "statistic": "statistic", "p": "p", "p (Holm)": "p_holm",
+                 "n": "n", "rule": "rule", "verdict": "verdict", "why": "why", "ours is": "ours_is"}
 HEADER = """\
 # Reproduction matrix (read by `python -m inferqa_utils check --profile NAME`; see inferqa_utils/check.py).
 # Per profile: conditions = notebook, table (results/<table>, {dataset} and {split} from the profile),
@@ -172,9 +185,11 @@ def update(profile_name: str, path: str | Path | None = None, folder: Path | Non
 
 def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str | Path | None = None,
           findings_table: bool = True, folder: Path | None = None, path: str | Path | None = None,
-          log: Any = print) -> int:
+          log: Any = print, executions: Path | None = None) -> int:
     """Print OK / FAIL per condition of the profile (only ``notebooks`` when given) and the findings
-    verdicts; write a Markdown report when asked. Returns the number of FAILs."""
+    verdicts; with ``report`` write a Markdown report and, beside it, the check record
+    (:func:`record_path`; run timings from the newest manifest under ``executions``, default
+    ``build/executions``). Returns the number of FAILs."""
 
     matrix = load_matrix(path)
     if profile_name not in matrix:
@@ -201,7 +216,76 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
     if report:
         Path(report).write_text(markdown_report(profile_name, dataset, split, outcomes, verdicts), encoding="utf-8")
         log(f"[check] report written to {report}")
+        rec = record_path(report)
+        record = check_record(profile_name, dataset, split, outcomes, verdicts, notebooks, executions)
+        rec.write_text(json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+        log(f"[check] record written to {rec}")
     return fails
+
+
+def record_path(report: str | Path) -> Path:
+    """Where the check record of a report goes: beside it, ``FILE.md`` → ``FILE.json``."""
+    return Path(report).with_suffix(".json")
+
+
+def _number(v: Any) -> float | None:
+    """A JSON-safe number: ``None`` for missing, NaN or non-numeric values."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) or math.isinf(f) else f
+
+
+def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] | None:
+    """The newest run manifest of the profile, summarised (``None`` when there is none)."""
+    from .runner import latest_run_manifest
+
+    found = latest_run_manifest(profile_name, executions)
+    if found is None:
+        return None
+    path, m = found
+    timings = m.get("timings_s") if isinstance(m.get("timings_s"), dict) else {}
+    git = m.get("git") if isinstance(m.get("git"), dict) else None
+    try:
+        shown = str(path.resolve().relative_to(PATHS.root))
+    except ValueError:
+        shown = str(path)
+    return {"manifest": shown, "started": m.get("started"), "finished": m.get("finished"),
+            "status": m.get("status"), "total_s": _number(timings.get("total")),
+            "notebooks_s": {str(k): _number(v) for k, v in timings.items() if k != "total"}, "git": git}
+
+
+def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any,
+                 notebooks: Sequence[str] | None = None, executions: Path | None = None) -> dict[str, Any]:
+    """The machine-readable record of one check (JSON-safe): profile, dataset, split, date (UTC),
+    git commit and dirty flag at check time, the machine (:func:`inferqa_utils.manifest.machine_info`),
+    the newest run manifest of the profile (``run``: total and per-notebook seconds, status, its
+    commit; ``None`` when no run folder exists), the notebooks filter, the condition outcomes and the
+    findings verdict table as records (``None`` when findings were not scored)."""
+    from .manifest import git_commit, machine_info
+
+    conditions = [{"id": o.condition.id, "notebook": o.condition.notebook, "table": o.condition.table,
+                   "column": o.condition.column, "status": o.status, "expected": _number(o.condition.expected),
+                   "got": _number(o.got), "tolerance": o.condition.tolerance, "why": o.why} for o in outcomes]
+    rows = None
+    if verdicts is not None:
+        rows = []
+        for fid, r in verdicts.iterrows():
+            row: dict[str, Any] = {"id": str(fid)}
+            for col, key in _FINDING_KEYS.items():
+                v = r.get(col)
+                if key in ("p", "p_holm"):
+                    row[key] = _number(v)
+                elif key == "n":
+                    row[key] = None if _number(v) is None else int(v)
+                else:
+                    row[key] = "" if v is None else str(v)
+            rows.append(row)
+    return {"schema": RECORD_SCHEMA, "kind": "inferqa-check", "profile": profile_name, "dataset": dataset,
+            "split": split, "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), "git": git_commit(),
+            "machine": machine_info(), "run": _run_summary(profile_name, executions),
+            "notebooks": list(notebooks) if notebooks else None, "conditions": conditions, "findings": rows}
 
 
 def _p(v: Any) -> str:

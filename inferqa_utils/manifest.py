@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -45,6 +46,26 @@ def git_commit(root: Path = PATHS.root) -> dict[str, Any]:
         return {"commit": sha or None, "dirty": bool(dirty)}
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
+
+
+def machine_info() -> dict[str, Any]:
+    """A hostname-free description of this machine: CPU count and model, architecture, RAM in GB
+    (``None`` where the OS does not say), OS and Python version."""
+    model = platform.processor() or None
+    try:  # Linux: platform.processor() is often empty or just the architecture
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.lower().startswith("model name"):
+                model = line.split(":", 1)[1].strip() or model
+                break
+    except OSError:
+        pass
+    try:
+        ram_gb: float | None = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3, 1)
+    except (AttributeError, ValueError, OSError):
+        ram_gb = None
+    return {"cpus": os.cpu_count(), "cpu_model": model, "machine": platform.machine() or None, "ram_gb": ram_gb,
+            "os": f"{platform.system()} {platform.release()}".strip() or None,
+            "python": platform.python_version()}
 
 
 @dataclass

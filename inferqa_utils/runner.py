@@ -8,6 +8,7 @@ each notebook receives the ones it declares. Executed copies and the run manifes
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import re
 import sys
@@ -21,6 +22,8 @@ from .config import PATHS, profile, profile_names
 from .manifest import Manifest
 
 NOTEBOOK_RE = re.compile(r"^(\d\d)_.+\.ipynb$")
+#: a run's folder under ``build/executions``: ``<YYYYmmdd-HHMMSS>-<profile>``
+RUN_DIR_RE = re.compile(r"^(?P<stamp>\d{8}-\d{6})-(?P<profile>.+)$")
 
 
 def discover_notebooks(folder: Path | None = None) -> list[Path]:
@@ -116,3 +119,25 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             pass
     log(f"[inferqa] total {manifest.timings['total']:.1f} s; manifest {out_dir / 'manifest.json'}")
     return manifest
+
+
+def latest_run_manifest(profile_name: str, executions: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """The newest readable run manifest of the profile, ``(path, content)``: the ``manifest.json`` of
+    the ``build/executions/<YYYYmmdd-HHMMSS>-<profile>/`` folder with the latest stamp (the
+    ``latest-<profile>`` link is not followed: a test may have pointed it elsewhere), or ``None``."""
+    folder = executions or PATHS.executions
+    if not folder.is_dir():
+        return None
+    runs = []
+    for d in folder.iterdir():
+        m = RUN_DIR_RE.match(d.name)
+        if m and m["profile"] == profile_name and not d.is_symlink() and (d / "manifest.json").is_file():
+            runs.append((m["stamp"], d / "manifest.json"))
+    for _stamp, path in sorted(runs, reverse=True):
+        try:
+            content = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(content, dict):
+            return path, content
+    return None

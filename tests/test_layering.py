@@ -24,7 +24,7 @@ LAYERS: dict[str, int] = {
     "finetune": 6,
     "damaging": 7,
     "beyond": 8,
-    **dict.fromkeys(["findings", "check", "quickstart", "runner", "__main__"], 9),
+    **dict.fromkeys(["findings", "check", "quickstart", "runner", "results_page", "__main__"], 9),
 }
 
 
