@@ -91,3 +91,13 @@ def test_cli_list_and_unknown_profile(capsys):
     assert main(["check", "--list", "--profile", "smoke"]) == 0
     assert "quickstart top-1 BM25 EM" in capsys.readouterr().out
     assert main(["check", "--list", "--profile", "nope"]) == 2
+
+
+def test_profile_without_conditions_scores_the_findings_only(tmp_path):
+    lines: list[str] = []
+    fails = chk.check("wikihint", folder=tmp_path, path=chk.MATRIX, log=lines.append)
+    assert fails == 0
+    assert any("no expected numbers recorded for profile 'wikihint'" in x for x in lines)
+    assert any(x.startswith("[check] findings on this run") for x in lines)
+    with pytest.raises(KeyError):
+        chk.check("no-such-profile", folder=tmp_path, log=lines.append)
