@@ -238,23 +238,56 @@ def _number(v: Any) -> float | None:
     return None if math.isnan(f) or math.isinf(f) else f
 
 
-def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] | None:
-    """The newest run manifest of the profile, summarised (``None`` when there is none)."""
-    from .runner import latest_run_manifest
-
-    found = latest_run_manifest(profile_name, executions)
-    if found is None:
-        return None
-    path, m = found
+def _finished_notebooks(m: dict[str, Any]) -> dict[str, float]:
+    """``{notebook stem: seconds}`` of the notebooks a run manifest says finished: per-notebook
+    ``status == "ok"`` when recorded; in older manifests every timed notebook of a run with status
+    ``ok``, and of a failed run all but the one named in its status."""
     timings = m.get("timings_s") if isinstance(m.get("timings_s"), dict) else {}
+    per_nb = (m.get("extra") or {}).get("notebooks") or m.get("notebooks") or {}
+    status = str(m.get("status") or "")
+    out = {}
+    for stem, secs in timings.items():
+        if stem == "total" or _number(secs) is None:
+            continue
+        info = per_nb.get(f"{stem}.ipynb") if isinstance(per_nb, dict) else None
+        if isinstance(info, dict) and "status" in info:
+            ok = info["status"] == "ok"
+        else:
+            ok = status == "ok" or (status != "running" and f"{stem}.ipynb" not in status and status != "")
+        if ok:
+            out[str(stem)] = _number(secs)
+    return out
+
+
+def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] | None:
+    """The profile's notebook times: each notebook's time from the newest run manifest in which it
+    finished (a profile run one notebook at a time, or resumed after an interruption, spans several
+    manifests); ``total_s`` is their sum. ``None`` when there is no manifest."""
+    from .runner import run_manifests
+
+    found = run_manifests(profile_name, executions)
+    if not found:
+        return None
+    notebooks: dict[str, float] = {}
+    used: list[Path] = []
+    for path, m in found:
+        fresh = {k: v for k, v in _finished_notebooks(m).items() if k not in notebooks}
+        if fresh:
+            notebooks.update(fresh)
+            used.append(path)
+    path, m = found[0]
     git = m.get("git") if isinstance(m.get("git"), dict) else None
-    try:
-        shown = str(path.resolve().relative_to(PATHS.root))
-    except ValueError:
-        shown = str(path)
-    return {"manifest": shown, "started": m.get("started"), "finished": m.get("finished"),
-            "status": m.get("status"), "total_s": _number(timings.get("total")),
-            "notebooks_s": {str(k): _number(v) for k, v in timings.items() if k != "total"}, "git": git}
+
+    def shown(p: Path) -> str:
+        try:
+            return str(p.resolve().relative_to(PATHS.root))
+        except ValueError:
+            return str(p)
+
+    total = round(sum(notebooks.values()), 1) if notebooks else None
+    return {"manifest": shown(path), "manifests": [shown(p) for p in used], "started": m.get("started"),
+            "finished": m.get("finished"), "status": m.get("status"), "total_s": total,
+            "notebooks_s": dict(sorted(notebooks.items())), "git": git}
 
 
 def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any,

@@ -203,7 +203,10 @@ def _duration(run: Mapping[str, Any] | None) -> str:
     n = len(run.get("notebooks_s") or {})
     if n:
         text += f", {n} notebook{'s' * (n != 1)}"
-    if run.get("status") not in (None, "ok"):
+    runs = len(run.get("manifests") or [])
+    if runs > 1:
+        text += f" from {runs} runs"
+    elif run.get("status") not in (None, "ok"):
         text += f", {run['status']}"
     return text
 

@@ -79,6 +79,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     log(f"[inferqa] profile {profile_name}: {len(nbs)} notebook(s) -> {out_dir}")
     t_all = time.perf_counter()
     status = "ok"
+    previous_term = _raise_on_sigterm()
     try:
         for nb in nbs:
             declared = notebook_parameters(nb)
@@ -90,23 +91,34 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             out = out_dir / nb.name
             log(f"[inferqa] {nb.name} with {params}")
             t0 = time.perf_counter()
+            nb_status = "ok"
             try:
                 pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
                                     cwd=str(nb.parent), progress_bar=False, report_mode=False)
             except Exception:
-                status = f"failed in {nb.name}"
+                status = nb_status = f"failed in {nb.name}"
                 log(f"[inferqa] {nb.name} FAILED after {time.perf_counter() - t0:.1f} s; "
                     f"see the executed copy {out}")
+                raise
+            except BaseException:  # Ctrl-C, SIGTERM (see _raise_on_sigterm)
+                status = nb_status = f"interrupted in {nb.name}"
+                log(f"[inferqa] {nb.name} INTERRUPTED after {time.perf_counter() - t0:.1f} s")
                 raise
             finally:
                 dt = round(time.perf_counter() - t0, 1)
                 manifest.timings[nb.stem] = dt
-                manifest.extra["notebooks"][nb.name] = {"parameters": params, "output": str(out)}
+                manifest.extra["notebooks"][nb.name] = {"parameters": params, "output": str(out),
+                                                        "status": nb_status}
             log(f"[inferqa] {nb.name} done in {dt:.1f} s")
+            # written after every notebook: a run stopped later keeps the times of what finished
+            manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
+            manifest.extra["status"] = "running"
+            manifest.write(out_dir / "manifest.json")
         unknown = set(overrides or {}) - declared_any
         if unknown and nbs:
             log(f"[inferqa] warning: no notebook declares {sorted(unknown)}")
     finally:
+        _restore_sigterm(previous_term)
         manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
         manifest.extra["status"] = status
         manifest.write(out_dir / "manifest.json")
@@ -121,23 +133,53 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     return manifest
 
 
-def latest_run_manifest(profile_name: str, executions: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
-    """The newest readable run manifest of the profile, ``(path, content)``: the ``manifest.json`` of
-    the ``build/executions/<YYYYmmdd-HHMMSS>-<profile>/`` folder with the latest stamp (the
-    ``latest-<profile>`` link is not followed: a test may have pointed it elsewhere), or ``None``."""
+def _raise_on_sigterm() -> Any:
+    """Turn SIGTERM (``kill``, a CI timeout) into an exception so the run's ``finally`` writes the
+    manifest with status ``interrupted in <notebook>``; returns the previous handler (``None`` when
+    not in the main thread, where signals cannot be set)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def _handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    return signal.signal(signal.SIGTERM, _handler)
+
+
+def _restore_sigterm(previous: Any) -> None:
+    import signal
+
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_manifests(profile_name: str, executions: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """Every readable run manifest of the profile, newest first, ``[(path, content)]``: the
+    ``manifest.json`` of each ``build/executions/<YYYYmmdd-HHMMSS>-<profile>/`` folder (the
+    ``latest-<profile>`` link is not followed: a test may have pointed it elsewhere)."""
     folder = executions or PATHS.executions
     if not folder.is_dir():
-        return None
+        return []
     runs = []
     for d in folder.iterdir():
         m = RUN_DIR_RE.match(d.name)
         if m and m["profile"] == profile_name and not d.is_symlink() and (d / "manifest.json").is_file():
             runs.append((m["stamp"], d / "manifest.json"))
+    out = []
     for _stamp, path in sorted(runs, reverse=True):
         try:
             content = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         if isinstance(content, dict):
-            return path, content
-    return None
+            out.append((path, content))
+    return out
+
+
+def latest_run_manifest(profile_name: str, executions: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """The newest readable run manifest of the profile, ``(path, content)``, or ``None``."""
+    found = run_manifests(profile_name, executions)
+    return found[0] if found else None

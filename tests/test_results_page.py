@@ -216,3 +216,27 @@ def test_record_numbers_are_json_safe():
     rec = chk.check_record("smoke", "d", "test", [], table, executions=Path("/nonexistent"))
     json.dumps(rec, allow_nan=False)
     assert rec["run"] is None and rec["findings"][0]["p"] is None and rec["findings"][0]["ours_a"] == ""
+
+
+def test_run_times_combine_the_newest_finished_run_of_each_notebook(tmp_path: Path):
+    """A profile run notebook by notebook, or resumed after an interruption, spans several run
+    manifests: each notebook's time comes from the newest run in which it finished."""
+    executions = tmp_path / "executions"
+
+    def manifest(stamp, timings, status, notebooks=None):
+        (executions / f"{stamp}-triviahg").mkdir(parents=True)
+        content = {"status": status, "timings_s": {**timings, "total": sum(timings.values())}}
+        if notebooks is not None:
+            content["notebooks"] = notebooks
+        (executions / f"{stamp}-triviahg" / "manifest.json").write_text(json.dumps(content))
+
+    manifest("20261123-100000", {"01_build": 4000.0, "02_retrieval": 1.0}, "ok")  # 02 re-ran later
+    manifest("20261123-120000", {"02_retrieval": 1300.0, "03_rerank": 500.0}, "interrupted in 03_rerank.ipynb",
+             {"02_retrieval.ipynb": {"status": "ok"}, "03_rerank.ipynb": {"status": "interrupted in 03_rerank.ipynb"}})
+    manifest("20261123-130000", {"04_read": 5.0, "05_ft": 7.0}, "failed in 05_ft.ipynb")  # old style: no per-notebook status
+    manifest("20261123-140000", {"06_damaging": 130.0}, "ok")
+    run = chk._run_summary("triviahg", executions)
+    assert run["notebooks_s"] == {"01_build": 4000.0, "02_retrieval": 1300.0, "04_read": 5.0, "06_damaging": 130.0}
+    assert run["total_s"] == 5435.0 and len(run["manifests"]) == 4
+    assert run["manifest"].endswith("20261123-140000-triviahg/manifest.json")
+    assert rp._duration(run) == "5,435 s (91 min), 4 notebooks from 4 runs"

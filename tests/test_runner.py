@@ -60,3 +60,37 @@ def test_runner_failure_is_reported_in_manifest(tmp_path):
 def test_only_that_matches_nothing(tmp_path):
     with pytest.raises(ValueError, match="matches no notebook"):
         run_notebooks("smoke", only=["42"], out_dir=tmp_path / "e", notebooks_dir=tmp_path, log=lambda s: None)
+
+
+@pytest.mark.slow
+def test_interrupted_run_keeps_the_times_of_finished_notebooks(tmp_path):
+    """SIGTERM during notebook 01 (a CI timeout, ``kill``): the manifest written after notebook 00
+    keeps its time, and the final one says where the run stopped."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    nbdir, exec_dir = tmp_path / "nb", tmp_path / "exec"
+    nbdir.mkdir()
+    _nb(nbdir / "00_quick.ipynb", "x = 1", "y = x + 1")
+    _nb(nbdir / "01_slow.ipynb", "x = 1", "import time\ntime.sleep(120)")
+    code = ("from inferqa_utils.runner import run_notebooks; from pathlib import Path; "
+            f"run_notebooks('smoke', out_dir=Path({str(exec_dir)!r}), notebooks_dir=Path({str(nbdir)!r}))")
+    proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": os.getcwd()},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    manifest = exec_dir / "manifest.json"
+    deadline = time.time() + 120
+    while not (manifest.exists() and "00_quick" in json.loads(manifest.read_text())["timings_s"]):
+        assert proc.poll() is None and time.time() < deadline, proc.stdout.read() if proc.poll() else "timeout"
+        time.sleep(0.2)
+    assert json.loads(manifest.read_text())["status"] == "running"
+    time.sleep(3)  # inside 01's sleep
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    man = json.loads(manifest.read_text())
+    assert man["status"] == "interrupted in 01_slow.ipynb", out
+    assert man["notebooks"]["00_quick.ipynb"]["status"] == "ok"
+    assert man["notebooks"]["01_slow.ipynb"]["status"] == "interrupted in 01_slow.ipynb"
+    assert man["timings_s"]["01_slow"] < 60
