@@ -11,6 +11,10 @@ thread pool (safe inside Jupyter's running event loop), returns results in input
 each result as it arrives, so an interrupted batch resumes. 429/5xx replies, timeouts and lost
 connections are retried with exponential backoff (``max_retries`` times); any other 4xx reply,
 or a server that refuses the very first connection, stops the batch with one :class:`ServerError`.
+``timeout`` is the time one request may take on the server; a reply may take ``timeout ×
+concurrency`` seconds to start, since a server that runs one request at a time (llama-cpp-python's)
+queues this client's other requests before it (a timed-out request is not cancelled on the server,
+so a tight timeout only adds duplicate work).
 Prompts are sent in sorted order so that the server's prefix cache sees shared prefixes together.
 """
 
@@ -91,7 +95,8 @@ class ServerLLM(LLM):
                 key = self._api_key or os.environ.get(API_KEY_ENV, "")
                 headers = {"Authorization": f"Bearer {key}"} if key else {}
                 self._client = httpx.Client(
-                    timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout), headers=headers,
+                    timeout=httpx.Timeout(self.timeout * self.concurrency, connect=self.connect_timeout),
+                    headers=headers,
                     limits=httpx.Limits(max_connections=self.concurrency,
                                         max_keepalive_connections=self.concurrency))
             return self._client
