@@ -49,6 +49,28 @@ def notebook_parameters(path: Path) -> dict[str, Any]:
     return pm.inspect_notebook(str(path))
 
 
+def llm_backends(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Which backend serves each LLM the parameters name, under this process's environment (the
+    notebooks' kernels inherit it): in process, or the server URL and served id from
+    ``INFERQA_LLM_SERVER`` / ``INFERQA_LLM_SERVERS``. LLMs are registered GGUF models and the names
+    ``INFERQA_LLM_SERVERS`` routes. No API key is recorded."""
+    from . import models
+    from .llm.routing import SERVERS_ENV, backend_records, parse_servers
+
+    routed = set(parse_servers(os.environ.get(SERVERS_ENV, "")))
+
+    def is_llm(x: str) -> bool:
+        if x in routed:
+            return True
+        try:
+            return models.get_spec(x).kind == "gguf"
+        except models.ModelError:
+            return False
+
+    values = [x for v in params.values() for x in (v if isinstance(v, list) else [v])]
+    return backend_records(x for x in values if isinstance(x, str) and is_llm(x))
+
+
 def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                   overrides: dict[str, Any] | None = None, out_dir: Path | None = None,
                   notebooks_dir: Path | None = None, log=print) -> Manifest:
@@ -68,6 +90,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(kind="notebook-run", parameters={"profile": profile_name, **params_all})
     manifest.extra["notebooks"] = {}
+    manifest.extra["llm_backends"] = llm_backends(params_all)
     for p in sorted(PATHS.data.rglob("*.json")):
         manifest.add_input(p)
     declared_any: set[str] = set()

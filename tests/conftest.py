@@ -15,3 +15,12 @@ def shared_data() -> Path:
     if root is None:
         pytest.skip("../shared/data is absent (set INFERQA_SHARED_DATA to run the real-data tests)")
     return root
+
+
+@pytest.fixture(autouse=True)
+def _no_llm_server_routing(monkeypatch):
+    """Tests choose their LLM backend themselves: a shell's INFERQA_LLM_SERVER(S) would otherwise send
+    every ``load_llm`` to a server (tests that test the routing set the variables again)."""
+    for var in ("INFERQA_LLM_SERVER", "INFERQA_LLM_SERVERS", "INFERQA_LLM_API_KEY", "INFERQA_LLM_CONCURRENCY",
+                "INFERQA_LLM_RETRIES"):
+        monkeypatch.delenv(var, raising=False)

@@ -245,6 +245,10 @@ class _Models:
     def identities(self) -> dict[str, str]:
         return {n: m.identity for n, m in self._llms.items()}
 
+    def backends(self) -> dict[str, dict[str, Any]]:
+        """Which backend served each model (server URL and served id included; no API key)."""
+        return {n: m.describe() for n, m in self._llms.items()}
+
 
 def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = False,
                   llm_loader: Callable[[str], LLM] | None = None, log: Callable[[str], None] = print) -> BuildResult:
@@ -445,7 +449,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
                       refusals=refusal_table(labels, split_of),
                       leakage_agreement=pd.DataFrame(arows, columns=AGREEMENT_COLUMNS))
 
-    res.manifest = export_build(res, models.identities())
+    res.manifest = export_build(res, models.identities(), models.backends())
     log(f"built {cfg.name!r}: {len(in_split)} questions ({len(to_label)} labelled: {', '.join(label_splits) or 'none'}), "
         f"{len(passages)} passages ({len(distractors)} distractor questions) → {out}")
     return res

@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from .build import BuildResult
 
 
-def export_build(res: BuildResult, model_identities: dict[str, str]) -> dict[str, Any]:
-    """Write everything under ``res.out_dir`` and return the manifest (also ``manifest.json``)."""
+def export_build(res: BuildResult, model_identities: dict[str, str],
+                 model_backends: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Write everything under ``res.out_dir`` and return the manifest (also ``manifest.json``).
+    ``model_backends``: which backend served each model (:meth:`~inferqa_utils.llm.LLM.describe`)."""
     out = res.out_dir
     out.mkdir(parents=True, exist_ok=True)
     ds, cfg = res.dataset, res.config
@@ -78,6 +80,7 @@ def export_build(res: BuildResult, model_identities: dict[str, str]) -> dict[str
         "invariants": inv,
         "table1": json.loads(t1.to_json(orient="index")),
         "models": model_identities,
+        "llm_backends": model_backends or {},
         "llm_stats": res.llm_stats,
         "timings_s": {k: round(v, 2) for k, v in res.timings.items()},
         "inputs_sha256": inputs,

@@ -9,7 +9,7 @@ continuations of one prompt).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -28,9 +28,11 @@ class LLMStats:
     prompt_tokens: int = 0  # prompt tokens evaluated (after prefix reuse)
     prompt_tokens_total: int = 0  # prompt tokens of all prompts run (before prefix reuse)
     generated_tokens: int = 0
-    seconds: float = 0.0  # time spent inside the model
+    seconds: float = 0.0  # time spent inside the model (wall time of concurrent server batches)
     kv_snapshots: int = 0  # KV states saved before a prompt discarded a long prefix (llama.cpp backend)
     kv_restores: int = 0  # KV states restored because they shared a longer prefix with the prompt
+    requests: int = 0  # HTTP requests sent, retries included (server backend)
+    retries: int = 0  # requests repeated after a 429/5xx, a timeout or a lost connection (server backend)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,6 +62,20 @@ class LLM:
 
     def _score(self, messages: Messages, continuations: Sequence[str]) -> list[float]:  # pragma: no cover
         raise NotImplementedError
+
+    def _execute(self, todo: list[int], call: Callable[[int], Any], done: Callable[[int, Any], None]) -> None:
+        """Run ``call(i)`` for each prompt index in ``todo``, in that order, and pass each result to
+        ``done(i, result)`` (which caches it) as soon as it exists. Called from one thread; backends
+        that run prompts concurrently override it and must still call ``done`` from this thread."""
+        for i in todo:
+            t0 = time.perf_counter()
+            out = call(i)
+            self.stats.seconds += time.perf_counter() - t0
+            done(i, out)
+
+    def describe(self) -> dict[str, Any]:
+        """What serves this model, for run manifests: backend and identity (servers add their URL)."""
+        return {"backend": self.backend, "identity": self.identity}
 
     # ------------------------------------------------------------------ public API
     def reset_stats(self) -> None:
@@ -119,18 +135,23 @@ class LLM:
                 from tqdm.auto import tqdm
 
                 bar = tqdm(total=len(todo), desc=desc or f"{self.name} {op}", unit="prompt", leave=False)
-            for i in todo:
-                t0 = time.perf_counter()
-                out = fn(batch[i]) if op == "chat" else self._score(batch[i], extra[i])
-                self.stats.seconds += time.perf_counter() - t0
+
+            def call(i: int) -> Any:
+                return fn(batch[i]) if op == "chat" else self._score(batch[i], extra[i])
+
+            def done(i: int, out: Any) -> None:
                 self.stats.model_calls += 1
                 results[i] = out
                 if self.cache is not None:
                     self.cache.put(keys[i], out, self.identity, op)
                 if bar is not None:
                     bar.update(1)
-            if bar is not None:
-                bar.close()
+
+            try:
+                self._execute(todo, call, done)
+            finally:
+                if bar is not None:
+                    bar.close()
         return results
 
     def close(self) -> None:

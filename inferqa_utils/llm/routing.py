@@ -1,0 +1,116 @@
+"""Which backend serves a model: routing to OpenAI-compatible servers from the environment.
+
+* ``INFERQA_LLM_SERVER=http://host:port`` sends every model to that server; the served model
+  id is the registry name.
+* ``INFERQA_LLM_SERVERS=name=url,name2=url2#served-id`` routes the named models (it wins over
+  ``INFERQA_LLM_SERVER`` for them); ``#served-id`` sends another model id than the name.
+* ``INFERQA_LLM_API_KEY`` is the bearer token (never recorded anywhere);
+  ``INFERQA_LLM_CONCURRENCY`` (default 8) and ``INFERQA_LLM_RETRIES`` (default 4) tune the client.
+
+:func:`backend_record` is what a run manifest stores per model: the backend, and for a server
+its URL (user and password removed) and served model id.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+SERVER_ENV = "INFERQA_LLM_SERVER"
+SERVERS_ENV = "INFERQA_LLM_SERVERS"
+API_KEY_ENV = "INFERQA_LLM_API_KEY"
+CONCURRENCY_ENV = "INFERQA_LLM_CONCURRENCY"
+RETRIES_ENV = "INFERQA_LLM_RETRIES"
+
+
+@dataclass(frozen=True)
+class Route:
+    """A model bound to a server: ``url`` (no ``/v1``), the served model id and where it came from."""
+
+    url: str
+    model: str
+    source: str
+
+
+def check_url(url: str, where: str) -> str:
+    """``url`` without a trailing ``/`` or ``/v1``; a ValueError naming ``where`` unless it is http(s)."""
+    u = url.strip().rstrip("/")
+    if u.endswith("/v1"):
+        u = u[:-3]
+    parts = urlsplit(u)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{where}: {url!r} is not an http(s) URL (expected e.g. http://127.0.0.1:8080)")
+    return u
+
+
+def split_served(url: str, name: str, where: str) -> tuple[str, str]:
+    """``"http://h:p#served-id"`` → (checked URL, served id); no ``#`` → (URL, ``name``)."""
+    url, _, served = url.partition("#")
+    return check_url(url, where), served.strip() or name
+
+
+def parse_servers(text: str) -> dict[str, tuple[str, str]]:
+    """``INFERQA_LLM_SERVERS`` → {registry name: (URL, served id)}; a ValueError on a malformed entry."""
+    out: dict[str, tuple[str, str]] = {}
+    for item in (s.strip() for s in text.split(",")):
+        if not item:
+            continue
+        name, eq, url = item.partition("=")
+        if not eq or not name.strip() or not url.strip():
+            raise ValueError(f"{SERVERS_ENV}: entry {item!r} must look like name=http://host:port[#served-id]")
+        out[name.strip()] = split_served(url, name.strip(), f"{SERVERS_ENV} entry {name.strip()!r}")
+    return out
+
+
+def server_route(name: str, environ: Mapping[str, str] | None = None) -> Route | None:
+    """The server that ``name`` goes to under the environment, or ``None`` (in process)."""
+    env = os.environ if environ is None else environ
+    mapped = parse_servers(env.get(SERVERS_ENV, ""))
+    if name in mapped:
+        url, served = mapped[name]
+        return Route(url, served, SERVERS_ENV)
+    if env.get(SERVER_ENV, "").strip():
+        url, served = split_served(env[SERVER_ENV], name, SERVER_ENV)
+        return Route(url, served, SERVER_ENV)
+    return None
+
+
+def public_url(url: str) -> str:
+    """``url`` as safe to record: without user, password, query or fragment."""
+    p = urlsplit(url)
+    host = p.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = f"{host}:{p.port}" if p.port else host
+    return urlunsplit((p.scheme, netloc, p.path, "", ""))
+
+
+def backend_record(name: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What serves ``name`` under the environment, as a manifest records it (no API key):
+    ``{"backend": "server", "url": ..., "model": served id, "via": env var}`` or ``{"backend": "llamacpp"}``."""
+    route = server_route(name, environ)
+    if route is None:
+        return {"backend": "llamacpp"}
+    return {"backend": "server", "url": public_url(route.url), "model": route.model, "via": route.source}
+
+
+def backend_records(names: Iterable[str], environ: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """:func:`backend_record` of each name (sorted, once)."""
+    return {n: backend_record(n, environ) for n in sorted(set(names))}
+
+
+def env_int(var: str, default: int, minimum: int = 0) -> int:
+    """Integer environment variable ``var`` (``default`` when unset); a ValueError below ``minimum``."""
+    raw = os.environ.get(var, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{var}={raw!r} is not an integer") from None
+    if value < minimum:
+        raise ValueError(f"{var}={value} must be at least {minimum}")
+    return value
