@@ -124,6 +124,10 @@ def test_server_scores_single_token_continuations(server, local):
     print(f"max |server - in-process| = {diff:.2e}; server {remote}; in-process {here}")
     assert diff <= SCORE_TOLERANCE
     assert [r[0] > r[1] for r in remote] == [x[0] > x[1] for x in here]
+    # a multi-token continuation (UPR's query likelihood) cannot be scored from the first reply
+    # token: one clear error instead of the first token's log-probability
+    with pytest.raises(ServerError, match=r"several tokens.*backend='llamacpp'"):
+        srv.score(batch[:1], ["Paris is the capital"], progress=False)
 
 
 # ---------------------------------------------------------------------------- routing and manifests

@@ -257,11 +257,15 @@ class ServerLLM(LLM):
         top = {d["token"]: d["logprob"] for d in content[0].get("top_logprobs", [])}
         res = []
         for c in continuations:
-            cands = [v for t, v in top.items() if t.strip() and c.startswith(t.strip()) and len(t.strip()) > 0]
-            if not cands:
-                res.append(-math.inf)
-            else:
-                res.append(max(cands))
+            word = c.strip()
+            cands = {t.strip(): v for t, v in top.items() if t.strip() and word.startswith(t.strip())}
+            if any(ch.isspace() for ch in word) or (cands and word not in cands):
+                raise ServerError(
+                    f"{self.base_url}: scoring the continuation {c[:40]!r} needs the log-probability of "
+                    "several tokens, and this client reads only the first reply token's top_logprobs "
+                    "(single-token continuations such as Yes/No). Run multi-token scoring (UPR query "
+                    "likelihood) in process: load_llm(name, backend='llamacpp')")
+            res.append(max(cands.values()) if cands else -math.inf)
         return res
 
 
