@@ -24,7 +24,8 @@ are measured on the same questions, :mod:`inferqa_utils.uncertainty`): **holds**
 of ``R`` — or when an input is missing, when the comparison cannot come out otherwise on this run
 (:class:`ByConstruction`), or when every value on both sides is the same constant
 (e.g. EM 0 everywhere: nothing was measured), or when fewer than :data:`MIN_UNITS` questions
-were measured. The p-value is that of ``mean(a) = mean(b)``
+were measured, or — paired — when no question differs and fewer than :data:`MIN_UNITS` questions
+score above 0 on either side (EM 1 on one question for both: too few could show a difference). The p-value is that of ``mean(a) = mean(b)``
 (paired sign-flip or two-sample permutation test), Holm-adjusted over the table.
 
 Only directions and size classes are compared, never the absolute numbers: our corpus, models
@@ -495,6 +496,13 @@ def score(finding: Finding, results: Results) -> Scored:
     if min(len(s.a), len(s.b)) < MIN_UNITS:
         return Scored(finding, INCONCLUSIVE, f"too few {s.unit}: {min(len(s.a), len(s.b))} < {MIN_UNITS} ({s.note})",
                       **base)
+    if s.paired:
+        informative = int(np.sum((s.a != 0) | (s.b != 0)))
+        if np.all(s.a - s.b == (s.a - s.b)[0]) and informative < MIN_UNITS:
+            return Scored(finding, INCONCLUSIVE,
+                          f"no {s.unit[:-1] if s.unit.endswith('s') else s.unit} differs and only {informative} of "
+                          f"{len(s.a)} score above 0 on either side (< {MIN_UNITS}): too few could show a "
+                          f"difference ({s.note})", **base)
     verdict, why = decide(finding, lo, hi)
     return Scored(finding, verdict, f"{why}; {s.note}", **base)
 

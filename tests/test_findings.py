@@ -175,6 +175,20 @@ def test_too_few_questions_is_inconclusive(tmp_path):
     assert s.stat.lo > 10 and s.verdict == fnd.INCONCLUSIVE and s.why.startswith("too few")
 
 
+def test_no_difference_on_too_few_informative_questions_is_inconclusive(tmp_path):
+    """One question of 30 answered by both systems: the paired interval is the point 0, yet only one
+    question could have shown a difference — not evidence for "adds little" (nor against damage)."""
+    marginal = next(f for f in fnd.load_paper_numbers() if f.id == "rerankers_marginal")
+    r = _results(tmp_path, **{"04_answers": _answers(30, {"bm25": 1, "bm25+pointwise": 1})})
+    s = fnd.score(marginal, r)
+    assert (s.stat.lo, s.stat.hi) == (0.0, 0.0) and s.verdict == fnd.INCONCLUSIVE
+    assert s.why.startswith("no question differs and only 1 of 30")
+    (tmp_path / "many").mkdir()  # the same null difference on 12 answered questions is evidence
+    many = fnd.score(marginal, _results(tmp_path / "many", **{"04_answers": _answers(40, {"bm25": 12,
+                                                                                        "bm25+pointwise": 12})}))
+    assert many.verdict == fnd.HOLDS
+
+
 def test_statistic_interval_is_seeded():
     s = fnd.Sample(np.array([1, 0, 1, 1, 0, 1.0]), np.array([0, 0, 1, 0, 0, 0.0]), True, "")
     assert fnd.statistic_interval(s, "diff") == fnd.statistic_interval(s, "diff")
@@ -205,15 +219,15 @@ def test_cross_corpus_prefers_the_llm_judged_comparison_and_scores_it_size_match
     """With notebook 02's fair comparison present, F1 reads the LLM-judged rows (not the
     contains-the-answer control, here ranking first by construction), and the size-matched
     finding reads its own rows: judged containing 60 vs supporting 20 → holds; size-matched
-    containing 20 vs supporting 20 → contradicted (no gap at equal size)."""
+    containing 60 vs supporting 60 → contradicted (no gap at equal size)."""
     rows = []
     for i in range(20):
         q = f"q{i:02d}"
         for corpus, v in (("answer-containing", 1.0), ("answer-supporting", 0.0),
                           ("answer-containing, LLM-judged", float(i % 5 < 3)),
                           ("answer-supporting, LLM-judged", float(i % 5 == 0)),
-                          ("answer-containing, LLM-judged, size-matched", float(i % 5 == 0)),
-                          ("answer-supporting, LLM-judged, size-matched", float(i % 5 == 0))):
+                          ("answer-containing, LLM-judged, size-matched", float(i % 5 < 3)),
+                          ("answer-supporting, LLM-judged, size-matched", float(i % 5 < 3))):
             rows.append({"system": "bm25", "measure": "Hit@1", "threshold": 2, "qid": q, "value": v,
                          "corpus": corpus})
     res = _results(tmp_path, **{"02_per_question": pd.DataFrame(rows)})
@@ -222,4 +236,4 @@ def test_cross_corpus_prefers_the_llm_judged_comparison_and_scores_it_size_match
     assert (s.a.value, s.b.value, s.verdict) == (60.0, 20.0, fnd.HOLDS)
     matched = next(f for f in fnd.load_paper_numbers() if f.id == "containing_beats_supporting_size_matched")
     m = fnd.score(matched, res)
-    assert (m.a.value, m.b.value, m.verdict) == (20.0, 20.0, fnd.CONTRADICTED)
+    assert (m.a.value, m.b.value, m.verdict) == (60.0, 60.0, fnd.CONTRADICTED)
