@@ -243,18 +243,16 @@ def _finished_notebooks(m: dict[str, Any]) -> dict[str, float]:
     ``status == "ok"`` when recorded; in older manifests every timed notebook of a run with status
     ``ok``, and of a failed run all but the one named in its status."""
     timings = m.get("timings_s") if isinstance(m.get("timings_s"), dict) else {}
-    per_nb = (m.get("extra") or {}).get("notebooks") or m.get("notebooks") or {}
+    per_nb = m.get("notebooks") if isinstance(m.get("notebooks"), dict) else {}
     status = str(m.get("status") or "")
     out = {}
     for stem, secs in timings.items():
-        if stem == "total" or _number(secs) is None:
-            continue
-        info = per_nb.get(f"{stem}.ipynb") if isinstance(per_nb, dict) else None
+        info = per_nb.get(f"{stem}.ipynb")
         if isinstance(info, dict) and "status" in info:
             ok = info["status"] == "ok"
-        else:
-            ok = status == "ok" or (status != "running" and f"{stem}.ipynb" not in status and status != "")
-        if ok:
+        else:  # older manifests: the run's status names the notebook that failed
+            ok = status == "ok" or (status.startswith("failed in ") and f"{stem}.ipynb" not in status)
+        if stem != "total" and ok and _number(secs) is not None:
             out[str(stem)] = _number(secs)
     return out
 

@@ -25,8 +25,9 @@ of ``R`` — or when an input is missing, when the comparison cannot come out ot
 (:class:`ByConstruction`), or when every value on both sides is the same constant
 (e.g. EM 0 everywhere: nothing was measured), or when fewer than :data:`MIN_UNITS` questions
 were measured, or — paired — when no question differs and fewer than :data:`MIN_UNITS` questions
-score above 0 on either side (EM 1 on one question for both: too few could show a difference). The p-value is that of ``mean(a) = mean(b)``
-(paired sign-flip or two-sample permutation test), Holm-adjusted over the table.
+score above 0 on either side (EM 1 on one question for both: too few could show a difference).
+The p-value is that of ``mean(a) = mean(b)`` (paired sign-flip or two-sample permutation test),
+Holm-adjusted over the table.
 
 Only directions and size classes are compared, never the absolute numbers: our corpus, models
 and question counts are orders of magnitude smaller than the paper's.
