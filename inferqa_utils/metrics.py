@@ -162,8 +162,11 @@ def evaluate(run: RunLike, qrels: QrelsLike, threshold: int = 1, metrics: Sequen
     return pd.DataFrame([row], index=pd.Index([name], name="run"))
 
 
-def hit_curve(run: RunLike, qrels: QrelsLike, ks: Iterable[int] = range(1, 101), threshold: int = 1) -> pd.DataFrame:
-    """Hit@k (%) for every k in ``ks`` (columns ``k``, ``hit``, ``n_questions``, ``threshold``).
+def hit_per_query(run: RunLike, qrels: QrelsLike, ks: Iterable[int] = range(1, 101),
+                  threshold: int = 1) -> pd.DataFrame:
+    """Per-question Hit@k for every k in ``ks``: one row per question with a relevant passage
+    (index ``qid``, in ``qrels`` order), one column per k, 1.0 if the first relevant passage
+    (label ≥ threshold) is at rank ≤ k, else 0.0 (also when the run lacks the question).
 
     Computed from the rank of the first relevant passage (1 / RR on the run cut at max(ks)), so a
     long curve costs one evaluation.
@@ -179,6 +182,16 @@ def hit_curve(run: RunLike, qrels: QrelsLike, ks: Iterable[int] = range(1, 101),
     values: dict[str, dict[str, float]] = {}
     _calc({RR: "rr"}, binary, _ranked(run, binary, ks[-1]), values)
     first = [round(1 / rr) if (rr := values.get(q, {}).get("rr", 0.0)) > 0 else None for q in binary]
-    n = len(binary)
-    hits = [100 * sum(1 for r in first if r is not None and r <= k) / n if n else float("nan") for k in ks]
-    return pd.DataFrame({"k": ks, "hit": hits, "n_questions": n, "threshold": int(threshold)})
+    rows = [[1.0 if r is not None and r <= k else 0.0 for k in ks] for r in first]
+    return pd.DataFrame(rows, index=pd.Index(list(binary), name="qid"), columns=ks, dtype=float)
+
+
+def hit_curve(run: RunLike, qrels: QrelsLike, ks: Iterable[int] = range(1, 101), threshold: int = 1) -> pd.DataFrame:
+    """Hit@k (%) for every k in ``ks`` (columns ``k``, ``hit``, ``n_questions``, ``threshold``):
+    ``100 · mean`` of the columns of :func:`hit_per_query` (NaN without a relevant question)."""
+    import pandas as pd
+
+    pq = hit_per_query(run, qrels, ks, threshold)
+    n = len(pq)
+    hits = [100 * float(pq[k].sum()) / n if n else float("nan") for k in pq.columns]
+    return pd.DataFrame({"k": list(pq.columns), "hit": hits, "n_questions": n, "threshold": int(threshold)})

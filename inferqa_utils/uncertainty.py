@@ -13,6 +13,9 @@ nDCG@10 per question), so its uncertainty comes from the sample of questions:
   changes nothing) — exact (all 2ᵏ flips of the k discordant questions) while 2ᵏ ≤ ``n_resamples``,
   Monte Carlo beyond. This is the test ranx ``compare`` calls "Fisher's randomization test" (Smucker et al.,
   CIKM 2007), applied to any per-question outcome.
+* :func:`interval_columns` / :func:`metric_intervals` — the same :func:`mean_ci` interval as table
+  columns ``m``, ``m_lo``, ``m_hi`` (in %), for any per-question values and for the retrieval metrics
+  of :func:`inferqa_utils.metrics.per_query` (the per-question scores behind ``evaluate``).
 * :func:`holm` — Holm's step-down adjustment of the p-values of one table (Holm 1979):
   sort ascending, ``p̃_(i) = max_{j≤i} min(1, (m − j + 1)·p_(j))``.
 
@@ -29,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .config import SEED
-from .metrics import parse_metric
+from .metrics import DEFAULT_METRICS, binarize_qrels, gain_qrels, parse_metric, per_query
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -114,6 +117,45 @@ def paired_difference(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.n
                                  alternative="two-sided", n_resamples=n_resamples,
                                  random_state=np.random.default_rng(seed))
     return Paired(ci, float(min(1.0, res.pvalue)))
+
+
+def interval_columns(values: Sequence[float] | np.ndarray, name: str, scale: float = 100.0,
+                     digits: int = 2) -> dict[str, float]:
+    """``{name: m, name_lo: lo, name_hi: hi}``: the mean of per-question ``values`` and its seeded
+    95 % percentile-bootstrap interval (:func:`mean_ci`), times ``scale`` (100: in %), rounded to
+    ``digits``. NaN values are questions that do not count for the metric and are dropped first
+    (``m = scale · Σ_{i counted} v_i / n_counted``); with no counted question all three are NaN."""
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    if len(x) == 0:
+        return {name: float("nan"), f"{name}_lo": float("nan"), f"{name}_hi": float("nan")}
+    ci = mean_ci(x).scaled(scale)
+    return {name: round(ci.value, digits), f"{name}_lo": round(ci.lo, digits), f"{name}_hi": round(ci.hi, digits)}
+
+
+def metric_intervals(runs: Mapping[str, Mapping[str, Sequence[tuple[str, float]]]],
+                     qrels: Mapping[str, Mapping[str, int]], threshold: int = 1,
+                     metrics: Sequence[str] = DEFAULT_METRICS) -> pd.DataFrame:
+    """Retrieval metrics with intervals: one row per run (index ``run``), for each metric ``m`` the
+    columns ``m`` (mean in %, exactly the number :func:`inferqa_utils.metrics.evaluate` reports),
+    ``m_lo`` and ``m_hi`` (:func:`interval_columns` of the per-question scores of
+    :func:`inferqa_utils.metrics.per_query` over the questions that count), then ``n_questions``,
+    ``n_questions_ndcg`` and ``threshold`` as in ``evaluate``."""
+    import pandas as pd
+
+    rows = {}
+    for name, run in runs.items():
+        pq = per_query(run, qrels, threshold, metrics)
+        row: dict[str, float | int] = {}
+        for m in pq.columns:
+            row.update(interval_columns(pq[m].to_numpy(float), m))
+        row["n_questions"] = len(binarize_qrels(qrels, threshold))
+        row["n_questions_ndcg"] = len(gain_qrels(qrels))
+        row["threshold"] = int(threshold)
+        rows[name] = row
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "run"
+    return table
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

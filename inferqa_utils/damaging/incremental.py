@@ -27,17 +27,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..answering.guards import occurs_in
 from ..answering.reader import read
 from ..datamodel import Dataset
+from ..figures import INTERVAL_NOTE, error_bars
 from ..llm.base import LLM
 from ..paper import paper_value
 from ..reading.contexts import union_norm
 from ..reading.experiments import passage_sentences, ranked_ids, score_answers
 from ..trec import Run
-from ..uncertainty import mean_ci, paired_difference
+from ..uncertainty import interval_columns, mean_ci, paired_difference
 from .patterns import (
     PROBE_KS,
     PROBES,
@@ -216,7 +218,10 @@ def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: 
 
 
 def em_curves(inc: pd.DataFrame) -> pd.DataFrame:
-    """Mean EM@k and AcEM@k (%) per system, metric and k (paper 004 Fig. 3 data).
+    """Mean EM@k and AcEM@k (%) per system, metric and k (paper 004 Fig. 3 data), each with its
+    seeded 95 % bootstrap interval over questions (``EM_lo`` / ``EM_hi``, ``AcEM_lo`` / ``AcEM_hi``:
+    :func:`inferqa_utils.uncertainty.interval_columns` of the per-question values
+    ``EM_q@k = p_q[k]`` and ``AcEM_q@k = max_{j≤k} p_q[j]`` of the patterns ``p_q``).
 
     ``metric="em"``: EM / AcEM; ``"judged"``: SeEM / SeAcEM (same columns ``EM`` and ``AcEM``).
     """
@@ -224,20 +229,31 @@ def em_curves(inc: pd.DataFrame) -> pd.DataFrame:
     for system, g in inc.groupby("system", sort=False):
         for metric in METRICS:
             pats = list(patterns_of(g, metric).values())
-            frames.append(aggregate_em_curves(pats).assign(system=system, metric=metric, n_questions=len(pats)))
-    return pd.concat(frames, ignore_index=True)[["system", "metric", "k", "EM", "AcEM", "n_questions"]]
+            curve = aggregate_em_curves(pats)
+            for name, per_q in (("EM", lambda p, k: float(p[k - 1] == "1")), ("AcEM", lambda p, k: float(acem_at(p, k)))):
+                iv = [interval_columns([per_q(p, int(k)) for p in pats], name) for k in curve["k"]]
+                curve[f"{name}_lo"] = [r[f"{name}_lo"] for r in iv]
+                curve[f"{name}_hi"] = [r[f"{name}_hi"] for r in iv]
+            frames.append(curve.assign(system=system, metric=metric, n_questions=len(pats)))
+    return pd.concat(frames, ignore_index=True)[["system", "metric", "k", "EM", "EM_lo", "EM_hi", "AcEM", "AcEM_lo",
+                                                 "AcEM_hi", "n_questions"]]
 
 
 def probe_curves(inc: pd.DataFrame, probes_df: pd.DataFrame) -> pd.DataFrame:
     """Paper 004 Fig. 5/9 and Table 6 data: per system, metric and probe k, EM@k, AcEM@k and
-    Probe 1–6 @k (all % of questions). Table 2/6 is the row with k = N."""
+    Probe 1–6 @k (all % of questions), each with its seeded 95 % bootstrap interval over questions
+    (``<column>_lo`` / ``<column>_hi``; a probe's from the per-question 0/1 ``correct`` of its
+    readings). Table 2/6 is the row with k = N."""
     curves = em_curves(inc)
     if probes_df.empty:
         return curves.iloc[0:0]
-    p = probes_df.pivot_table(index=["system", "metric", "k"], columns="probe", values="correct",
-                              aggfunc="mean") * 100.0
-    p.columns = [f"Probe {c[1:]}" for c in p.columns]
-    out = curves.merge(p.reset_index(), on=["system", "metric", "k"], how="inner")
+    rows = []
+    for (system, metric, k), g in probes_df.groupby(["system", "metric", "k"], sort=False):
+        row: dict = {"system": system, "metric": metric, "k": k}
+        for probe, gp in g.groupby("probe", sort=True):
+            row.update(interval_columns(gp["correct"].astype(float).to_numpy(), f"Probe {str(probe)[1:]}"))
+        rows.append(row)
+    out = curves.merge(pd.DataFrame(rows), on=["system", "metric", "k"], how="inner")
     return out.round(2)
 
 
@@ -348,7 +364,10 @@ def plot_em_curves(curves_by_corpus: Mapping[str, pd.DataFrame],
                    probes_by_corpus: Mapping[str, pd.DataFrame] | None = None, title: str = ""):
     """Paper 004 Fig. 3 shape: EM@k (solid) vs AcEM@k (dashed) over k, one colour per system; one
     column per corpus, rows strict (EM/AcEM) and judged (SeEM/SeAcEM). With ``probes_by_corpus``
-    (frames of :func:`probe_curves`), Probe 3@k is drawn as crosses (paper 004 Fig. 5/9)."""
+    (frames of :func:`probe_curves`), Probe 3@k is drawn as crosses (paper 004 Fig. 5/9). Every
+    point carries its 95 % bootstrap interval over questions as an error bar (the ``_lo`` / ``_hi``
+    columns of :func:`em_curves` and :func:`probe_curves`); EM bars sit a little left of k, AcEM
+    bars a little right, Probe 3 bars on k."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
@@ -358,6 +377,11 @@ def plot_em_curves(curves_by_corpus: Mapping[str, pd.DataFrame],
     fig, axes = plt.subplots(len(METRICS), len(corpora), figsize=(5.2 * len(corpora), 3.6 * len(METRICS)),
                              sharey=True, squeeze=False)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+    def bars(g: pd.DataFrame, col: str) -> np.ndarray | None:
+        return error_bars(g[col], g[f"{col}_lo"], g[f"{col}_hi"]) if f"{col}_lo" in g else None
+
+    bar_style = {"elinewidth": 0.7, "capsize": 2}
     for j, corpus in enumerate(corpora):
         df = curves_by_corpus[corpus]
         pc = (probes_by_corpus or {}).get(corpus)
@@ -367,21 +391,23 @@ def plot_em_curves(curves_by_corpus: Mapping[str, pd.DataFrame],
             sub = df[df["metric"] == metric]
             for c, (system, g) in enumerate(sub.groupby("system", sort=False)):
                 col = colours[c % len(colours)]
-                ax.plot(g["k"], g["EM"], color=col, marker="o", ms=2.5, label=f"{system} {em_name}@k")
-                ax.plot(g["k"], g["AcEM"], color=col, ls="--", label=f"{system} {ac_name}@k")
+                ax.errorbar(g["k"] - 0.12, g["EM"], yerr=bars(g, "EM"), color=col, marker="o", ms=2.5,
+                            label=f"{system} {em_name}@k", **bar_style)
+                ax.errorbar(g["k"] + 0.12, g["AcEM"], yerr=bars(g, "AcEM"), color=col, ls="--",
+                            label=f"{system} {ac_name}@k", **bar_style)
                 if pc is not None and "Probe 3" in pc:
                     pg = pc[(pc["system"] == system) & (pc["metric"] == metric)]
-                    ax.plot(pg["k"], pg["Probe 3"], color=col, ls="none", marker="x", ms=7,
-                            label=f"{system} Probe 3@k")
+                    ax.errorbar(pg["k"], pg["Probe 3"], yerr=bars(pg, "Probe 3"), color=col, ls="none", marker="x",
+                                ms=7, label=f"{system} Probe 3@k", **bar_style)
             ax.set_ylim(-3, 103)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.set_title(f"{corpus}: {em_name} vs {ac_name}")
+            n = int(sub["n_questions"].max()) if len(sub) else 0
+            ax.set_title(f"{corpus}: {em_name} vs {ac_name} ({n} questions)", fontsize=10)
             ax.set_xlabel("k (top-k passages read)")
             ax.grid(alpha=0.3)
             if j == 0:
                 ax.set_ylabel("% of questions")
             ax.legend(fontsize=7)
-    if title:
-        fig.suptitle(title)
+    fig.suptitle(f"{title}\n{INTERVAL_NOTE}" if title else INTERVAL_NOTE)
     fig.tight_layout()
     return fig

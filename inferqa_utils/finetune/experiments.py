@@ -19,10 +19,10 @@ import pandas as pd
 from .. import artifacts, models, stages
 from ..config import SEED
 from ..datamodel import Dataset
+from ..figures import INTERVAL_NOTE, error_bars
 from ..fingerprint import corpus_sha256, queries_sha256, ranking_sha256
-from ..metrics import evaluate
 from ..rerank import make_reranker, oracle_run
-from ..rerank.experiments import rerank_table
+from ..rerank.experiments import oracle_scores, rerank_table
 from ..retrieval import experiments as rx
 from ..retrieval.registry import retrieve
 from ..stages import result_path
@@ -248,16 +248,15 @@ def cached_rerank(name: str, queries: Mapping[str, str], run: Run, corpus: Mappi
 def oracle_rows(names: Sequence[str], queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
                 corpus: Mapping[str, str], out_dir: Path | None = None) -> tuple[pd.DataFrame, dict[str, Run]]:
     """Oracle-reranker setting (paper 000 §5.3): the question's own passages, in id order as the baseline,
-    reordered by each cross-encoder; graded nDCG@5/10/50/100 (%). With ``out_dir`` the runs are
+    reordered by each cross-encoder; graded nDCG@5/10/50/100 (%) with 95 % bootstrap intervals over
+    questions (columns ``m_lo`` / ``m_hi``, :func:`inferqa_utils.rerank.experiments.oracle_scores`). With ``out_dir`` the runs are
     cached there as ``oracle+<name>.trec`` (notebook 04 reads them)."""
 
     own = {q: dict(qrels[q]) for q in queries}
     first = oracle_run(own)
     runs = {n: cached_rerank(n, queries, first, corpus, None, None if out_dir is None else
                              Path(out_dir) / f"oracle+{n}.trec")[0] for n in names}
-    rows = [evaluate(first, own, threshold=1, metrics=ORACLE_METRICS, name="no reranker (id order)")]
-    rows += [evaluate(r, own, threshold=1, metrics=ORACLE_METRICS, name=n) for n, r in runs.items()]
-    return pd.concat(rows)[[*ORACLE_METRICS, "n_questions_ndcg"]].round(2), runs
+    return oracle_scores(first, runs, own), runs
 
 
 def oracle_informative(qrels: Mapping[str, Mapping[str, int]], queries: Iterable[str]) -> int:
@@ -305,11 +304,32 @@ def loss_frame(trained: Sequence[TrainedModel]) -> pd.DataFrame:
 
 
 def plot_finetuning(losses: pd.DataFrame, retrieval: pd.DataFrame, vanilla: str, metrics: Sequence[str],
-                    oracle: pd.DataFrame, reading: pd.DataFrame | None = None, title: str = "") -> Any:
+                    oracle: pd.DataFrame, reading: pd.DataFrame | None = None, title: str = "",
+                    intervals: pd.DataFrame | None = None) -> Any:
     """Three panels: (a) training loss per model, (b) fine-tuned retrieval/oracle metrics vs N with the
-    vanilla levels dashed, (c) reader EM / judged accuracy per system."""
-    import matplotlib.pyplot as plt
+    vanilla levels dashed, (c) reader EM / judged accuracy per system.
 
+    Means over questions carry their 95 % bootstrap interval over questions: in (b) the retrieval
+    metrics' from ``intervals`` (index run, columns ``<m>_lo`` / ``<m>_hi``, e.g.
+    :func:`inferqa_utils.uncertainty.metric_intervals`) and oracle nDCG@10's from ``oracle``'s own
+    ``nDCG@10_lo`` / ``nDCG@10_hi`` (:func:`oracle_rows`), as error bars on the fine-tuned points and
+    as a shaded band around a vanilla level; in (c) ``EM_lo`` / ``EM_hi`` and ``judged_lo`` /
+    ``judged_hi`` of ``reading`` (:func:`inferqa_utils.reading.experiments.em_table`) as error bars."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    def interval(table: pd.DataFrame | None, rows: Sequence[Any], col: str) -> tuple[np.ndarray, np.ndarray] | None:
+        if table is None or f"{col}_lo" not in table.columns or f"{col}_hi" not in table.columns:
+            return None
+        t = table.reindex(list(rows))
+        return t[f"{col}_lo"].to_numpy(float), t[f"{col}_hi"].to_numpy(float)
+
+    def band(ax: Any, table: pd.DataFrame | None, row: Any, col: str, color: str) -> None:
+        iv = interval(table, [row], col)
+        if iv is not None and not np.isnan(iv[0][0]) and not np.isnan(iv[1][0]):
+            ax.axhspan(iv[0][0], iv[1][0], color=color, alpha=0.08, lw=0)
+
+    bar_style = {"elinewidth": 0.8, "capsize": 3}
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
     ax = axes[0]
     for name, g in losses.groupby("model", sort=False):
@@ -322,21 +342,30 @@ def plot_finetuning(losses: pd.DataFrame, retrieval: pd.DataFrame, vanilla: str,
     ax.grid(alpha=0.3)
     ax = axes[1]
     ft = retrieval[retrieval["N"].notna()]
+    oft = oracle[oracle["N"].notna()]
+    n_series = len(metrics) + (1 if len(oft) else 0)
+    dodge = [1.06 ** (i - (n_series - 1) / 2) for i in range(n_series)]  # spread on the log N axis
     for i, m in enumerate(metrics):
         color = f"C{i}"
         for neg, g in ft.groupby("negative kind", sort=False):
-            ax.plot(g["N"], g[m], marker="o", color=color, ls="-" if neg == "random" else ":",
-                    label=f"FT bi-encoder {m}" + ("" if neg == "random" else f" ({neg})"))
+            iv = interval(intervals, g.index, m)
+            yerr = None if iv is None else error_bars(g[m], *iv)
+            ax.errorbar(g["N"] * dodge[i], g[m], yerr=yerr, marker="o", color=color, ls="-" if neg == "random" else ":",
+                        label=f"FT bi-encoder {m}" + ("" if neg == "random" else f" ({neg})"), **bar_style)
         if vanilla in retrieval.index:
             ax.axhline(retrieval.loc[vanilla, m], color=color, ls="--", lw=1, label=f"{vanilla} {m}")
-    oft = oracle[oracle["N"].notna()]
+            band(ax, intervals, vanilla, m, color)
     if len(oft):
         for neg, g in oft.groupby("negative kind", sort=False):
-            ax.plot(g["N"], g["nDCG@10"], marker="s", color="C3", ls="-" if neg == "random" else ":",
-                    label="FT cross-encoder oracle nDCG@10" + ("" if neg == "random" else f" ({neg})"))
+            iv = interval(oracle, g.index, "nDCG@10")
+            yerr = None if iv is None else error_bars(g["nDCG@10"], *iv)
+            ax.errorbar(g["N"] * dodge[-1], g["nDCG@10"], yerr=yerr, marker="s", color="C3",
+                        ls="-" if neg == "random" else ":",
+                        label="FT cross-encoder oracle nDCG@10" + ("" if neg == "random" else f" ({neg})"), **bar_style)
         base = [i for i in oracle.index if str(i).startswith("no reranker")]
         if base:
             ax.axhline(oracle.loc[base[0], "nDCG@10"], color="C3", ls="--", lw=1, label="oracle, id order nDCG@10")
+            band(ax, oracle, base[0], "nDCG@10", "C3")
     ax.set_xscale("log")
     ns = sorted({int(n) for n in pd.concat([ft["N"], oft["N"]]).dropna()})
     if ns:
@@ -346,24 +375,31 @@ def plot_finetuning(losses: pd.DataFrame, retrieval: pd.DataFrame, vanilla: str,
         ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("N positives per question")
     ax.set_ylabel("%")
-    ax.set_title("(b) vanilla (dashed) vs fine-tuned by N", fontsize=9)
+    ax.set_title("(b) vanilla (dashed, shaded: its interval) vs fine-tuned by N", fontsize=9)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     ax = axes[2]
     if reading is not None and len(reading):
-        x = range(len(reading))
+        x = np.arange(len(reading))
+        top = 0.0  # highest bar or interval end
         for off, col, label in ((-0.2, "EM", "strict EM"), (0.2, "judged", "judged")):
-            bars = ax.bar([i + off for i in x], reading[col], width=0.4, label=label)
-            ax.bar_label(bars, fmt="%.1f", fontsize=7)
+            iv = interval(reading.reset_index(drop=True), x, col)
+            yerr = None if iv is None else error_bars(reading[col], *iv)
+            ax.bar(x + off, reading[col], width=0.4, label=label, yerr=yerr, capsize=3,
+                   error_kw={"elinewidth": 0.8})
+            y = reading[col].to_numpy(float) if iv is None else np.fmax(reading[col].to_numpy(float), iv[1])
+            top = max(top, float(np.nanmax(y, initial=0.0)))
+            for xi, yi, v in zip(x + off, y, reading[col], strict=True):
+                ax.annotate(f"{v:.1f}", (xi, yi), xytext=(0, 2), textcoords="offset points", ha="center",
+                            va="bottom", fontsize=7)
         ax.set_xticks(list(x), list(reading["system"]), rotation=30, ha="right", fontsize=8)
-        ax.set_ylim(0, max(10.0, float(reading[["EM", "judged"]].max().max()) * 1.15))
+        ax.set_ylim(0, max(10.0, top * 1.15))
         ax.set_ylabel("%")
         ax.legend(fontsize=8)
     else:
         ax.text(0.5, 0.5, "no reading", ha="center", va="center")
     ax.set_title("(c) reader accuracy by retrieval system", fontsize=9)
     ax.grid(alpha=0.3, axis="y")
-    if title:
-        fig.suptitle(title)
+    fig.suptitle(f"{title}\n{INTERVAL_NOTE}" if title else INTERVAL_NOTE)
     fig.tight_layout()
     return fig

@@ -19,9 +19,12 @@ from .. import artifacts
 from ..fingerprint import queries_sha256, ranking_sha256
 from ..metrics import evaluate
 from ..trec import Run, write_run
+from ..uncertainty import metric_intervals
 from . import make_reranker, oracle_run
 
 ORACLE_METRICS = ("nDCG@5", "nDCG@10", "nDCG@50", "nDCG@100")
+#: the no-reranker row of an oracle table
+ORACLE_BASELINE = "no reranker (id order)"
 
 
 def _calls(llm: Any) -> int | None:
@@ -78,17 +81,27 @@ def _legacy_cost(path: Path, key: Mapping[str, Any]) -> float | None:
     return None
 
 
+def oracle_scores(first: Run, runs: Mapping[str, Run], own: Mapping[str, Mapping[str, int]]) -> pd.DataFrame:
+    """The oracle-reranker table (paper 000 §5.3): one row for the id-order baseline ``first`` and one
+    per reranked run; for each m in :data:`ORACLE_METRICS` the graded nDCG (gain 2^label − 1) in %,
+    ``m = 100 · mean_q nDCG_q@k`` over the questions with a label > 0, with its seeded 95 %
+    bootstrap interval over those questions ``m_lo`` / ``m_hi``
+    (:func:`inferqa_utils.uncertainty.metric_intervals`), then ``n_questions_ndcg``."""
+    table = metric_intervals({ORACLE_BASELINE: first, **runs}, own, threshold=1, metrics=ORACLE_METRICS)
+    cols = [c for m in ORACLE_METRICS for c in (m, f"{m}_lo", f"{m}_hi")]
+    return table[[*cols, "n_questions_ndcg"]]
+
+
 def oracle_table(names: Sequence[str], llm: Any, queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
                  corpus: Mapping[str, str], out_dir: Path | None = None, **listwise: Any) -> pd.DataFrame:
-    """Oracle retriever + reranker (paper 000 §5.3): candidates = the question's own passages (labels 1/2),
-    in passage-id order as the no-reranker baseline; graded nDCG (gain 2^label − 1). With
-    ``out_dir`` the reranked oracle runs are written as ``oracle+<name>.trec`` (read by notebook 04)."""
+    """Oracle retriever + reranker (paper 000 §5.3): candidates = the question's own passages,
+    in passage-id order as the no-reranker baseline; graded nDCG (gain 2^label − 1) with 95 %
+    bootstrap intervals over questions (:func:`oracle_scores`). With ``out_dir`` the reranked oracle
+    runs are written as ``oracle+<name>.trec`` (read by notebook 04)."""
     own = {q: dict(qrels[q]) for q in queries}
     first = oracle_run(own)
     runs, _ = rerank_all(names, llm, queries, first, corpus, depth=None, out_dir=out_dir, tag="oracle", **listwise)
-    rows = [evaluate(first, own, threshold=1, metrics=ORACLE_METRICS, name="no reranker (id order)")]
-    rows += [evaluate(r, own, threshold=1, metrics=ORACLE_METRICS, name=n) for n, r in runs.items()]
-    return pd.concat(rows)[[*ORACLE_METRICS, "n_questions_ndcg"]].round(2)
+    return oracle_scores(first, runs, own)
 
 
 def rerank_table(first_name: str, first: Run, reranked: Mapping[str, Run], cost: Mapping[str, float],

@@ -14,9 +14,11 @@ import pandas as pd
 
 from ..config import PATHS
 from ..construction.stats import n_tokens
-from ..metrics import evaluate, hit_curve
+from ..figures import INTERVAL_NOTE, error_bars
+from ..metrics import evaluate, hit_curve, hit_per_query
 from ..stages import CONTAINING, SUPPORTING, SUPPORTING_LENIENT, run_dir
 from ..trec import Run
+from ..uncertainty import interval_columns
 from .registry import retrieve
 
 MAIN_METRICS = ("Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@50", "Hit@100", "Recall@5", "Recall@10", "Recall@50",
@@ -42,9 +44,16 @@ def metrics_table(runs: dict[str, Run], qrels: dict[str, dict[str, int]], thresh
 
 def hit_curves(runs: dict[str, Run], qrels: dict[str, dict[str, int]], threshold: int, corpus: str,
                ks: Sequence[int] = (1, 2, 3, 5, 10, 20, 30, 50, 75, 100)) -> pd.DataFrame:
+    """Hit@k curves (paper Fig. 4 shape): per retriever and k, ``hit`` = Hit@k in % over the
+    questions with a relevant passage (label ≥ ``threshold``) and its seeded 95 % bootstrap interval
+    over those questions ``[hit_lo, hit_hi]`` (:func:`inferqa_utils.uncertainty.interval_columns`
+    of the per-question 0/1 hits of :func:`inferqa_utils.metrics.hit_per_query`)."""
     frames = []
     for name, run in runs.items():
-        df = hit_curve(run, qrels, ks=ks, threshold=threshold)
+        pq = hit_per_query(run, qrels, ks=ks, threshold=threshold)
+        rows = [{"k": k, **interval_columns(pq[k].to_numpy(float), "hit")} for k in pq.columns]
+        df = pd.DataFrame(rows, columns=["k", "hit", "hit_lo", "hit_hi"])
+        df["n_questions"], df["threshold"] = len(pq), int(threshold)
         df["retriever"], df["corpus"] = name, corpus
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
@@ -72,21 +81,29 @@ def passage_lengths(corpus: dict[str, str], label: str) -> pd.DataFrame:
 
 
 def plot_hit_curves(curves: pd.DataFrame, title: str):
+    """Hit@k against k (log scale), one panel per corpus and one line per retriever, each point with
+    its 95 % bootstrap interval over questions as an error bar (columns ``hit_lo`` / ``hit_hi`` of
+    :func:`hit_curves`; retrievers are spread a little along k so their bars do not overlap)."""
     import matplotlib.pyplot as plt
 
     corpora = list(dict.fromkeys(curves["corpus"]))
     fig, axes = plt.subplots(1, len(corpora), figsize=(5.5 * len(corpora), 3.8), sharey=True, squeeze=False)
     for ax, corpus in zip(axes[0], corpora, strict=True):
         sub = curves[curves["corpus"] == corpus]
-        for name, g in sub.groupby("retriever", sort=False):
-            ax.plot(g["k"], g["hit"], marker="o", ms=3, label=name)
+        groups = list(sub.groupby("retriever", sort=False))
+        for i, (name, g) in enumerate(groups):
+            dodge = 1.045 ** (i - (len(groups) - 1) / 2)  # multiplicative: equal offsets on the log axis
+            yerr = error_bars(g["hit"], g["hit_lo"], g["hit_hi"]) if "hit_lo" in g else None
+            ax.errorbar(g["k"] * dodge, g["hit"], yerr=yerr, marker="o", ms=3, lw=1.2, elinewidth=0.7, capsize=2,
+                        label=name)
         ax.set_xscale("log")
         ax.set_xlabel("k")
-        ax.set_title(f"{corpus} (relevance ≥ {int(sub['threshold'].iloc[0])})")
+        n = int(sub["n_questions"].max()) if len(sub) else 0
+        ax.set_title(f"{corpus} (relevance ≥ {int(sub['threshold'].iloc[0])}, {n} questions)", fontsize=10)
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("Hit@k (%)")
     axes[0][-1].legend(fontsize=8)
-    fig.suptitle(title)
+    fig.suptitle(f"{title}\n{INTERVAL_NOTE}")
     fig.tight_layout()
     return fig
 
