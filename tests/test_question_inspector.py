@@ -142,3 +142,24 @@ def test_run_stage_names_the_notebook_of_a_run_file() -> None:
     assert [run_stage(n) for n in ("bm25", "rrf", "hybrid", "bm25+pointwise", "oracle+upr", "FT-MiniLM-N5",
                                    "bm25+FT-CrossEncoder")] == ["02", "02", "02", "03", "03", "05", "05"]
     assert run_stage("decomposition", in_beyond=True) == "07"
+
+
+def test_ranks_of_label2_passages_are_read_from_the_run_files(smoke_outputs: str) -> None:
+    """The smoke labeler (SmolLM2) gives the test questions no label-2 passage, so the ranks are
+    checked with the question's own passages taken as the relevant set: every run file's ranking,
+    recomputed here, and the rank plot with one row per run."""
+    ins = QuestionInspector(smoke_outputs)
+    qid = ins.dataset.splits["test"][0]
+    rep = ins.report(qid)
+    own = {p.pid: 2 for p in ins.dataset.passages_of(qid)}
+    ins._retrieval(rep, own)
+    runs = {p.stem: read_run(p) for p in stages.run_dir(smoke_outputs, "supporting").glob("*.trec")}
+    assert runs and rep.ranks is not None
+    for name, run in runs.items():
+        expected = [r for r, (pid, _) in enumerate(run[qid], 1) if pid in own]
+        assert rep.rank_points[name] == expected, name
+        row = rep.ranks[rep.ranks["run"] == name].iloc[0]
+        assert row["retrieved"] == len(expected) and row["depth"] == len(run[qid])
+        assert row["first rank"] == (expected[0] if expected else "—")
+    fig = rep.rank_figure()
+    assert fig is not None and len(fig.axes[0].get_yticks()) == len(rep.rank_points)
