@@ -134,7 +134,7 @@ class QuestionReport:
         import matplotlib.pyplot as plt
 
         names = list(self.rank_points)
-        fig, ax = plt.subplots(figsize=(7, 0.32 * len(names) + 1.0))
+        fig, ax = plt.subplots(figsize=(9, 0.32 * len(names) + 1.0))
         for y, name in enumerate(names):
             depth = self.run_depths.get(name, 100)
             ax.plot([1, depth], [y, y], color="#ddd", lw=1, zorder=0)
@@ -142,6 +142,10 @@ class QuestionReport:
             ax.scatter(pts, [y] * len(pts), s=18, color="#1f77b4", zorder=2)
         ax.set_yticks(range(len(names)), names, fontsize=8)
         ax.set_xscale("log")
+        top = max(self.run_depths.get(n, 100) for n in names)
+        ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if t <= top]
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
         ax.set_xlabel("rank of the question's label-2 passages (log scale)")
         ax.invert_yaxis()
         ax.set_title(f"{self.qid}: where each run ranks its label-2 passages", fontsize=9)

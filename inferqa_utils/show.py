@@ -22,8 +22,8 @@ TABLE_CLASS = "inferqa-table"
 
 
 def _cell(value: Any) -> str:
-    if value is None or (isinstance(value, float) and value != value):  # None, NaN
-        return ""
+    if value is None or (isinstance(value, float) and value != value) or type(value).__name__ in ("NAType", "NaTType"):
+        return ""  # None, NaN, pandas' NA / NaT
     if isinstance(value, float):
         return f"{value:.3g}"
     return html.escape(str(value))

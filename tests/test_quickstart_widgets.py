@@ -71,3 +71,5 @@ def test_text_table_is_left_aligned_wrapped_complete_and_escaped() -> None:
     assert long.replace("<", "&lt;").replace(">", "&gt;") in html  # complete, escaped
     assert "text-align:left;white-space:normal" in html and "text-align:right" not in html
     assert "class='inferqa-table'" in html
+    blank = text_table(pd.DataFrame({"k": pd.array([1, None], dtype="Int64"), "x": [1.5, float("nan")]}), wrap=())
+    assert "<NA>" not in blank and "&lt;NA&gt;" not in blank and "nan" not in blank

@@ -154,7 +154,8 @@ class AnswerEffect:
                     "judge admitted, a gold answer stays in the pool (paper 000 §3.2.3)")
         if self.kind == "leaks":
             return (f"the leakage filter removes it from the pool whatever you decide (it matches the question's "
-                    f"own hints: copied, not inferred); {n} of its {self.passages} are label 1 because of it")
+                    f"own hints: copied, not inferred); {self.flips} of its {self.passages} passage(s) are label 1 "
+                    "because of it")
         if self.accepted:
             if self.flips:
                 return f"unticking removes it from the pool and moves {n} 2 → 1"
