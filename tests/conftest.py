@@ -24,3 +24,36 @@ def _no_llm_server_routing(monkeypatch):
     for var in ("INFERQA_LLM_SERVER", "INFERQA_LLM_SERVERS", "INFERQA_LLM_API_KEY", "INFERQA_LLM_CONCURRENCY",
                 "INFERQA_LLM_RETRIES"):
         monkeypatch.delenv(var, raising=False)
+
+
+#: the stage outputs the question inspector and the browser test read, with the notebooks that write them
+SMOKE_NOTEBOOKS = ["01", "02", "03", "04", "05", "06", "07"]
+
+
+@pytest.fixture(scope="session")
+def smoke_outputs() -> str:
+    """The smoke profile's built dataset and its stage outputs (runs, readings, EM patterns), as
+    ``make smoke`` or tests/test_notebooks.py (earlier in a full run) leave them; notebooks 01–07
+    are run on the smoke profile here when the build is missing or was made with other parameters,
+    or an output is missing. Returns the dataset name."""
+    import json
+
+    from inferqa_utils.config import profile
+    from inferqa_utils.construction.build import profile_build_config
+    from inferqa_utils.inspector import describe_inputs
+    from inferqa_utils.runner import run_notebooks
+
+    name = profile("smoke")["dataset_name"]
+    have = describe_inputs(name)
+    fresh = have["build"]["exists"] and json.loads(Path(have["build"]["path"]).read_text(encoding="utf-8")).get(
+        "fingerprint") == profile_build_config("smoke").fingerprint()
+    if not fresh or not all(v["exists"] for v in have.values()):
+        m = run_notebooks("smoke", only=SMOKE_NOTEBOOKS, log=print)
+        assert m.extra["status"] == "ok", m.extra["status"]
+    return name
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Browser tests run last: in a full run the notebook smoke tests have made the smoke build by
+    then, so ``smoke_outputs`` finds it instead of building it a second time."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)

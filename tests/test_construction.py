@@ -15,7 +15,13 @@ from inferqa_utils.construction.leakage import LeakageFilter, canonical_tokens
 from inferqa_utils.construction.passages import build_passages, n_subset_permutations, subset_permutations
 from inferqa_utils.construction.splits import make_splits
 from inferqa_utils.construction.stats import check_invariants, label_counts
-from inferqa_utils.construction.verification import load_decisions, save_decisions, update_labels
+from inferqa_utils.construction.verification import (
+    answer_effects,
+    load_decisions,
+    save_decisions,
+    update_labels,
+    verification_widget,
+)
 from inferqa_utils.datamodel import Dataset, Hint, Question, parse_passage_id
 from inferqa_utils.errors import DataFormatError
 
@@ -162,6 +168,57 @@ def test_verification_update(tmp_path):
     path.write_text('{"q1": {"Venezia": "yes"}}')
     with pytest.raises(DataFormatError, match="q1"):
         load_decisions(path)
+
+
+def _gobi() -> tuple[Question, QuestionLabels]:
+    """The default build's emb_loc_61 in small: the judge admitted "Desert of Gobi" on two passages,
+    one of which also has the gold "Gobi"; "Nurse Gobi" matches a hint (the leakage re-run removes it)."""
+    q = Question("q1", "In which desert were dinosaur eggs found in the 1920s?", ["Gobi Desert", "Gobi"],
+                 [Hint("It lies in Asia."), Hint("A nurse found fossils there.")])
+    q.meta["gold_answers"] = ["Gobi Desert", "Gobi"]
+    acc = {"q1_1_0": ["Desert of Gobi"], "q1_1_1": ["Desert of Gobi", "Gobi"], "q1_1_2": ["Gobi"],
+           "q1_1_3": [], "q1_1_4": ["Nurse Gobi"]}
+    gens = {pid: {"m": (a or ["Sahara"])[0]} for pid, a in acc.items()}
+    return q, QuestionLabels("q1", gens, acc, {pid: label_rule(a) for pid, a in acc.items()})
+
+
+def test_answer_effects_preview_what_a_decision_changes() -> None:
+    q, res = _gobi()
+    eff = {e.answer: e for e in answer_effects(q, q.hint_texts, res, {})}
+    assert [e.kind for e in answer_effects(q, q.hint_texts, res, {})] == ["generated", "leaks", "gold"]
+    gobi, desert, nurse = eff["Gobi"], eff["Desert of Gobi"], eff["Nurse Gobi"]
+    assert (gobi.kind, gobi.passages, gobi.flips, gobi.decidable) == ("gold", 2, 0, False)
+    assert "fixed" in gobi.preview()
+    # q1_1_1 keeps label 2 through the gold "Gobi": unticking moves one passage, not two
+    assert (desert.kind, desert.passages, desert.flips, desert.accepted) == ("generated", 2, 1, True)
+    assert desert.preview() == "unticking removes it from the pool and moves 1 passage 2 → 1"
+    assert (nurse.kind, nurse.accepted, nurse.flips) == ("leaks", False, 1) and "whatever you decide" in nurse.preview()
+    off = {e.answer: e for e in answer_effects(q, q.hint_texts, res, {"Desert of Gobi": False})}["Desert of Gobi"]
+    assert not off.accepted and off.preview().startswith("unticked: out of the pool at the next build (1 passage 2 → 1)")
+    # the preview is what the label update then does
+    upd = update_labels(q, q.hint_texts, res, {"Desert of Gobi": False}, LeakageFilter())
+    assert upd.downgraded == off.flips + nurse.flips and upd.rejected_by_leakage == ["Nurse Gobi"]
+
+
+def test_verification_widget_offers_only_decisions_that_change_something(tmp_path) -> None:
+    q, res = _gobi()
+    path = tmp_path / "v.json"
+    box = verification_widget([q], {"q1": res}, path)
+    assert "1 judge-admitted answer(s) to verify" in box.children[0].value
+    rows = box.children[1].children[1:]
+    boxes = {row.children[1].value.split("</b>")[0].split("<b>")[-1]: row.children[0] for row in rows}
+    assert boxes["Gobi"].disabled and boxes["Nurse Gobi"].disabled  # gold and leaking answers are fixed
+    assert not boxes["Desert of Gobi"].disabled and boxes["Desert of Gobi"].value
+    boxes["Desert of Gobi"].value = False  # a click: saved at once, the line says what it now does
+    assert load_decisions(path) == {"q1": {"Desert of Gobi": False}}
+    line = next(r.children[1].value for r in rows if "Desert of Gobi" in r.children[1].value)
+    assert "unticked: out of the pool at the next build (1 passage 2 → 1)" in line
+    # a question whose accepted answers are all gold matches offers no box
+    gold_only = QuestionLabels("q2", {"q2_1_0": {"m": "Gobi"}}, {"q2_1_0": ["Gobi"]}, {"q2_1_0": 2})
+    q2 = Question("q2", "Which desert?", ["Gobi"], [Hint("Asia.")])
+    box = verification_widget([q2], {"q2": gold_only}, path)
+    assert "Nothing to verify" in box.children[0].value and len(box.children) == 2
+    assert "q2" in box.children[-1].value
 
 
 # ---------------------------------------------------------------- hints, answers, difficulty, invariants

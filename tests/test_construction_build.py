@@ -108,11 +108,16 @@ def load_built_from(folder, res):
 def test_rebuild_makes_no_model_call_and_conflicts_are_refused(tmp_path):
     cfg = _smoke("embedded", tmp_path, n=3)
     build_dataset(cfg, progress=False, log=print)
-    again = build_dataset(cfg, progress=False, log=print)
+    lines: list[str] = []
+    again = build_dataset(cfg, progress=False, log=lines.append)
     assert all(s["model_calls"] == 0 for s in again.llm_stats.values()), again.llm_stats
+    assert "holds a build with these parameters" in lines[0] and "reusing it" in lines[0], lines
     other = _smoke("embedded", tmp_path, n=2)
-    with pytest.raises(BuildConflictError, match="other parameters"):
+    # the error names each differing parameter as notebook 01 spells it, and what to do
+    with pytest.raises(BuildConflictError, match="other parameters") as err:
         build_dataset(other, progress=False, log=print)
+    assert "build_max_questions: 3 there → 2 here" in str(err.value)
+    assert "dataset_name" in str(err.value) and "overwrite=True" in str(err.value)
 
 
 def test_interrupted_labeling_resumes_from_the_checkpoint(tmp_path):

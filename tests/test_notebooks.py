@@ -65,3 +65,20 @@ def test_parameter_defaults_equal_the_default_profile():
     r = subprocess.run([sys.executable, str(PATHS.root / "scripts" / "sync_notebook_parameters.py"), "--check"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_notebook_01_defaults_make_the_default_profile_build():
+    """Notebook 01 opened in JupyterLab after `make run` reuses that run's build (issue 21: a default
+    that differed from the profile's made Run All stop with a BuildConflictError): its parameters
+    cell and set-up cell, run as written, give the default profile's build fingerprint."""
+    import nbformat
+
+    from inferqa_utils.config import PATHS
+    from inferqa_utils.construction.build import profile_build_config
+
+    cells = nbformat.read(PATHS.notebooks / "01_dataset_construction.ipynb", as_version=4).cells
+    ns: dict = {}
+    exec(next(c.source for c in cells if "parameters" in c.metadata.get("tags", [])), ns)
+    exec(next(c.source for c in cells if "BuildConfig(" in c.source), ns)
+    assert ns["cfg"].fingerprint() == profile_build_config("default").fingerprint()
+    assert profile_build_config("smoke").fingerprint() != profile_build_config("default").fingerprint()

@@ -27,7 +27,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -259,7 +259,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     """
 
     out = cfg.out_dir
-    _check_conflict(out, cfg, overwrite)
+    _check_conflict(out, cfg, overwrite, log)
     models = _Models(llm_loader or load_llm)
     timings: dict[str, float] = {}
     t = time.perf_counter()
@@ -474,15 +474,76 @@ def _bar(progress: bool, total: int, desc: str):
     return tqdm(total=total, desc=desc, unit="question")
 
 
-def _check_conflict(out: Path, cfg: BuildConfig, overwrite: bool) -> None:
+#: notebook 01's parameter name for a :class:`BuildConfig` field where the two differ
+NOTEBOOK_PARAMETER = {"source": "build_source", "name": "dataset_name", "max_questions": "build_max_questions"}
+
+
+def profile_build_config(profile_name: str) -> BuildConfig:
+    """The :class:`BuildConfig` notebook 01 makes under profile ``profile_name`` (its parameters
+    mapped onto the fields; fields no profile sets keep their defaults, as in the notebook)."""
+    from ..config import profile
+
+    params = profile(profile_name)
+    names = {f.name for f in fields(BuildConfig)}
+    kw = {f: params[NOTEBOOK_PARAMETER.get(f, f)] for f in names if NOTEBOOK_PARAMETER.get(f, f) in params}
+    for key in ("labelers", "parametric_models", "label_splits"):
+        if kw.get(key) is not None:
+            kw[key] = list(kw[key])
+    return BuildConfig(**kw)
+
+
+def parameter_differences(existing: dict[str, Any], cfg: BuildConfig) -> list[str]:
+    """``name: there → here`` for every fingerprinted parameter of ``cfg`` that differs from the
+    ``parameters`` of an existing build's manifest (names as notebook 01's parameters cell spells them)."""
+    here = asdict(cfg)
+    skip = {"verification_file", "output_dir", "stored_leakage_threshold"}
+    out = []
+    for k in sorted(here):
+        if k in skip or (k in existing and existing[k] == here[k]):
+            continue
+        there = existing.get(k, "(not recorded)")
+        out.append(f"{NOTEBOOK_PARAMETER.get(k, k)}: {there!r} there → {here[k]!r} here")
+    return out
+
+
+def matching_profiles(fingerprint: str | None) -> list[str]:
+    """Profiles whose notebook-01 parameters give a build with this fingerprint (who made it)."""
+    from ..config import profile_names
+
+    out = []
+    for name in profile_names():
+        try:
+            if profile_build_config(name).fingerprint() == fingerprint:
+                out.append(name)
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
+
+
+def _check_conflict(out: Path, cfg: BuildConfig, overwrite: bool, log: Callable[[str], None] = print) -> None:
+    """Refuse to overwrite a build made with other parameters (unless ``overwrite``): the error
+    names each differing parameter and the profile that made the existing build. A build with the
+    same parameters is reused (said in one line: the checkpoint and LLM cache make it cheap)."""
     m = out / "manifest.json"
-    if not m.exists() or overwrite:
+    if not m.exists():
         return
     try:
-        old = json.loads(m.read_text(encoding="utf-8")).get("fingerprint")
+        old = json.loads(m.read_text(encoding="utf-8"))
     except json.JSONDecodeError:
-        old = None
-    if old != cfg.fingerprint():
-        raise BuildConflictError(
-            f"{out} holds a build with other parameters (fingerprint {old} ≠ {cfg.fingerprint()}); "
-            "choose another dataset name or pass overwrite=True")
+        old = {}
+    fp = old.get("fingerprint")
+    made = ", ".join(f"`make run PROFILE={p}`" for p in matching_profiles(fp)) or "another parameter set"
+    if fp == cfg.fingerprint():
+        log(f"{out} holds a build with these parameters ({made}): reusing it — labelled questions come from "
+            "the checkpoint, LLM replies from the cache")
+        return
+    if overwrite:
+        log(f"replacing the build in {out} (made by {made}): overwrite=True")
+        return
+    diffs = parameter_differences(old.get("parameters") or {}, cfg)
+    listed = "; ".join(diffs[:8]) + (f"; and {len(diffs) - 8} more" if len(diffs) > 8 else "")
+    raise BuildConflictError(
+        f"{out} holds a build with other parameters (fingerprint {fp} ≠ {cfg.fingerprint()}; made by {made}). "
+        f"Differences: {listed or 'none recorded (an older manifest)'}. To show that build, set these parameters "
+        "back (a notebook's defaults are the default profile's: scripts/sync_notebook_parameters.py); to keep "
+        "both, choose another dataset_name; to replace it, pass overwrite=True")

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import PATHS, require_input
 from ..datamodel import Dataset
 from ..errors import DataFormatError
 from ..sources.quit import load_quit
 from ..trec import read_qrels
+
+if TYPE_CHECKING:
+    from .labeling import QuestionLabels
 
 
 def built_dir(name: str) -> Path:
@@ -41,3 +45,31 @@ def _distractor_hints(path: Path) -> dict[str, list[str]]:
         return {r["id"]: [h["hint"] for h in r["hints"]] for r in recs}
     except (json.JSONDecodeError, KeyError, TypeError) as e:
         raise DataFormatError(path, f"not a list of {{id, hints: [{{hint}}]}} records ({e})") from None
+
+
+def built_labels(folder: str | Path) -> dict[str, QuestionLabels]:
+    """The labeling records of the build in ``folder`` (``build/datasets/<name>``): its checkpoint
+    file for the manifest's parameters, read only (a cut last line is skipped, not repaired).
+    Empty when the build labelled nothing or has no checkpoint."""
+    from dataclasses import fields
+
+    from .build import BuildConfig
+    from .labeling import QuestionLabels
+
+    folder = Path(folder)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    names = {f.name for f in fields(BuildConfig)}
+    params = {k: v for k, v in (manifest.get("parameters") or {}).items() if k in names}
+    cfg = BuildConfig(**{**params, "output_dir": str(folder)})
+    path = cfg.label_checkpoint
+    out: dict[str, QuestionLabels] = {}
+    if not path.exists():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(rec, dict) and "qid" in rec:
+            out[rec["qid"]] = QuestionLabels(**rec)
+    return out

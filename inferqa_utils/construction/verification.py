@@ -125,37 +125,147 @@ def refusal_table(results: Mapping[str, QuestionLabels], split_of: Mapping[str, 
     return pd.DataFrame(rows, columns=["qid", "split", "answer", "rule", "labelers", "passages"])
 
 
-def verification_widget(questions: Sequence[Question], results: Mapping[str, QuestionLabels], path: str | Path):
-    """An ipywidgets form (paper Fig. 7): per question the gold answer(s) and every accepted
-    generated answer as a checkbox (exact gold matches highlighted). Every tick saves ``path``."""
+@dataclass
+class AnswerEffect:
+    """What one accepted answer's verification decision changes (:func:`answer_effects`)."""
+
+    answer: str
+    #: ``gold`` (a strict-EM gold match: fixed), ``leaks`` (the leakage filter removes it from the
+    #: pool whatever the decision) or ``generated`` (a judge-admitted answer: the person decides)
+    kind: str
+    #: passages on which some labeler produced it and it was accepted
+    passages: int
+    #: the current decision (answers absent from the decisions file count as accepted)
+    accepted: bool
+    #: passages that are label 2 with the answer in the pool and label 1 without it (the others keep
+    #: label 2 through another accepted answer); 0 for gold matches. For ``leaks`` the passages the
+    #: filter's removal has already moved 2 → 1
+    flips: int
+
+    @property
+    def decidable(self) -> bool:
+        return self.kind == "generated"
+
+    def preview(self) -> str:
+        """One sentence: what ticking or unticking this answer does at the next build."""
+        n = f"{self.flips} passage{'s' if self.flips != 1 else ''}"
+        if self.kind == "gold":
+            return (f"gold match on {self.passages} passage(s): fixed — verification decides the answers the "
+                    "judge admitted, a gold answer stays in the pool (paper 000 §3.2.3)")
+        if self.kind == "leaks":
+            return (f"the leakage filter removes it from the pool whatever you decide (it matches the question's "
+                    f"own hints: copied, not inferred); {self.flips} of its {self.passages} passage(s) are label 1 "
+                    "because of it")
+        if self.accepted:
+            if self.flips:
+                return f"unticking removes it from the pool and moves {n} 2 → 1"
+            return (f"unticking removes it from the pool; its {self.passages} passage(s) keep label 2 through "
+                    "another accepted answer")
+        return (f"unticked: out of the pool at the next build ({n} 2 → 1); ticking it again keeps "
+                f"{'them' if self.flips != 1 else 'it'} at 2")
+
+
+def answer_effects(q: Question, hints: Sequence[str], result: QuestionLabels, decisions: Mapping[str, bool],
+                   leakage: LeakageFilter | None = None) -> list[AnswerEffect]:
+    """Per distinct accepted answer of ``q`` (judge-admitted ones first, then gold matches): its kind,
+    current decision and how many passages its rejection moves 2 → 1, given the question's other
+    ``decisions`` — the same rule as :func:`update_labels`, which the next build applies."""
+    leakage = leakage or LeakageFilter()
+    gold = {normalize_answer(a) for a in q.meta.get("gold_answers") or q.answers}
+    answers = distinct_accepted(result)
+    generated = [a for a in answers if normalize_answer(a) not in gold]
+    leaking = {lk.answer for lk in leakage.find(generated, hints)} if generated else set()
+    rejected = {normalize_answer(a) for a in generated if decisions.get(a) is False or a in leaking}
+    count = {a: sum(normalize_answer(a) in {normalize_answer(x) for x in acc} for acc in result.accepted.values())
+             for a in answers}
+    out = []
+    for a in sorted(answers, key=lambda a: normalize_answer(a) in gold):
+        norm = normalize_answer(a)
+        kind = "gold" if norm in gold else "leaks" if a in leaking else "generated"
+        flips = 0
+        if kind != "gold":
+            without, with_ = rejected | {norm}, rejected - {norm}
+            flips = sum(label_rule(acc, with_) == 2 and label_rule(acc, without) == 1
+                        for acc in result.accepted.values())
+        out.append(AnswerEffect(a, kind, count[a], decisions.get(a, True) and kind != "leaks", flips))
+    return out
+
+
+def verification_widget(questions: Sequence[Question], results: Mapping[str, QuestionLabels], path: str | Path,
+                        leakage: LeakageFilter | None = None):
+    """An ipywidgets form (paper Fig. 7). Per question with a judge-admitted answer: the gold
+    answer(s), a checkbox per admitted answer with what unticking it changes ("unticking removes
+    this answer from the pool and moves 3 passages 2 → 1"), updated as you click; gold matches
+    and answers the leakage filter removes are shown as fixed (disabled). Questions whose accepted
+    answers are all gold matches are listed in one line: nothing to decide there. Every tick
+    saves ``path`` at once; the next build applies it (:func:`update_labels`)."""
+    import html
+
     import ipywidgets as w
 
+    leakage = leakage or LeakageFilter()
     decisions = load_decisions(path)
-    rows = []
+    rows, gold_only = [], []
+    n_decide = 0
     for q in questions:
         res = results.get(q.qid)
         if res is None:
             continue
-        gold = {normalize_answer(a) for a in q.meta.get("gold_answers") or q.answers}
-        answers = distinct_accepted(res)
-        # answers the judge admitted (not gold matches) first: those are the decisions that matter
-        answers = sorted(answers, key=lambda a: normalize_answer(a) in gold)
-        if not answers:
+        effects = answer_effects(q, q.hint_texts, res, decisions.get(q.qid, {}), leakage)
+        if not effects:
             continue
-        header = w.HTML(f"<b>{q.qid}</b>: {q.question}<br>gold: <b>{' | '.join(q.answers)}</b>")
-        boxes = []
-        for a in answers:
-            exact = normalize_answer(a) in gold
-            label = f"<span style='background:#c8f7c5'>{a}</span>" if exact else a
-            cb = w.Checkbox(value=decisions.get(q.qid, {}).get(a, True), indent=False,
-                            layout=w.Layout(width="30px"))
+        if not any(e.decidable or e.kind == "leaks" for e in effects):
+            gold_only.append(q.qid)
+            continue
+        gold = q.meta.get("gold_answers") or q.answers
+        header = w.HTML(f"<b>{html.escape(q.qid)}</b>: {html.escape(q.question)}<br>gold: "
+                        f"<b>{html.escape(' | '.join(gold))}</b>")
+        lines = []
+        previews: dict[str, w.HTML] = {}
 
-            def on_change(change, qid=q.qid, ans=a):
-                decisions.setdefault(qid, {})[ans] = bool(change["new"])
-                save_decisions(path, decisions)
+        def refresh(q: Question = q, res: QuestionLabels = res, previews: dict[str, w.HTML] = previews) -> None:
+            for e in answer_effects(q, q.hint_texts, res, decisions.get(q.qid, {}), leakage):
+                if e.answer in previews:
+                    previews[e.answer].value = _effect_html(e)
 
-            cb.observe(on_change, names="value")
-            boxes.append(w.HBox([cb, w.HTML(label)]))
-        rows.append(w.VBox([header, *boxes], layout=w.Layout(border="1px solid #ddd", padding="4px")))
-    info = w.HTML(f"Decisions are saved to <code>{path}</code> as you click; re-run the build cells to apply.")
-    return w.VBox([info, *rows])
+        for e in effects:
+            n_decide += e.decidable
+            cb = w.Checkbox(value=e.accepted, indent=False, disabled=not e.decidable, layout=w.Layout(width="30px"))
+            label = w.HTML(_effect_html(e))
+            previews[e.answer] = label
+            if e.decidable:
+                def on_change(change, qid=q.qid, ans=e.answer, refresh=refresh):
+                    decisions.setdefault(qid, {})[ans] = bool(change["new"])
+                    save_decisions(path, decisions)
+                    refresh()
+
+                cb.observe(on_change, names="value")
+            row = w.HBox([cb, label])
+            row.add_class(f"inferqa-verify-{e.kind}")
+            lines.append(row)
+        box = w.VBox([header, *lines], layout=w.Layout(border="1px solid #ddd", padding="4px"))
+        box.add_class("inferqa-verify-question")
+        rows.append(box)
+    if n_decide:
+        head = (f"<b>{n_decide} judge-admitted answer(s) to verify</b> in {len(rows)} question(s): tick the "
+                "correct ones, untick the wrong ones; each line says what its decision changes.")
+    else:
+        head = ("<b>Nothing to verify</b>: no generated answer beyond the gold answers was admitted by the judge "
+                "(or the leakage filter removes it anyway), so no decision would change a label.")
+    gold_line = (f"{len(gold_only)} labelled question(s) have only gold matches among their accepted answers "
+                 f"(fixed, nothing to decide): {html.escape(', '.join(gold_only))}" if gold_only else "")
+    info = w.HTML(f"{head}<br>Decisions are saved to <code>{html.escape(str(path))}</code> as you click; "
+                  "re-run the <b>Build</b> cell to apply them.")
+    out = w.VBox([info, *rows, w.HTML(f"<small>{gold_line}</small>")])
+    out.add_class("inferqa-verification")
+    return out
+
+
+def _effect_html(e: AnswerEffect) -> str:
+    import html
+
+    name = html.escape(e.answer)
+    style = {"gold": "background:#c8f7c5", "leaks": "color:#888;text-decoration:line-through"}.get(e.kind, "")
+    tag = {"gold": "gold (fixed)", "leaks": "removed by the leakage filter", "generated": "judge-admitted"}[e.kind]
+    return (f"<span style='{style}'><b>{name}</b></span> <small>[{tag}]</small> — "
+            f"<span class='inferqa-preview'>{html.escape(e.preview())}</span>")

@@ -1,0 +1,459 @@
+"""The question inspector: one question of a built dataset walked through every stage, read from
+the files the notebooks wrote (no model call).
+
+For a question of ``build/datasets/<name>/`` it gathers
+
+- **01** its hints with convergence and kept / dropped reason (``hints.csv``), its status and split
+  (``questions.csv``), the closed-book answers of the parametric filter (``parametric.csv``), its
+  passages with labels (qrels) and the labelers' answers (the split files, the labeling checkpoint:
+  which answers the judge accepted);
+- **02/03/05/07** where every stored run ranked its label-2 passages (``build/runs/<name>/supporting``,
+  :func:`inferqa_utils.stages.run_dir`), as a table and a small rank plot;
+- **04** the reader's answer per setting (pipeline k, oracle, Optimal) with strict EM and the judge
+  (``results/04_<name>_<split>_answers.csv``);
+- **06** its EM pattern over the top N and the passage types IZ / DP / DN / SP / SN
+  (``results/06_<name>_<split>_patterns.csv``).
+
+What is missing is named with the notebook that writes it (``run notebook 04_reading: python -m
+inferqa_utils run --only 04``). :class:`QuestionInspector` reads each file once;
+:meth:`QuestionInspector.report` returns a :class:`QuestionReport` (tables as pandas frames),
+:meth:`QuestionReport.show` displays it, :func:`inspector_widget` is the ipywidgets picker over it.
+ipywidgets, IPython and matplotlib are imported only when something is displayed.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import stages
+from .config import PATHS
+from .construction.store import built_dir, built_labels, load_built
+from .show import question_label
+from .trec import read_run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .datamodel import Dataset
+
+#: the numbered notebooks that write what the inspector reads
+NOTEBOOKS = {"01": "01_dataset_construction", "02": "02_retrieval", "03": "03_reranking", "04": "04_reading",
+             "05": "05_finetuning", "06": "06_damaging_passages", "07": "07_beyond"}
+#: passage types of paper 004 §5.1 in the order the inspector counts them
+PASSAGE_TYPES = ("IZ", "DP", "DN", "SP", "SN")
+
+
+def run_notebook_hint(nn: str, why: str) -> str:
+    """``"<why>: run notebook 04_reading (python -m inferqa_utils run --only 04)"``."""
+    return f"{why}: run notebook {NOTEBOOKS[nn]} (python -m inferqa_utils run --only {nn})"
+
+
+def run_stage(name: str, in_beyond: bool = False) -> str:
+    """The notebook (``"02"`` … ``"07"``) that writes the run file ``<name>.trec``: notebook 07's
+    methods live under ``beyond/``, fine-tuned models (``FT-…``) are 05's, ``first+reranker`` and
+    ``oracle+reranker`` 03's, the rest (retrievers, hybrid, RRF) 02's."""
+    if in_beyond:
+        return "07"
+    if "FT-" in name:
+        return "05"
+    if "+" in name:
+        return "03"
+    return "02"
+
+
+@dataclass
+class QuestionReport:
+    """Everything the notebooks wrote about one question (see the module docstring)."""
+
+    dataset: str
+    qid: str
+    question: str
+    split: str | None
+    gold: list[str]
+    pool: list[str]
+    qtype: str | None = None
+    difficulty: str | None = None
+    #: the question's row of ``questions.csv`` (status, reason, parametric, pool counts)
+    status: dict[str, Any] = field(default_factory=dict)
+    #: hint, text, convergence, kept, reason (every source hint, kept or not)
+    hints: pd.DataFrame | None = None
+    #: model, repeat, answer, em, correct, guard (the parametric filter's closed-book answers)
+    closed_book: pd.DataFrame | None = None
+    #: passage, hints, label, answers (labeler: answer, ✓ when accepted), text
+    passages: pd.DataFrame | None = None
+    #: run, notebook, depth, label-2 passages, retrieved, first rank, ranks
+    ranks: pd.DataFrame | None = None
+    #: setting, system, k, union, reader, answer, em, judged
+    readings: pd.DataFrame | None = None
+    #: system, corpus, em_pattern, judged_pattern, em_types
+    patterns: pd.DataFrame | None = None
+    #: what could not be shown and which notebook writes it
+    notes: list[str] = field(default_factory=list)
+    #: run name → ranks of the label-2 passages (1-based; for the plot)
+    rank_points: dict[str, list[int]] = field(default_factory=dict)
+    run_depths: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_hints(self) -> int:
+        """Hints the source gives this question (kept or not)."""
+        return 0 if self.hints is None else len(self.hints)
+
+    @property
+    def n_kept(self) -> int:
+        return 0 if self.hints is None else int(self.hints["kept"].astype(bool).sum())
+
+    def type_counts(self) -> pd.DataFrame | None:
+        """Passage types per run and corpus: counts of IZ / DP / DN / SP / SN over the top N."""
+        import pandas as pd
+
+        if self.patterns is None or not len(self.patterns):
+            return None
+        rows = []
+        for _, r in self.patterns.iterrows():
+            c = Counter(str(r["em_types"]).split())
+            rows.append({"system": r["system"], "corpus": r["corpus"], **{t: c.get(t, 0) for t in PASSAGE_TYPES}})
+        return pd.DataFrame(rows)
+
+    def summary(self) -> str:
+        """One line: question, split, gold, hint counts, passages and label-2 passages."""
+        n2 = 0 if self.passages is None else int((self.passages["label"] == 2).sum())
+        npas = 0 if self.passages is None else len(self.passages)
+        return (f"{self.qid} ({self.split or self.status.get('status', '?')}): {self.n_hints} hints, "
+                f"{self.n_kept} kept; {npas} passages, {n2} with label 2")
+
+    def rank_figure(self):
+        """A small strip plot: one row per run, a dot at the rank of each label-2 passage (log
+        scale, up to the run's depth). ``None`` when no run holds a label-2 passage."""
+        if not any(self.rank_points.values()):
+            return None
+        import matplotlib.pyplot as plt
+
+        names = list(self.rank_points)
+        fig, ax = plt.subplots(figsize=(9, 0.32 * len(names) + 1.0))
+        for y, name in enumerate(names):
+            depth = self.run_depths.get(name, 100)
+            ax.plot([1, depth], [y, y], color="#ddd", lw=1, zorder=0)
+            pts = self.rank_points[name]
+            ax.scatter(pts, [y] * len(pts), s=18, color="#1f77b4", zorder=2)
+        ax.set_yticks(range(len(names)), names, fontsize=8)
+        ax.set_xscale("log")
+        top = max(self.run_depths.get(n, 100) for n in names)
+        ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if t <= top]
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
+        ax.set_xlabel("rank of the question's label-2 passages (log scale)")
+        ax.invert_yaxis()
+        ax.set_title(f"{self.qid}: where each run ranks its label-2 passages", fontsize=9)
+        fig.tight_layout()
+        return fig
+
+    def show(self) -> None:
+        """Display the report in the current output (cell or widget ``Output``)."""
+        from IPython.display import HTML, Markdown, display
+
+        from .show import show_table
+
+        gold = " | ".join(self.gold)
+        extra = [a for a in self.pool if a not in self.gold]
+        display(HTML(f"<div class='inferqa-inspector-summary'><b>{html.escape(self.question)}</b><br>"
+                     f"gold: <code>{html.escape(gold)}</code>"
+                     + (f" · pool adds: <code>{html.escape(' | '.join(extra))}</code>" if extra else "")
+                     + f" · type {html.escape(str(self.qtype))} · difficulty {html.escape(str(self.difficulty))}<br>"
+                     f"<span class='inferqa-hint-count'>{html.escape(self.summary())}</span></div>"))
+        for note in self.notes:
+            display(HTML(f"<div class='inferqa-note' style='color:#a15c00'>⚠ {html.escape(note)}</div>"))
+        if self.hints is not None:
+            display(Markdown("**01 · hints** — convergence, kept (top-k) or why not"))
+            show_table(self.hints, wrap=("text", "reason"))
+        if self.closed_book is not None and len(self.closed_book):
+            display(Markdown("**01 · parametric filter** — closed-book answers (a correct one makes the "
+                             "question parametric → train)"))
+            show_table(self.closed_book, wrap=("answer",))
+        if self.passages is not None:
+            display(Markdown("**01 · passages** — label (2: a labeler's answer accepted; 1: not; own passages "
+                             "only) and the labelers' answers (✓ accepted)"))
+            show_table(self.passages, wrap=("text", "answers"))
+        if self.ranks is not None and len(self.ranks):
+            display(Markdown("**02 · 03 · 05 · 07 · retrieval** — where each run ranks the question's label-2 "
+                             "passages (— : not in the run's top depth)"))
+            show_table(self.ranks, wrap=("ranks",))
+            fig = self.rank_figure()
+            if fig is not None:
+                import matplotlib.pyplot as plt
+
+                display(fig)
+                plt.close(fig)
+        if self.readings is not None and len(self.readings):
+            display(Markdown("**04 · reading** — the reader's answer per setting, strict EM and the judge"))
+            show_table(self.readings, wrap=("answer",))
+        if self.patterns is not None and len(self.patterns):
+            display(Markdown("**06 · damaging passages** — EM over the top 1…N passages (1 = correct) and the "
+                             "type of each passage (IZ irrelevant, DP/DN damaging, SP/SN supporting)"))
+            show_table(self.patterns, wrap=())
+            counts = self.type_counts()
+            if counts is not None:
+                show_table(counts, wrap=())
+
+
+class QuestionInspector:
+    """Reads a built dataset's stage outputs once and reports on any of its questions.
+
+    ``split`` is the split notebooks 02–07 analysed (their ``split`` parameter, ``"test"`` in every
+    profile); ``corpus_tag`` the run folder (``"supporting"``: the hint passages)."""
+
+    def __init__(self, dataset_name: str, split: str = "test", corpus_tag: str = "supporting") -> None:
+        self.name = dataset_name
+        self.split = split
+        self.corpus_tag = corpus_tag
+        self.folder = built_dir(dataset_name)
+        self._ds: Dataset | None = None
+        self._tables: dict[str, Any] = {}
+        self._runs: dict[str, tuple[str, dict[str, list[tuple[str, float]]]]] | None = None
+
+    # -- inputs -------------------------------------------------------------------------------
+    @property
+    def built(self) -> bool:
+        return (self.folder / "manifest.json").exists()
+
+    def missing_build(self) -> str:
+        return run_notebook_hint("01", f"no built dataset {self.name!r} in {self.folder}")
+
+    @property
+    def dataset(self) -> Dataset:
+        if self._ds is None:
+            self._ds = load_built(self.name)
+        return self._ds
+
+    def _csv(self, path: Path) -> pd.DataFrame | None:
+        key = str(path)
+        if key not in self._tables:
+            import pandas as pd
+
+            self._tables[key] = pd.read_csv(path, dtype={"em_pattern": str, "judged_pattern": str},
+                                            keep_default_na=False, na_values=[""]) if path.exists() else None
+        return self._tables[key]
+
+    def _labels(self) -> dict[str, Any]:
+        if "labels" not in self._tables:
+            self._tables["labels"] = built_labels(self.folder)
+        return self._tables["labels"]
+
+    def runs(self) -> dict[str, tuple[str, dict[str, list[tuple[str, float]]]]]:
+        """``{run name: (notebook, run)}`` for every run file of the dataset (notebook 07's under
+        ``beyond/`` as ``07 · <name>``), read once."""
+        if self._runs is None:
+            folder = stages.run_dir(self.name, self.corpus_tag)
+            found: dict[str, tuple[str, dict[str, list[tuple[str, float]]]]] = {}
+            for path in sorted(folder.glob("*.trec")) if folder.is_dir() else []:
+                found[path.stem] = (run_stage(path.stem), read_run(path))
+            for path in sorted((folder / "beyond").glob("*.trec")) if (folder / "beyond").is_dir() else []:
+                found[f"07 · {path.stem}"] = ("07", read_run(path))
+            order = {"02": 0, "03": 1, "05": 2, "07": 3}
+            self._runs = dict(sorted(found.items(), key=lambda kv: (order.get(kv[1][0], 9), kv[0])))
+        return self._runs
+
+    def question_ids(self, split: str | None = None) -> list[str]:
+        """The built questions, the analysed split first (in split order), then the others."""
+        ds = self.dataset
+        first = [q.qid for q in ds.split(split or self.split)] if (split or self.split) in ds.splits else []
+        return first + [qid for qid in ds.questions if qid not in set(first)]
+
+    # -- one question -------------------------------------------------------------------------
+    def report(self, qid: str) -> QuestionReport:
+        """Everything written about ``qid`` (a built question), read from files."""
+        import pandas as pd
+
+        ds = self.dataset
+        if qid not in ds.questions:
+            raise KeyError(f"question {qid!r} is not in the built dataset {self.name!r}; "
+                           f"e.g. {self.question_ids()[:5]}")
+        q = ds.questions[qid]
+        split = next((s for s, ids in ds.splits.items() if qid in ids), None)
+        gold = list(q.meta.get("gold_answers") or q.answers)
+        rep = QuestionReport(self.name, qid, q.question, split, gold, list(q.answers), q.qtype, q.difficulty)
+        notes = rep.notes
+
+        qtab = self._csv(self.folder / "questions.csv")
+        if qtab is not None:
+            row = qtab[qtab["qid"] == qid]
+            if len(row):
+                rep.status = {k: v for k, v in row.iloc[0].to_dict().items() if pd.notna(v)}
+        htab = self._csv(self.folder / "hints.csv")
+        if htab is None:
+            notes.append(run_notebook_hint("01", "hints.csv is missing (a build from an older version)"))
+        else:
+            rep.hints = (htab[htab["qid"] == qid].drop(columns=["qid"]).sort_values("hint")
+                         .reset_index(drop=True).fillna({"reason": ""}))
+        ptab = self._csv(self.folder / "parametric.csv")
+        if ptab is not None:
+            rep.closed_book = ptab[ptab["qid"] == qid].drop(columns=["qid"]).reset_index(drop=True)
+
+        labels = self._labels().get(qid)
+        qrels = ds.qrels.get(qid, {})
+        rows = []
+        for p in ds.passages_of(qid):
+            gens = ds.generations.get(p.pid, {})
+            accepted = set(labels.accepted.get(p.pid, [])) if labels is not None else set()
+            answers = "; ".join(f"{m}: {a}{' ✓' if a in accepted else ''}" for m, a in gens.items())
+            rows.append({"passage": p.pid, "hints": p.n_hints, "label": qrels.get(p.pid), "answers": answers,
+                         "text": p.text})
+        rep.passages = pd.DataFrame(rows, columns=["passage", "hints", "label", "answers", "text"])
+        labelled = ds.meta.get("labelled_splits")
+        if labels is None and labelled is not None and split not in labelled:
+            notes.append(f"the {split} split is not LLM-labelled in this build (label_splits = {labelled}): its "
+                         "own passages are label 1 without a labeler's answer")
+
+        analysed = split == self.split
+        if not analysed:
+            notes.append(f"notebooks 02–07 analyse the {self.split} split; this question is in {split}: no "
+                         "runs, readings or EM patterns for it")
+        if analysed:
+            self._retrieval(rep, qrels)
+            self._reading(rep)
+            self._patterns(rep)
+        return rep
+
+    def _retrieval(self, rep: QuestionReport, qrels: dict[str, int]) -> None:
+        import pandas as pd
+
+        runs = self.runs()
+        if not runs:
+            rep.notes.append(run_notebook_hint("02", f"no stored runs in {stages.run_dir(self.name, self.corpus_tag)}"))
+            return
+        if not any(nb == "03" for nb, _ in runs.values()):
+            rep.notes.append(run_notebook_hint("03", "no reranked run"))
+        rel = {pid for pid, label in qrels.items() if label == 2}
+        if not rel:
+            rep.notes.append("no label-2 passage: no labeler's answer was accepted on any of its passages, "
+                             "so there is no rank to show")
+            return
+        rows = []
+        for name, (nb, run) in runs.items():
+            ranking = run.get(rep.qid)
+            if ranking is None:
+                continue
+            ranks = [r for r, (pid, _) in enumerate(ranking, 1) if pid in rel]
+            rep.rank_points[name] = ranks
+            rep.run_depths[name] = len(ranking)
+            rows.append({"run": name, "notebook": nb, "depth": len(ranking), "label-2 passages": len(rel),
+                         "retrieved": len(ranks), "first rank": ranks[0] if ranks else "—",
+                         "in top 10": sum(r <= 10 for r in ranks),
+                         "ranks": " ".join(map(str, ranks[:20])) + (" …" if len(ranks) > 20 else "")})
+        if rows:
+            rep.ranks = pd.DataFrame(rows)
+        else:
+            rep.notes.append(run_notebook_hint("02", f"no stored run ranks {rep.qid}"))
+
+    def _reading(self, rep: QuestionReport) -> None:
+        path = stages.result_path("04", self.name, self.split, "answers")
+        tab = self._csv(path)
+        if tab is None:
+            rep.notes.append(run_notebook_hint("04", f"no readings ({path.name})"))
+            return
+        rows = tab[tab["qid"] == rep.qid]
+        order = {"pipeline": 0, "oracle": 1, "Optimal": 2}
+        cols = [c for c in ("setting", "system", "k", "union", "reader", "answer", "em", "judged") if c in rows]
+        rows = rows.assign(_o=rows["setting"].map(order).fillna(9)).sort_values(
+            ["_o", "reader", "system", "k", "union"]).drop(columns="_o")
+        rep.readings = rows[cols].reset_index(drop=True)
+        if "k" in rep.readings:
+            rep.readings["k"] = rep.readings["k"].astype("Int64")
+
+    def _patterns(self, rep: QuestionReport) -> None:
+        path = stages.result_path("06", self.name, self.split, "patterns")
+        tab = self._csv(path)
+        if tab is None:
+            rep.notes.append(run_notebook_hint("06", f"no EM patterns ({path.name})"))
+            return
+        cols = [c for c in ("system", "corpus", "em_pattern", "judged_pattern", "em_types") if c in tab]
+        rep.patterns = tab[tab["qid"] == rep.qid][cols].reset_index(drop=True)
+
+    # -- widget -------------------------------------------------------------------------------
+    def widget(self, question_id: str | None = None):
+        """A full-width question dropdown over the built questions and an output area showing the
+        selected question's report at once and after every change (files only: fast)."""
+        import ipywidgets as w
+
+        if not self.built:
+            box = w.VBox([w.HTML(f"<div class='inferqa-note'>⚠ {html.escape(self.missing_build())}</div>")])
+            box.add_class("inferqa-inspector")
+            return box
+        ds = self.dataset
+        ids = self.question_ids()
+        split_of = {qid: s for s, qs in ds.splits.items() for qid in qs}
+        value = question_id if question_id in ds.questions else ids[0]
+        picker = w.Dropdown(options=[(f"[{split_of.get(i, '?')}] {question_label(ds.questions[i])}", i) for i in ids],
+                            value=value, description="inspect", style={"description_width": "initial"},
+                            layout=w.Layout(width="95%", max_width="70em"))
+        line = w.HTML()
+        out = w.Output()
+
+        def show(qid: str) -> None:
+            t0 = time.perf_counter()
+            line.value = f"<span class='inferqa-status'>reading the stored outputs of {html.escape(qid)}…</span>"
+            with out:
+                out.clear_output(wait=True)
+                self.report(qid).show()
+            line.value = (f"<span class='inferqa-status'>{html.escape(qid)}: read from {html.escape(str(self.folder))}"
+                          f" and results/ in {time.perf_counter() - t0:.1f} s (no model call)</span>")
+
+        picker.observe(lambda change: show(change["new"]), names="value")
+        box = w.VBox([picker, line, out])
+        box.add_class("inferqa-inspector")
+        box.show = show  # type: ignore[attr-defined]
+        show(value)
+        return box
+
+
+def inspect_question(dataset_name: str, qid: str, split: str = "test") -> QuestionReport:
+    """:meth:`QuestionInspector.report` of one question (files only, no model call)."""
+    return QuestionInspector(dataset_name, split).report(qid)
+
+
+def inspector_widget(dataset_name: str, question_id: str | None = None, split: str = "test"):
+    """The inspector as an ipywidgets picker (see :meth:`QuestionInspector.widget`); on a dataset
+    that is not built yet it says which notebook to run."""
+    return QuestionInspector(dataset_name, split).widget(question_id)
+
+
+def show_inspector(dataset_name: str, question_id: str | None = None, interactive: bool = True,
+                   split: str = "test") -> QuestionReport | None:
+    """Notebook 00's inspector cell: the widget when ``interactive`` (JupyterLab), else the static
+    report of ``question_id`` (or of the first analysed question when it is not built: a smoke
+    build holds 4 questions), so a headless run exercises the same code. On a dataset that is not
+    built yet it prints which notebook to run. Returns the report shown headless, else None."""
+    from IPython.display import display
+
+    ins = QuestionInspector(dataset_name, split)
+    if not ins.built:
+        print(ins.missing_build())
+        return None
+    if interactive:
+        display(ins.widget(question_id))
+        return None
+    qid = question_id if question_id in ins.dataset.questions else ins.question_ids()[0]
+    rep = ins.report(qid)
+    rep.show()
+    return rep
+
+
+def built_datasets() -> list[str]:
+    """Names of the datasets under ``build/datasets`` with a manifest (what the inspector can read)."""
+    root = PATHS.datasets
+    if not root.is_dir():
+        return []
+    return sorted(d.name for d in root.iterdir() if (d / "manifest.json").is_file())
+
+
+def describe_inputs(dataset_name: str, split: str = "test") -> dict[str, dict[str, Any]]:
+    """Which stage outputs of ``dataset_name`` exist (path → bool), for a quick look or a test."""
+    paths = {"build": built_dir(dataset_name) / "manifest.json",
+             "runs": stages.run_dir(dataset_name, "supporting"),
+             "readings": stages.result_path("04", dataset_name, split, "answers"),
+             "patterns": stages.result_path("06", dataset_name, split, "patterns")}
+    return {k: {"path": str(v), "exists": v.exists()} for k, v in paths.items()}

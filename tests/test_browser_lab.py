@@ -1,0 +1,175 @@
+"""JupyterLab in a real browser (issue 21): the quickstart and notebook 01 opened on the smoke
+build, run from the menu, and read the way a teacher sees them.
+
+Real components only: ``python -m jupyterlab`` on 127.0.0.1 with a token, Debian's chromium and
+chromedriver (scripts/setup_browser.sh), selenium from requirements.txt, the smoke build
+(``smoke_outputs``: made by ``make smoke`` or here). The notebooks are opened as copies with the
+smoke profile's parameters injected (:func:`inferqa_utils.runner.parameterized_copy`, what
+papermill does before a run); their own defaults are the default profile's. A screenshot per step
+goes to ``screenshots/browser/`` (git-ignored).
+
+Run with ``make browser-test`` (``pytest -m browser``); ``make test`` deselects the marker.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lab_browser import SCREENSHOTS, LabPage, LabServer, browser_binaries, chrome
+
+from inferqa_utils.config import PATHS, profile
+from inferqa_utils.construction.store import load_built
+from inferqa_utils.quickstart import demo_corpus, pick_questions
+from inferqa_utils.runner import notebook_parameters, parameterized_copy
+from inferqa_utils.sources import load_source
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+#: a notebook's Run All on the smoke build (SmolLM2; minutes on a loaded 2-core machine)
+RUN_TIMEOUT = 1500
+
+
+@pytest.fixture(scope="module")
+def lab(smoke_outputs: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LabServer, Path]]:
+    browser_binaries()
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)  # one run's screenshots, numbered in step order
+    work = tmp_path_factory.mktemp("lab")
+    nbdir = work / "notebooks"
+    for name in ("00_quickstart.ipynb", "01_dataset_construction.ipynb"):
+        parameterized_copy(PATHS.notebooks / name, "smoke", nbdir)
+    server = LabServer(nbdir, work, env={"INFERQA_ROOT": str(PATHS.root), "PYTHONPATH": str(PATHS.root)})
+    server.start()
+    try:
+        yield server, nbdir
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def page(lab: tuple[LabServer, Path]) -> Iterator[LabPage]:
+    driver = chrome()
+    try:
+        yield LabPage(driver, lab[0], SCREENSHOTS)
+    finally:
+        driver.quit()
+
+
+def _no_errors(page: LabPage, saved: dict) -> None:
+    errors = [o for c in saved["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors, [f"{e['ename']}: {e['evalue']}" for e in errors]
+    assert page.error_outputs() == []
+
+
+def _widgets_render(page: LabPage) -> None:
+    text = page.js("return document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)').innerText")
+    for bad in ("Loading widget", "Error displaying widget", "VBox(children", "Dropdown(", "IntProgress("):
+        assert bad not in text, f"a widget did not render: {bad!r} on the page"
+
+
+def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple[LabServer, Path]) -> None:
+    _, nbdir = lab
+    t0 = time.monotonic()
+    page.open("00_quickstart.ipynb")
+    page.shot("quickstart_opened")
+    took = page.run_all(RUN_TIMEOUT)
+    page.log(f"[browser] quickstart: Run All Cells took {took:.1f} s")
+    saved = page.save(nbdir / "00_quickstart.ipynb")
+    _no_errors(page, saved)
+    _widgets_render(page)
+
+    # the picker: a real <select>, full width, and the first question's results shown at once
+    picker = ".inferqa-quickstart-picker"
+    first = ast.literal_eval(notebook_parameters(nbdir / "00_quickstart.ipynb")["question_id"]["default"])
+    assert page.js(f"return document.querySelectorAll('{picker} select').length") == 1
+    width = page.js(f"return document.querySelector('{picker} .widget-dropdown').getBoundingClientRect().width")
+    assert width > 600, f"the question dropdown is {width:.0f} px wide"
+    status = page.text_of(f"{picker} .inferqa-status")
+    assert f"{first}: done — the results computed above" in status, status
+    out = page.text_of(f"{picker} .widget-output")
+    assert f"{first}:" in out and "closed book (no context)" in out, out[:500]
+    # passage text left-aligned, wrapped, complete (the old tables cut it at 140 characters, right-aligned)
+    def text_cells(scope: str) -> list:
+        cells = page.js(f"return [...document.querySelectorAll('{scope} .inferqa-table td')].map(td => "
+                        "[td.innerText, getComputedStyle(td).textAlign, getComputedStyle(td).whiteSpace])")
+        wrapped = [c for c in cells if c[2] == "normal"]
+        assert wrapped and all(align in ("left", "start") and not t.endswith("...") for t, align, _ in wrapped), cells
+        return [t for t, _, _ in wrapped]
+    assert max(map(len, text_cells(".jp-NotebookPanel:not(.lm-mod-hidden)"))) > 140  # section 2's passages
+    page.shot("quickstart_picker_first_render", picker)
+
+    # change the question: progress while the model works, then the new question's results
+    # (emb_hum_02: BM25 finds passages for it in the 4-question smoke corpus, not for emb_loc_05)
+    target = "emb_hum_02"
+    new = page.select(f"{picker} select", target)
+    seen: list[str] = []
+    shot_working = False
+
+    def done() -> bool:
+        nonlocal shot_working
+        s = page.text_of(f"{picker} .inferqa-status")
+        if s and (not seen or seen[-1] != s):
+            seen.append(s)
+        if s.startswith("step") and not shot_working:
+            shot_working = True
+            page.shot("quickstart_picker_working", picker)
+        return f"{target}: done" in s
+    page.wait(f"the picker to show {target}", done, 600, every=0.1)
+    page.log(f"[browser] picker statuses seen: {seen}")
+    out = page.text_of(f"{picker} .widget-output")
+    assert f"{target}:" in out and f"{first}:" not in out, out[:500]
+    assert new.startswith(f"{target}: ")
+    # the retrieved passages in the picker's output, each one complete
+    smoke = profile("smoke")
+    corpus = {p.text for p in demo_corpus(pick_questions(load_source(smoke["source"]), first, smoke["max_questions"]),
+                                          3).values()}
+    assert [t for t in text_cells(picker) if t in corpus], text_cells(picker)
+    page.shot("quickstart_picker_changed", picker)
+
+    # the inspector: a widget; a known question shows its hint count from the source
+    insp = ".inferqa-inspector"
+    assert page.js(f"return document.querySelectorAll('{insp} select').length") == 1
+    test_ids = load_built(profile("smoke")["dataset_name"]).splits["test"]
+    initial = page.text_of(f"{insp} .inferqa-hint-count")
+    assert initial.startswith(f"{test_ids[0]} (test)"), initial  # emb_loc_05 is not in the smoke build
+    known = test_ids[-1]
+    n_hints = len(load_source(profile("smoke")["build_source"]).questions[known].hints)
+    k = profile("smoke")["k_hints"]
+    page.select(f"{insp} select", f"[test] {known}")
+    page.wait(f"the inspector to show {known}",
+              lambda: page.text_of(f"{insp} .inferqa-hint-count").startswith(f"{known} (test)"), 120, every=0.2)
+    line = page.text_of(f"{insp} .inferqa-hint-count")
+    assert f"{n_hints} hints, {k} kept" in line, line
+    body = page.text_of(f"{insp} .widget-output")
+    for section in ("01 · hints", "01 · passages", "04 · reading", "06 · damaging passages"):
+        assert section in body, f"inspector section {section!r} missing"
+    assert "run notebook" not in body, body[:800]
+    assert re.search(r"read from .* in [0-9.]+ s \(no model call\)", page.text_of(f"{insp} .inferqa-status"))
+    page.shot("inspector_known_question", insp)
+    page.shot_text("inspector_reading_and_patterns", "04 · reading")
+    page.log(f"[browser] quickstart test: {time.monotonic() - t0:.1f} s")
+
+
+def test_notebook_01_reuses_the_build_in_jupyterlab(page: LabPage, lab: tuple[LabServer, Path]) -> None:
+    """Notebook 01 opened after the build it describes (here the smoke build) runs without error,
+    reuses that build and shows the verification widget with what each decision changes."""
+    _, nbdir = lab
+    page.open("01_dataset_construction.ipynb")
+    took = page.run_all(RUN_TIMEOUT)
+    page.log(f"[browser] notebook 01: Run All Cells took {took:.1f} s")
+    saved = page.save(nbdir / "01_dataset_construction.ipynb")
+    _no_errors(page, saved)
+    _widgets_render(page)
+    text = page.js("return document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)').innerText")
+    assert "reusing it" in text and "BuildConflictError" not in text
+    page.shot_text("notebook01_build_reused", "reusing it")
+    ver = ".inferqa-verification"
+    assert page.js(f"return document.querySelectorAll('{ver}').length") == 1
+    vtext = page.text_of(ver)
+    assert "Nothing to verify" in vtext or "to verify" in vtext, vtext
+    page.shot("notebook01_verification_widget", ver)

@@ -1,0 +1,75 @@
+"""Notebook 00's picker and the readable tables, with the real smoke reader (SmolLM2-135M)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from inferqa_utils.config import profile
+from inferqa_utils.llm import load_llm
+from inferqa_utils.quickstart import (
+    QUICKSTART_STEPS,
+    demo_corpus,
+    pick_questions,
+    quickstart_picker,
+    run_quickstart,
+)
+from inferqa_utils.retrieval import BM25sRetriever
+from inferqa_utils.show import question_label, text_table
+from inferqa_utils.sources import load_source
+
+
+@pytest.fixture(scope="module")
+def smoke_quickstart():
+    p = profile("smoke")
+    ds = load_source(p["source"])
+    questions = pick_questions(ds, "emb_loc_05", p["max_questions"])
+    passages = demo_corpus(questions, 3)
+    retriever = BM25sRetriever({pid: x.text for pid, x in passages.items()})
+    llm = load_llm(p["reader_model"])
+    return questions, passages, retriever, llm
+
+
+@pytest.mark.slow
+def test_run_quickstart_reports_every_step_in_order(smoke_quickstart) -> None:
+    questions, passages, retriever, llm = smoke_quickstart
+    seen: list[tuple[int, int, str]] = []
+    res = run_quickstart(questions[1], passages, retriever, llm, llm, status=lambda i, n, what: seen.append((i, n, what)))
+    n = len(QUICKSTART_STEPS)
+    assert [i for i, _, _ in seen] == [*range(n), n] and {m for _, m, _ in seen} == {n}
+    assert [w.split(" (")[0] for _, _, w in seen[:-1]] == list(QUICKSTART_STEPS) and seen[-1][2] == "done"
+    quiet = run_quickstart(questions[1], passages, retriever, llm, llm)
+    assert quiet.answers == res.answers and quiet.retrieved == res.retrieved
+
+
+@pytest.mark.slow
+def test_picker_shows_the_first_question_at_once_is_wide_and_follows_a_change(smoke_quickstart) -> None:
+    questions, passages, retriever, llm = smoke_quickstart
+    first = run_quickstart(questions[0], passages, retriever, llm, llm)
+    box = quickstart_picker(questions, questions[0].qid, passages, retriever, llm, llm, first=first)
+    picker, (bar, line), _out = box.children[0], box.children[1].children, box.children[2]
+    # shown at once: the status says done for the first question, the bar is full
+    assert f"{questions[0].qid}: done" in line.value and bar.value == bar.max == len(QUICKSTART_STEPS)
+    assert picker.layout.width == "95%" and picker.style.description_width == "initial"
+    assert [label for label, _ in picker.options] == [question_label(q) for q in questions]
+    assert any(len(label) > 80 for label, _ in picker.options)  # the old picker cut every question at 70
+    picker.value = questions[2].qid  # the observer runs the new question, as a click in JupyterLab does
+    assert f"{questions[2].qid}: done" in line.value and bar.bar_style == "success" and not picker.disabled
+
+
+def test_question_label_keeps_whole_words() -> None:
+    q = load_source("embedded").questions["emb_loc_05"]
+    label = question_label(q, width=40)
+    assert label.startswith("emb_loc_05: ") and label.endswith("…") and len(label) <= 40
+    assert f"{q.qid}: {q.question}".startswith(label[:-1])
+    assert question_label(q) == f"{q.qid}: {q.question}"  # the default width shows the whole question
+
+
+def test_text_table_is_left_aligned_wrapped_complete_and_escaped() -> None:
+    long = "A passage of hints " * 20 + "<b>not bold</b>"
+    html = text_table(pd.DataFrame({"rank": [1], "text": [long]}))
+    assert long.replace("<", "&lt;").replace(">", "&gt;") in html  # complete, escaped
+    assert "text-align:left;white-space:normal" in html and "text-align:right" not in html
+    assert "class='inferqa-table'" in html
+    blank = text_table(pd.DataFrame({"k": pd.array([1, None], dtype="Int64"), "x": [1.5, float("nan")]}), wrap=())
+    assert "<NA>" not in blank and "&lt;NA&gt;" not in blank and "nan" not in blank
