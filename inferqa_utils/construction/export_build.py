@@ -19,9 +19,11 @@ if TYPE_CHECKING:
 
 
 def export_build(res: BuildResult, model_identities: dict[str, str],
-                 model_backends: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+                 model_backends: dict[str, dict[str, Any]] | None = None,
+                 embed_backends: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Write everything under ``res.out_dir`` and return the manifest (also ``manifest.json``).
-    ``model_backends``: which backend served each model (:meth:`~inferqa_utils.llm.LLM.describe`)."""
+    ``model_backends``: which backend served each LLM (:meth:`~inferqa_utils.llm.LLM.describe`);
+    ``embed_backends``: which encoded each embedding model (``Embedder.describe``)."""
     out = res.out_dir
     out.mkdir(parents=True, exist_ok=True)
     ds, cfg = res.dataset, res.config
@@ -81,6 +83,7 @@ def export_build(res: BuildResult, model_identities: dict[str, str],
         "table1": json.loads(t1.to_json(orient="index")),
         "models": model_identities,
         "llm_backends": model_backends or {},
+        "embed_backends": embed_backends or {},
         "llm_stats": res.llm_stats,
         "timings_s": {k: round(v, 2) for k, v in res.timings.items()},
         "inputs_sha256": inputs,

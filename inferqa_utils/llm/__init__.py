@@ -19,11 +19,12 @@ from .. import models
 from ..config import PATHS
 from .base import LLM, LLMStats, Message, Messages
 from .cache import GenerationCache
+from .chatformat import ChatFormat
 from .llamacpp import LlamaCppLLM
 from .routing import Route, backend_record, backend_records, server_route, split_served
 from .server import ServerError, ServerLLM
 
-__all__ = ["LLM", "GenerationCache", "LLMStats", "Message", "Messages", "ServerError", "ServerLLM",
+__all__ = ["LLM", "ChatFormat", "GenerationCache", "LLMStats", "Message", "Messages", "ServerError", "ServerLLM",
            "backend_record", "backend_records", "default_cache", "load_llm"]
 
 

@@ -7,8 +7,13 @@
 * ``INFERQA_LLM_API_KEY`` is the bearer token (never recorded anywhere);
   ``INFERQA_LLM_CONCURRENCY`` (default 8) and ``INFERQA_LLM_RETRIES`` (default 4) tune the client.
 
-:func:`backend_record` is what a run manifest stores per model: the backend, and for a server
-its URL (user and password removed) and served model id.
+Embedding models are routed the same way by their own variables (an LLM server rarely serves the
+embedding model): ``INFERQA_EMBED_SERVER``, ``INFERQA_EMBED_SERVERS=name=url[#served-id],…``,
+``INFERQA_EMBED_API_KEY`` (default: ``INFERQA_LLM_API_KEY``), ``INFERQA_EMBED_CONCURRENCY``
+(default 4) and ``INFERQA_EMBED_RETRIES`` (default 4); see :func:`embed_route`.
+
+:func:`backend_record` / :func:`embed_backend_record` are what a run manifest stores per model:
+the backend, and for a server its URL (user and password removed) and served model id.
 """
 
 from __future__ import annotations
@@ -24,6 +29,11 @@ SERVERS_ENV = "INFERQA_LLM_SERVERS"
 API_KEY_ENV = "INFERQA_LLM_API_KEY"
 CONCURRENCY_ENV = "INFERQA_LLM_CONCURRENCY"
 RETRIES_ENV = "INFERQA_LLM_RETRIES"
+EMBED_SERVER_ENV = "INFERQA_EMBED_SERVER"
+EMBED_SERVERS_ENV = "INFERQA_EMBED_SERVERS"
+EMBED_API_KEY_ENV = "INFERQA_EMBED_API_KEY"
+EMBED_CONCURRENCY_ENV = "INFERQA_EMBED_CONCURRENCY"
+EMBED_RETRIES_ENV = "INFERQA_EMBED_RETRIES"
 
 
 @dataclass(frozen=True)
@@ -52,30 +62,39 @@ def split_served(url: str, name: str, where: str) -> tuple[str, str]:
     return check_url(url, where), served.strip() or name
 
 
-def parse_servers(text: str) -> dict[str, tuple[str, str]]:
-    """``INFERQA_LLM_SERVERS`` → {registry name: (URL, served id)}; a ValueError on a malformed entry."""
+def parse_servers(text: str, var: str = SERVERS_ENV) -> dict[str, tuple[str, str]]:
+    """``INFERQA_LLM_SERVERS`` (or the variable ``var``) → {registry name: (URL, served id)}; a
+    ValueError on a malformed entry."""
     out: dict[str, tuple[str, str]] = {}
     for item in (s.strip() for s in text.split(",")):
         if not item:
             continue
         name, eq, url = item.partition("=")
         if not eq or not name.strip() or not url.strip():
-            raise ValueError(f"{SERVERS_ENV}: entry {item!r} must look like name=http://host:port[#served-id]")
-        out[name.strip()] = split_served(url, name.strip(), f"{SERVERS_ENV} entry {name.strip()!r}")
+            raise ValueError(f"{var}: entry {item!r} must look like name=http://host:port[#served-id]")
+        out[name.strip()] = split_served(url, name.strip(), f"{var} entry {name.strip()!r}")
     return out
 
 
-def server_route(name: str, environ: Mapping[str, str] | None = None) -> Route | None:
-    """The server that ``name`` goes to under the environment, or ``None`` (in process)."""
+def server_route(name: str, environ: Mapping[str, str] | None = None, single: str = SERVER_ENV,
+                 mapping: str = SERVERS_ENV) -> Route | None:
+    """The server that ``name`` goes to under the environment, or ``None`` (in process): the entry
+    of the ``mapping`` variable naming it, else the ``single`` variable's server."""
     env = os.environ if environ is None else environ
-    mapped = parse_servers(env.get(SERVERS_ENV, ""))
+    mapped = parse_servers(env.get(mapping, ""), mapping)
     if name in mapped:
         url, served = mapped[name]
-        return Route(url, served, SERVERS_ENV)
-    if env.get(SERVER_ENV, "").strip():
-        url, served = split_served(env[SERVER_ENV], name, SERVER_ENV)
-        return Route(url, served, SERVER_ENV)
+        return Route(url, served, mapping)
+    if env.get(single, "").strip():
+        url, served = split_served(env[single], name, single)
+        return Route(url, served, single)
     return None
+
+
+def embed_route(name: str, environ: Mapping[str, str] | None = None) -> Route | None:
+    """The embedding server that model ``name`` goes to (``INFERQA_EMBED_SERVERS``, else
+    ``INFERQA_EMBED_SERVER``), or ``None`` (encoded in process)."""
+    return server_route(name, environ, EMBED_SERVER_ENV, EMBED_SERVERS_ENV)
 
 
 def public_url(url: str) -> str:
@@ -100,6 +119,22 @@ def backend_record(name: str, environ: Mapping[str, str] | None = None) -> dict[
 def backend_records(names: Iterable[str], environ: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """:func:`backend_record` of each name (sorted, once)."""
     return {n: backend_record(n, environ) for n in sorted(set(names))}
+
+
+def embed_backend_record(name: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What encodes embedding model ``name`` under the environment, as a manifest records it (no
+    API key): ``{"backend": "server", "url": ..., "model": served id, "via": env var}`` or
+    ``{"backend": "in-process"}``."""
+    route = embed_route(name, environ)
+    if route is None:
+        return {"backend": "in-process"}
+    return {"backend": "server", "url": public_url(route.url), "model": route.model, "via": route.source}
+
+
+def embed_backend_records(names: Iterable[str],
+                          environ: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """:func:`embed_backend_record` of each name (sorted, once)."""
+    return {n: embed_backend_record(n, environ) for n in sorted(set(names))}
 
 
 def env_int(var: str, default: int, minimum: int = 0) -> int:

@@ -74,8 +74,9 @@ class QueryLikelihoodReranker(PairwiseScoreReranker):
     normalisation does not change the order of one question's candidates (same question, same
     ``|q|``); it only makes scores comparable across questions.
 
-    Needs multi-token continuation scoring, i.e. the in-process llama.cpp backend (the server
-    backend scores only the first reply token). The passage comes first, so prompts of one query
+    Needs multi-token continuation scoring: the in-process llama.cpp backend, or a server that
+    returns prompt log-probabilities (``/v1/completions`` echo + logprobs: vLLM, llama_cpp.server
+    with ``--logits_all true``; see :mod:`inferqa_utils.llm.server`). The passage comes first, so prompts of one query
     share only the system turn; there is little KV reuse.
     """
 

