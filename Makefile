@@ -10,9 +10,9 @@ PROFILE ?= default
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup browser run smoke test browser-test lint models results-page clean-executions help
+.PHONY: setup browser run smoke test browser-test lint models results-page llama-server clean-executions help
 help:
-	@echo "make run | make test | make smoke | make browser-test | make lint | make models | make results-page  (PROFILE=$(PROFILE))"
+	@echo "make run | make test | make smoke | make browser-test | make lint | make models | make results-page | make llama-server  (PROFILE=$(PROFILE))"
 
 $(STAMP): requirements.txt requirements-models.txt pyproject.toml scripts/setup_env.sh
 	@bash scripts/setup_env.sh "$(PYTHON)" "$(VENV)"
@@ -58,6 +58,12 @@ browser-test: setup models browser
 RESULTS_PAGE_ARGS ?=
 results-page: setup
 	@$(PY) -m inferqa_utils results-page $(RESULTS_PAGE_ARGS)
+
+# llama.cpp's own llama-server (CPU, Release) from the llama.cpp tree vendored in the pinned
+# llama-cpp-python sdist, into build/llama-server/bin/ (for benchmarks/server_throughput.py).
+# Not part of `make test` or CI; skipped when the binary exists. JOBS=N sets compile jobs.
+llama-server:
+	@PYTHON="$(if $(wildcard $(PY)),$(PY),$(PYTHON))" bash scripts/build_llama_server.sh
 
 lint: setup
 	@$(VENV)/bin/ruff check inferqa_utils tests benchmarks notebooks
