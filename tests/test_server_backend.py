@@ -240,7 +240,7 @@ def test_echo_scores_are_refused_where_llama_cpp_python_misaligns_them(server):
     """llama-cpp-python's server shifts echoed log-probabilities by one token when the prompt does
     not start with the BOS token: such a prompt format is refused before any scoring request."""
     url, _ = server
-    plain = ChatFormat("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}assistant: ",
+    plain = ChatFormat("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}assistant:\n",
                        bos="<|im_start|>", eos="<|im_end|>", add_bos=False)
     srv = ServerLLM("smollm2-135m", url, chat_format=plain)
     with pytest.raises(ServerError, match=r"llama-cpp-python's server.*shifted by one token"):

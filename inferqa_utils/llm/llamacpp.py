@@ -44,6 +44,7 @@ from .cache import GenerationCache
 @lru_cache(maxsize=8)
 def _compiled_template(template: str):
     import jinja2
+    import jinja2.ext  # loopcontrols below; not imported by ``import jinja2`` itself
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     env = ImmutableSandboxedEnvironment(loader=jinja2.BaseLoader(), trim_blocks=True, lstrip_blocks=True,
