@@ -366,8 +366,8 @@ def plot_em_curves(curves_by_corpus: Mapping[str, pd.DataFrame],
     column per corpus, rows strict (EM/AcEM) and judged (SeEM/SeAcEM). With ``probes_by_corpus``
     (frames of :func:`probe_curves`), Probe 3@k is drawn as crosses (paper 004 Fig. 5/9). Every
     point carries its 95 % bootstrap interval over questions as an error bar (the ``_lo`` / ``_hi``
-    columns of :func:`em_curves` and :func:`probe_curves`); EM bars sit a little left of k, AcEM
-    bars a little right, Probe 3 bars on k."""
+    columns of :func:`em_curves` and :func:`probe_curves`); the lines pass through the true k, EM bars
+    sit a little left of k, AcEM bars (lighter) a little right, Probe 3 bars on k."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
@@ -391,10 +391,11 @@ def plot_em_curves(curves_by_corpus: Mapping[str, pd.DataFrame],
             sub = df[df["metric"] == metric]
             for c, (system, g) in enumerate(sub.groupby("system", sort=False)):
                 col = colours[c % len(colours)]
-                ax.errorbar(g["k"] - 0.12, g["EM"], yerr=bars(g, "EM"), color=col, marker="o", ms=2.5,
-                            label=f"{system} {em_name}@k", **bar_style)
-                ax.errorbar(g["k"] + 0.12, g["AcEM"], yerr=bars(g, "AcEM"), color=col, ls="--",
-                            label=f"{system} {ac_name}@k", **bar_style)
+                ax.plot(g["k"], g["EM"], color=col, marker="o", ms=2.5, label=f"{system} {em_name}@k")
+                ax.plot(g["k"], g["AcEM"], color=col, ls="--", label=f"{system} {ac_name}@k")
+                ax.errorbar(g["k"] - 0.12, g["EM"], yerr=bars(g, "EM"), fmt="none", ecolor=col, **bar_style)
+                ax.errorbar(g["k"] + 0.12, g["AcEM"], yerr=bars(g, "AcEM"), fmt="none", ecolor=col, alpha=0.6,
+                            **bar_style)
                 if pc is not None and "Probe 3" in pc:
                     pg = pc[(pc["system"] == system) & (pc["metric"] == metric)]
                     ax.errorbar(pg["k"], pg["Probe 3"], yerr=bars(pg, "Probe 3"), color=col, ls="none", marker="x",

@@ -83,7 +83,8 @@ def passage_lengths(corpus: dict[str, str], label: str) -> pd.DataFrame:
 def plot_hit_curves(curves: pd.DataFrame, title: str):
     """Hit@k against k (log scale), one panel per corpus and one line per retriever, each point with
     its 95 % bootstrap interval over questions as an error bar (columns ``hit_lo`` / ``hit_hi`` of
-    :func:`hit_curves`; retrievers are spread a little along k so their bars do not overlap)."""
+    :func:`hit_curves`; the lines pass through the true k, the bars of the retrievers are spread a
+    little along k so that they do not overlap)."""
     import matplotlib.pyplot as plt
 
     corpora = list(dict.fromkeys(curves["corpus"]))
@@ -92,10 +93,11 @@ def plot_hit_curves(curves: pd.DataFrame, title: str):
         sub = curves[curves["corpus"] == corpus]
         groups = list(sub.groupby("retriever", sort=False))
         for i, (name, g) in enumerate(groups):
-            dodge = 1.045 ** (i - (len(groups) - 1) / 2)  # multiplicative: equal offsets on the log axis
-            yerr = error_bars(g["hit"], g["hit_lo"], g["hit_hi"]) if "hit_lo" in g else None
-            ax.errorbar(g["k"] * dodge, g["hit"], yerr=yerr, marker="o", ms=3, lw=1.2, elinewidth=0.7, capsize=2,
-                        label=name)
+            (line,) = ax.plot(g["k"], g["hit"], marker="o", ms=3, lw=1.2, label=name)
+            if "hit_lo" in g:  # bars beside the point: multiplicative offsets are equal on the log axis
+                dodge = 1.045 ** (i - (len(groups) - 1) / 2)
+                ax.errorbar(g["k"] * dodge, g["hit"], yerr=error_bars(g["hit"], g["hit_lo"], g["hit_hi"]), fmt="none",
+                            ecolor=line.get_color(), elinewidth=0.7, capsize=2)
         ax.set_xscale("log")
         ax.set_xlabel("k")
         n = int(sub["n_questions"].max()) if len(sub) else 0
