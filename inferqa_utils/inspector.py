@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import html
 import time
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -398,7 +399,13 @@ class QuestionInspector:
             line.value = f"<span class='inferqa-status'>reading the stored outputs of {html.escape(qid)}…</span>"
             with out:
                 out.clear_output(wait=True)
-                self.report(qid).show()
+                try:
+                    self.report(qid).show()
+                except Exception as e:  # shown in the widget, not only in JupyterLab's log console
+                    line.value = (f"<span class='inferqa-status' style='color:#b00020'>{html.escape(qid)}: "
+                                  f"{html.escape(type(e).__name__)}: {html.escape(str(e))}</span>")
+                    traceback.print_exc()
+                    return
             line.value = (f"<span class='inferqa-status'>{html.escape(qid)}: read from {html.escape(str(self.folder))}"
                           f" and results/ in {time.perf_counter() - t0:.1f} s (no model call)</span>")
 
