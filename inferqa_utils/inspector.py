@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import html
 import time
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -263,6 +264,20 @@ class QuestionInspector:
         first = [q.qid for q in ds.split(split or self.split)] if (split or self.split) in ds.splits else []
         return first + [qid for qid in ds.questions if qid not in set(first)]
 
+    def split_of(self, qid: str | None) -> str | None:
+        """The split of a built question (None when it is not built)."""
+        return next((s for s, ids in self.dataset.splits.items() if qid in ids), None)
+
+    def default_question(self, question_id: str | None = None) -> str:
+        """``question_id`` when it is in the analysed split, else the first analysed question with
+        a label-2 passage (the most to show), else the first built question."""
+        ds = self.dataset
+        analysed = ds.split(self.split) if self.split in ds.splits else []
+        if question_id in {q.qid for q in analysed}:
+            return question_id  # type: ignore[return-value]
+        with_rel = [q.qid for q in analysed if any(v == 2 for v in ds.qrels.get(q.qid, {}).values())]
+        return (with_rel or self.question_ids())[0]
+
     # -- one question -------------------------------------------------------------------------
     def report(self, qid: str) -> QuestionReport:
         """Everything written about ``qid`` (a built question), read from files."""
@@ -398,7 +413,13 @@ class QuestionInspector:
             line.value = f"<span class='inferqa-status'>reading the stored outputs of {html.escape(qid)}…</span>"
             with out:
                 out.clear_output(wait=True)
-                self.report(qid).show()
+                try:
+                    self.report(qid).show()
+                except Exception as e:  # shown in the widget, not only in JupyterLab's log console
+                    line.value = (f"<span class='inferqa-status' style='color:#b00020'>{html.escape(qid)}: "
+                                  f"{html.escape(type(e).__name__)}: {html.escape(str(e))}</span>")
+                    traceback.print_exc()
+                    return
             line.value = (f"<span class='inferqa-status'>{html.escape(qid)}: read from {html.escape(str(self.folder))}"
                           f" and results/ in {time.perf_counter() - t0:.1f} s (no model call)</span>")
 
@@ -433,10 +454,14 @@ def show_inspector(dataset_name: str, question_id: str | None = None, interactiv
     if not ins.built:
         print(ins.missing_build())
         return None
+    qid = ins.default_question(question_id)
+    if qid != question_id:
+        where = ins.split_of(question_id) if question_id else None
+        print(f"{question_id} is {'in the ' + where + ' split' if where else 'not built'} (notebooks 02–07 analyse "
+              f"{split}): showing {qid}, the first {split} question with a label-2 passage; pick any question above")
     if interactive:
-        display(ins.widget(question_id))
+        display(ins.widget(qid))
         return None
-    qid = question_id if question_id in ins.dataset.questions else ins.question_ids()[0]
     rep = ins.report(qid)
     rep.show()
     return rep

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -77,8 +78,8 @@ def run_quickstart(q: Question, passages: dict[str, Passage], retriever: BM25sRe
     """Retrieve with BM25, then read: closed book, the top-1 retrieved passage, the best own
     passage (all hints) and a passage of another question.
 
-    ``status(step, n_steps, what)`` is called before each of :data:`QUICKSTART_STEPS` (step
-    counts from 1) and once more with ``step == n_steps`` and ``"done"`` at the end, so a widget
+    ``status(step, n_steps, what)`` is called before each of :data:`QUICKSTART_STEPS` (``step``:
+    its 0-based index) and once more with ``step == n_steps`` and ``"done"`` at the end, so a widget
     can show progress while the model works (answers come from the LLM cache when known)."""
     n = len(QUICKSTART_STEPS)
 
@@ -171,7 +172,17 @@ def quickstart_picker(questions: Sequence[Question], value: str, passages: dict[
         finally:
             picker.disabled = False
 
-    picker.observe(lambda change: run(change["new"]), names="value")
+    def on_change(change: dict[str, Any]) -> None:
+        # a callback's exception would only reach JupyterLab's log console: show it here instead
+        try:
+            run(change["new"])
+        except Exception as e:
+            line.value = (f"<span class='inferqa-status' style='color:#b00020'>{escape(change['new'])}: "
+                          f"{escape(type(e).__name__)}: {escape(str(e))}</span>")
+            with out:
+                traceback.print_exc()
+
+    picker.observe(on_change, names="value")
     box = w.VBox([picker, w.HBox([bar, line]), out])
     box.add_class("inferqa-quickstart-picker")
     box.run = run  # type: ignore[attr-defined]

@@ -150,8 +150,12 @@ class LabPage:
     # -- notebook ---------------------------------------------------------------------------
     def open(self, name: str, timeout: float = 300) -> None:
         self.d.get(f"{self.server.url}/lab/tree/{name}?token={self.server.token}")
-        self.wait("the notebook panel", lambda: self.js("return document.querySelectorAll('.jp-NotebookPanel .jp-Cell').length"), timeout)
-        self.wait("an idle kernel", lambda: self.kernel_status() == "idle", timeout)
+        self.wait("the notebook's cells", lambda: self.js(
+            "return document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell').length") > 1, timeout)
+        # the status bar names the kernel once it is connected ("Python 3 (inferqa) | Idle")
+        self.wait("an idle kernel", lambda: self.kernel_status() == "idle" and self.js(
+            "const t = document.querySelector('#jp-main-statusbar').innerText; "
+            "return t.includes('| Idle') && !t.includes('No Kernel');"), timeout)
 
     def kernel_status(self) -> str | None:
         return self.js("const e = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) "

@@ -163,3 +163,30 @@ def test_ranks_of_label2_passages_are_read_from_the_run_files(smoke_outputs: str
         assert row["first rank"] == (expected[0] if expected else "—")
     fig = rep.rank_figure()
     assert fig is not None and len(fig.axes[0].get_yticks()) == len(rep.rank_points)
+
+
+def test_a_failing_report_is_shown_in_the_widget(smoke_outputs: str, tmp_path: Path) -> None:
+    """A build whose hints.csv is unreadable: the inspector widget says what failed in its status
+    line instead of leaving the output empty."""
+    name = smoke_outputs
+    folder = tmp_path / "build" / "datasets" / name
+    shutil.copytree(built_dir(name), folder)
+    (folder / "hints.csv").write_text("not,the,columns\n1,2,3\n", encoding="utf-8")
+    code = ("from inferqa_utils.inspector import inspector_widget\n"
+            f"box = inspector_widget({name!r})\n"
+            "print(box.children[1].value)\n")
+    env = {**os.environ, "INFERQA_ROOT": str(tmp_path), "PYTHONPATH": str(PATHS.root)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "KeyError" in out.stdout.strip().splitlines()[-1], out.stdout
+
+
+def test_default_question_is_one_the_notebooks_analysed(smoke_outputs: str) -> None:
+    """Notebook 00's question (emb_loc_05) is not in the smoke build, and a train question has no
+    runs or readings: the inspector opens on an analysed question instead, a test question as asked."""
+    ins = QuestionInspector(smoke_outputs)
+    test_ids = ins.dataset.splits["test"]
+    train = next(q for q in ins.question_ids() if ins.split_of(q) == "train")
+    assert ins.default_question(test_ids[-1]) == test_ids[-1]
+    assert ins.default_question("emb_loc_05") == ins.default_question(train) == ins.default_question() == test_ids[0]
+    assert ins.split_of(train) == "train" and ins.split_of("emb_loc_05") is None

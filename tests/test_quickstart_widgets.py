@@ -73,3 +73,15 @@ def test_text_table_is_left_aligned_wrapped_complete_and_escaped() -> None:
     assert "class='inferqa-table'" in html
     blank = text_table(pd.DataFrame({"k": pd.array([1, None], dtype="Int64"), "x": [1.5, float("nan")]}), wrap=())
     assert "<NA>" not in blank and "&lt;NA&gt;" not in blank and "nan" not in blank
+
+
+@pytest.mark.slow
+def test_picker_shows_an_error_in_the_widget(smoke_quickstart) -> None:
+    """An exception in the change callback would only reach JupyterLab's log console: the picker
+    shows it in its status line (here: no retriever was given) and stays usable."""
+    questions, passages, retriever, llm = smoke_quickstart
+    first = run_quickstart(questions[0], passages, retriever, llm, llm)
+    box = quickstart_picker(questions, questions[0].qid, passages, None, llm, llm, first=first)  # type: ignore[arg-type]
+    picker, line = box.children[0], box.children[1].children[1]
+    picker.value = questions[1].qid
+    assert f"{questions[1].qid}: AttributeError" in line.value and not picker.disabled
