@@ -49,6 +49,23 @@ def test_corpus_title_is_not_used(tmp_path):
     assert "Q_dev_1" not in ds.passages["Q_dev_1_10_0"].text
 
 
+def test_corpus_text_wins_and_adds_passages(tmp_path):
+    (tmp_path / "dev.json").write_text(json.dumps([_quit_record()]))
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "corpus.jsonl").write_text("".join(json.dumps(o) + "\n" for o in [
+        {"id": "Q_dev_1_10_0", "contents": "It is red."},             # same text: kept as built
+        {"id": "Q_dev_1_11_01", "contents": "It is red.  It grows."},  # other text: the corpus wins
+        {"id": "Q_dev_1_01_1", "contents": "It grows on trees."},
+    ]))
+    built = load_quit(tmp_path, name="x")
+    (tmp_path / "corpus" / "corpus.jsonl").unlink()
+    plain = load_quit(tmp_path)
+    assert built.passages["Q_dev_1_11_01"].text == "It is red.  It grows."
+    assert built.passages["Q_dev_1_11_01"].hint_ids == (0, 1)
+    assert built.passages["Q_dev_1_10_0"] == plain.passages["Q_dev_1_10_0"]
+    assert built.qrels == plain.qrels  # labels come from the labelers' answers, not the corpus
+
+
 def _tiny_dataset() -> Dataset:
     q = Question("q_1", "Which fruit?", ["Apple"], [Hint("It is red."), Hint("It grows on trees.")],
                  qtype="ENTY:food")
@@ -70,6 +87,25 @@ def test_write_quit_round_trip(tmp_path):
     lines = written["corpus"].read_text().splitlines()
     assert len(lines) == 4 and set(json.loads(lines[0])) == {"id", "contents"}
     assert read_qrels(written["qrels:test"]) == ds.qrels
+
+
+def test_write_quit_keeps_each_questions_passages_apart(tmp_path):
+    """quit_records groups passages by question in one pass (not passages_of per question)."""
+    ds = _tiny_dataset()
+    q2 = Question("q_2", "Which colour?", ["Blue"], [Hint("The sky has it."), Hint("So does the sea.")])
+    ds.questions["q_2"] = q2
+    ds.splits = {"test": ["q_1"], "dev": ["q_2"]}
+    for ids in [(1,), (0, 1)]:
+        pid = passage_id("q_2", ids, 2)
+        ds.passages[pid] = Passage(pid, "q_2", ids, join_hints(q2.hint_texts, ids))
+        ds.generations[pid] = {"m": "Blue" if len(ids) == 2 else "grey"}
+        ds.qrels.setdefault("q_2", {})[pid] = 2 if len(ids) == 2 else 1
+    write_quit(ds, tmp_path / "out")
+    dev = json.loads((tmp_path / "out" / "dev.json").read_text())
+    assert [r["id"] for r in dev] == ["q_2"] and dev[0]["subsets"] == {"01": {"1": {"m": "grey"}},
+                                                                     "11": {"01": {"m": "Blue"}}}
+    back = load_quit(tmp_path / "out", labelers=("m",))
+    assert back.qrels == ds.qrels and back.splits == ds.splits
 
 
 def test_trec_run_round_trip_and_errors(tmp_path):
