@@ -44,8 +44,8 @@ test: setup models
 	if [ $$rc -eq 5 ]; then echo "[make test] no tests were collected: failing"; exit 1; fi; \
 	exit $$rc
 
-# only the real-browser JupyterLab test (tests/test_browser_lab.py, marker `browser`; part of
-# `make test`): JupyterLab + chromium on the smoke build (made first when missing); screenshots in
+# only the real-browser JupyterLab test (tests/test_browser_lab.py, marker `browser`; not part
+# of `make test` or CI): JupyterLab + chromium on the smoke build (made first when missing); screenshots in
 # screenshots/browser/
 browser-test: setup models browser
 	@start=$$(date +%s); rc=0; \

@@ -19,6 +19,11 @@ missing, 1 when the server does not start or a request fails.
     make llama-server    # once: builds build/llama-server/bin/llama-server (not part of make test)
     .venv/bin/python benchmarks/server_throughput.py [--n 64] [--concurrency 8] [--model qwen2.5-coder-1.5b]
 
+``--workload explain`` sends generation-heavy prompts instead (the same questions and passages,
+asking for an explanation of about 80 words; use ``--max-tokens 96``): it separates what batching
+does for token generation from what it cannot do for prompt evaluation, which dominates the reader
+workload (about 110 new prompt tokens and 5 generated per request).
+
 Target (issue 20): >= 2x requests/s at 8 in flight vs 1 on 2 cores, the same answers.
 """
 
@@ -52,6 +57,10 @@ from inferqa_utils.sources import load_source
 DEFAULT_BINARY = PATHS.build / "llama-server" / "bin" / "llama-server"
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 TARGET_RATIO = 2.0
+WORKLOADS = ("reader", "explain")
+#: the generation-heavy prompt of ``--workload explain`` (the reader's passage, a long answer)
+EXPLAIN_PROMPT = ("Hints about an unknown answer: {passage}\n\nQuestion: {question}\n"
+                  "Explain in about 80 words which answer the hints point to and why, citing the hints.")
 
 
 class BenchmarkError(RuntimeError):
@@ -83,6 +92,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--hints", type=int, default=5, help="hints per passage (default 5, a question's full passage)")
     ap.add_argument("--max-tokens", type=int, default=MAX_NEW_TOKENS,
                     help=f"generated tokens per request (default {MAX_NEW_TOKENS}, the reader's)")
+    ap.add_argument("--workload", choices=WORKLOADS, default="reader",
+                    help="reader: the few-shot reader prompt (short answers, prompt-bound); explain: the same "
+                         "question and passage, asking for an ~80-word explanation (generation-bound; pair it "
+                         "with --max-tokens 96)")
     ap.add_argument("--source", default="embedded", help="dataset of the questions and hints (default embedded)")
     ap.add_argument("--startup-timeout", type=float, default=300.0,
                     help="seconds to wait for /health (default 300)")
@@ -116,10 +129,13 @@ def resolve_model(spec: str) -> tuple[Path, str]:
     return path, spec
 
 
-def workload(n: int, hints: int = 5, source: str = "embedded") -> list[Messages]:
+def workload(n: int, hints: int = 5, source: str = "embedded", kind: str = "reader") -> list[Messages]:
     """``n`` reader prompts: prompt i reads question i mod Q of ``source`` over a passage of its
     first ``hints`` hints; past Q questions, round r rotates the hint order by r (another real
-    subset-permutation passage), so no two prompts are the same while Q × hints allows."""
+    subset-permutation passage), so no two prompts are the same while Q × hints allows.
+    ``kind="explain"``: the same question and passage in :data:`EXPLAIN_PROMPT` (a long reply)."""
+    if kind not in WORKLOADS:
+        raise BenchmarkError(f"unknown workload {kind!r}; one of {', '.join(WORKLOADS)}", code=2)
     ds = load_source(source)
     qs = [q for q in ds.questions.values() if q.hints]
     if not qs:
@@ -130,7 +146,9 @@ def workload(n: int, hints: int = 5, source: str = "embedded") -> list[Messages]
         texts = q.hint_texts[:hints]
         r = (i // len(qs)) % len(texts)
         order = list(range(r, len(texts))) + list(range(r))
-        out.append(reader_messages(q.question, join_hints(texts, order)))
+        passage = join_hints(texts, order)
+        out.append(reader_messages(q.question, passage) if kind == "reader" else
+                   [{"role": "user", "content": EXPLAIN_PROMPT.format(passage=passage, question=q.question)}])
     return out
 
 
@@ -385,7 +403,7 @@ def _main(args: argparse.Namespace) -> int:
         raise BenchmarkError(f"no llama-server executable at {binary}; build it with `make llama-server` "
                              "(scripts/build_llama_server.sh) or pass --binary", code=2)
     model, alias = resolve_model(args.model)
-    everything = workload(args.n + args.slots, args.hints, args.source)
+    everything = workload(args.n + args.slots, args.hints, args.source, args.workload)
     prompts, primers = everything[:args.n], everything[args.n:]
     port = args.port or free_port()
     with tempfile.TemporaryDirectory(prefix="inferqa-llama-server-") as tmp:
@@ -396,9 +414,9 @@ def _main(args: argparse.Namespace) -> int:
                              server_help(binary))
         print(f"llama-server {server_version(binary)}: {model.name} as {alias!r}, {args.slots} slots, "
               f"-c {args.slots * args.ctx_per_slot}, {args.threads} threads, port {port}")
-        print(f"workload: {len(prompts)} reader prompts ({args.source}, up to {args.hints}-hint passages), "
+        print(f"workload: {len(prompts)} {args.workload} prompts ({args.source}, up to {args.hints}-hint passages), "
               f"greedy, max_tokens {args.max_tokens}; no generation cache; before each run the slots are "
-              f"emptied and primed with {len(primers)} other reader prompts (untimed)")
+              f"emptied and primed with {len(primers)} other {args.workload} prompts (untimed)")
         print("command: " + " ".join(cmd), flush=True)
         results: list[RunResult] = []
         with running_server(cmd, port, log, args.startup_timeout) as url:

@@ -75,6 +75,26 @@ def test_workload_is_real_reader_prompts_all_distinct():
     assert len(keys) == len(prompts)
 
 
+def test_explain_workload_asks_for_a_long_reply_over_the_same_passages():
+    from inferqa_utils.sources import load_source
+
+    q = next(iter(load_source("embedded").questions.values()))
+    passage = " ".join(h.strip() for h in q.hint_texts[:3])
+    reader = bench.workload(5, hints=3)
+    explain = bench.workload(5, hints=3, kind="explain")
+    assert len(explain) == 5 and len({repr(p) for p in explain}) == 5
+    assert passage in reader[0][-1]["content"]
+    e = explain[0]
+    assert len(e) == 1 and e[0]["role"] == "user" and "about 80 words" in e[0]["content"]
+    assert passage in e[0]["content"] and q.question in e[0]["content"]
+    assert bench.parse_args(["--workload", "explain"]).workload == "explain"
+    assert bench.parse_args([]).workload == "reader"
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--workload", "poem"])
+    with pytest.raises(bench.BenchmarkError):
+        bench.workload(2, kind="poem")
+
+
 def test_missing_binary_is_a_clear_error(tmp_path, capsys):
     rc = bench.main(["--binary", str(tmp_path / "no-llama-server"), "--n", "2"])
     assert rc == 2
