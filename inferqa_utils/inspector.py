@@ -275,8 +275,20 @@ class QuestionInspector:
         analysed = ds.split(self.split) if self.split in ds.splits else []
         if question_id in {q.qid for q in analysed}:
             return question_id  # type: ignore[return-value]
-        with_rel = [q.qid for q in analysed if any(v == 2 for v in ds.qrels.get(q.qid, {}).values())]
+        with_rel = [q.qid for q in analysed if self.has_label2(q.qid)]
         return (with_rel or self.question_ids())[0]
+
+    def has_label2(self, qid: str) -> bool:
+        """Whether a passage of ``qid`` is labelled 2 in the build's qrels."""
+        return any(v == 2 for v in self.dataset.qrels.get(qid, {}).values())
+
+    def why_default(self, qid: str) -> str:
+        """How :meth:`default_question` chose ``qid``, in words (notebook 00 prints it)."""
+        if self.has_label2(qid):
+            return f"the first {self.split} question with a label-2 passage"
+        where = self.split_of(qid)
+        return (f"the first {where} question (no {self.split} question has a label-2 passage)" if where
+                else "the first built question")
 
     # -- one question -------------------------------------------------------------------------
     def report(self, qid: str) -> QuestionReport:
@@ -458,7 +470,7 @@ def show_inspector(dataset_name: str, question_id: str | None = None, interactiv
     if qid != question_id:
         where = ins.split_of(question_id) if question_id else None
         print(f"{question_id} is {'in the ' + where + ' split' if where else 'not built'} (notebooks 02–07 analyse "
-              f"{split}): showing {qid}, the first {split} question with a label-2 passage; pick any question above")
+              f"{split}): showing {qid}, {ins.why_default(qid)}; pick any question above")
     if interactive:
         display(ins.widget(qid))
         return None

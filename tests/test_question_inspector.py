@@ -190,3 +190,9 @@ def test_default_question_is_one_the_notebooks_analysed(smoke_outputs: str) -> N
     assert ins.default_question(test_ids[-1]) == test_ids[-1]
     assert ins.default_question("emb_loc_05") == ins.default_question(train) == ins.default_question() == test_ids[0]
     assert ins.split_of(train) == "train" and ins.split_of("emb_loc_05") is None
+    # the reason printed by notebook 00 says what is true of the chosen question
+    chosen = ins.default_question()
+    has2 = any(v == 2 for v in ins.dataset.qrels.get(chosen, {}).values())
+    assert ins.has_label2(chosen) == has2
+    why = ins.why_default(chosen)
+    assert ("with a label-2 passage" in why) == has2 and ("no test question has a label-2 passage" in why) != has2
