@@ -39,17 +39,17 @@ smoke:
 
 test: setup models
 	@start=$$(date +%s); rc=0; \
-	$(PY) -m pytest -m "not browser" $(PYTEST_ARGS) || rc=$$?; \
+	$(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
 	echo "[make test] pytest exit code $$rc after $$(( $$(date +%s) - start )) s"; \
 	if [ $$rc -eq 5 ]; then echo "[make test] no tests were collected: failing"; exit 1; fi; \
 	exit $$rc
 
-# only the real-browser JupyterLab test (tests/test_browser_lab.py, marker `browser`; not part
-# of `make test` or CI): JupyterLab + chromium on the smoke build (made first when missing); screenshots in
+# only the real-browser JupyterLab test (tests/test_browser_lab.py, marker `browser`; `make test`
+# runs it too when chromium and chromedriver are on PATH and skips it otherwise, installing nothing): JupyterLab + chromium on the smoke build (made first when missing); screenshots in
 # screenshots/browser/
 browser-test: setup models browser
 	@start=$$(date +%s); rc=0; \
-	$(PY) -m pytest -m browser -s $(PYTEST_ARGS) || rc=$$?; \
+	INFERQA_REQUIRE_BROWSER=1 $(PY) -m pytest -m browser -s $(PYTEST_ARGS) || rc=$$?; \
 	echo "[make browser-test] pytest exit code $$rc after $$(( $$(date +%s) - start )) s; screenshots in screenshots/browser/"; \
 	exit $$rc
 
