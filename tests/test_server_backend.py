@@ -260,6 +260,25 @@ def test_multi_token_scoring_without_a_known_template_says_so():
     assert srv.stats.requests == 0
 
 
+def test_a_served_model_without_a_gguf_scores_with_its_tokenizer_files(server, tmp_path, monkeypatch):
+    """The paper's judge (llama-3.1-8b) served by name, its GGUF absent here: with
+    INFERQA_CHAT_TEMPLATES naming tokenizer files (here SmolLM2's template, bos/eos and BOS flag in a
+    Hugging Face tokenizer_config.json: the model this server runs), multi-token scores are those of
+    the registry model, request for request."""
+    from inferqa_utils.llm.chatformat import GGUFVocab
+
+    url, _ = server
+    f = GGUFVocab(models.fetch("smollm2-135m", log=lambda s: None)).format
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(
+        {"chat_template": f.template, "bos_token": f.bos, "eos_token": f.eos, "add_bos_token": f.add_bos}))
+    monkeypatch.setenv("INFERQA_CHAT_TEMPLATES", f"llama-3.1-8b={tmp_path}")
+    batch = [[BRIEF, {"role": "user", "content": "Name a large city in the USA."}]]
+    conts = ["New York City", "Los Angeles"]
+    named = ServerLLM("llama-3.1-8b", url, timeout=600).score(batch, conts, progress=False)
+    registry = ServerLLM("smollm2-135m", url, timeout=600).score(batch, conts, progress=False)
+    assert named == registry and all(v < 0 for v in named[0])
+
+
 # ---------------------------------------------------------------------------- routing and manifests
 
 def test_env_server_routes_every_load_llm(server, monkeypatch):

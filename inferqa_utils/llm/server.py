@@ -11,7 +11,8 @@ Scoring (``log P(continuation | prompt)``, the continuation starting the assista
   one request per prompt, any OpenAI-compatible server;
 * every other continuation (UPR's question, the "names" convergence judge's candidate names) is
   scored like the in-process backend does: the prompt is rendered here with the model's chat
-  template (:mod:`.chatformat`: the registry GGUF's template, or ``chat_format=``), prompt +
+  template (:mod:`.chatformat`: the registry GGUF's template, the tokenizer files that
+  ``INFERQA_CHAT_TEMPLATES`` names, or ``chat_format=``), prompt +
   continuation go to ``/v1/completions`` with ``echo: true, logprobs: 1, max_tokens: 1`` (the
   OpenAI "echo" convention that llama-cpp-python's server and vLLM implement: vLLM turns it into
   ``prompt_logprobs``), and the log-probabilities of the tokens that start inside the continuation
@@ -52,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InferQAError
 from .base import LLM, Messages
 from .cache import GenerationCache
-from .chatformat import ChatFormat, GGUFVocab, registry_vocab
+from .chatformat import ChatFormat, GGUFVocab, HFTokenizerVocab, registry_vocab
 from .routing import API_KEY_ENV, CONCURRENCY_ENV, RETRIES_ENV, SERVER_ENV, check_url, env_int, public_url
 
 if TYPE_CHECKING:
@@ -277,7 +278,7 @@ class ServerLLM(HTTPBackend, LLM):
         #: extra request fields (default :data:`GREEDY_EXTRA`; ``{}`` for endpoints that reject unknown fields)
         self.extra_body = dict(GREEDY_EXTRA if extra_body is None else extra_body)
         self._chat_format = chat_format
-        self._vocab: GGUFVocab | None = None
+        self._vocab: GGUFVocab | HFTokenizerVocab | None = None
         self._vocab_loaded = False  # the registry GGUF's vocabulary is looked up on first use
         self._is_llama_cpp_python: bool | None = None  # llama-cpp-python's misaligned echo (see the module docstring)
         super().__init__(name, f"server:{self.model}", cache)
@@ -293,7 +294,7 @@ class ServerLLM(HTTPBackend, LLM):
             self._run_concurrently(todo, call, done)
 
     # ------------------------------------------------------------------ local tokenizer and template
-    def _local_vocab(self) -> GGUFVocab | None:
+    def _local_vocab(self) -> GGUFVocab | HFTokenizerVocab | None:
         with self._lock:
             if not self._vocab_loaded:
                 self._vocab = registry_vocab(self.name)
@@ -307,8 +308,11 @@ class ServerLLM(HTTPBackend, LLM):
             if vocab is None:
                 raise ServerError(
                     f"{public_url(self.base_url)}: scoring a multi-token continuation renders the chat prompt in "
-                    f"this process, and model {self.name!r} is not a registry GGUF on this machine, so its chat "
-                    "template is unknown. Pass chat_format=ChatFormat(template, bos, eos, add_bos) to "
+                    f"this process, and model {self.name!r} is neither a registry GGUF on this machine nor named in "
+                    "INFERQA_CHAT_TEMPLATES, so its chat "
+                    "template is unknown. Set INFERQA_CHAT_TEMPLATES=" + self.name + "=<its Hugging Face model "
+                    "folder, tokenizer_config.json or a GGUF file>, fetch its GGUF (python -m inferqa_utils "
+                    "models fetch NAME), pass chat_format=ChatFormat(template, bos, eos, add_bos) to "
                     "load_llm/ServerLLM, or score in process: load_llm(name, backend='llamacpp')")
             self._chat_format = vocab.format
         return self._chat_format
@@ -317,7 +321,8 @@ class ServerLLM(HTTPBackend, LLM):
         """Tokens of ``text`` as a reply continuation, counted by the registry GGUF's tokenizer (as
         in process) when that file is on this machine, else its number of whitespace words."""
         vocab = self._local_vocab()
-        return vocab.count_tokens(text) if vocab is not None else len(text.split())
+        n = vocab.count_tokens(text) if vocab is not None else None
+        return n if n is not None else len(text.split())
 
     # ------------------------------------------------------------------ backend hooks
     def _prompt_key(self, messages: Messages) -> Any:
