@@ -15,7 +15,6 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,8 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from local_servers import free_port, stop_process
 
 from inferqa_utils.config import PATHS
 
@@ -39,18 +40,12 @@ def browser_binaries() -> tuple[str, str]:
     return chromium, driver
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class LabServer:
     """``python -m jupyterlab`` serving ``root_dir`` on 127.0.0.1 with a random token."""
 
     def __init__(self, root_dir: Path, work: Path, env: dict[str, str] | None = None) -> None:
         self.root_dir, self.work = root_dir, work
-        self.port, self.token = _free_port(), secrets.token_hex(16)
+        self.port, self.token = free_port(), secrets.token_hex(16)
         self.extra_env = env or {}
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = work / "jupyterlab.log"
@@ -99,13 +94,8 @@ class LabServer:
         raise AssertionError(f"JupyterLab did not answer within {timeout} s:\n{self.log.read_text()[-3000:]}")
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()  # JupyterLab shuts its kernels down on SIGTERM
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            stop_process(self.proc, grace=60)  # JupyterLab shuts its kernels down on SIGTERM
 
 
 def chrome(width: int = 1500, height: int = 1300):

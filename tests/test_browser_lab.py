@@ -80,16 +80,21 @@ def _widgets_render(page: LabPage) -> None:
         assert bad not in text, f"a widget did not render: {bad!r} on the page"
 
 
+def _run_all_without_errors(page: LabPage, notebook: Path, label: str) -> None:
+    """Run > Run All Cells on the open notebook, save it, and assert no error output (saved file and
+    page) and widgets rendered as widgets."""
+    took = page.run_all(RUN_TIMEOUT)
+    page.log(f"[browser] {label}: Run All Cells took {took:.1f} s")
+    _no_errors(page, page.save(notebook))
+    _widgets_render(page)
+
+
 def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple[LabServer, Path]) -> None:
     _, nbdir = lab
     t0 = time.monotonic()
     page.open("00_quickstart.ipynb")
     page.shot("quickstart_opened")
-    took = page.run_all(RUN_TIMEOUT)
-    page.log(f"[browser] quickstart: Run All Cells took {took:.1f} s")
-    saved = page.save(nbdir / "00_quickstart.ipynb")
-    _no_errors(page, saved)
-    _widgets_render(page)
+    _run_all_without_errors(page, nbdir / "00_quickstart.ipynb", "quickstart")
 
     # the picker: a real <select>, full width, and the first question's results shown at once
     picker = ".inferqa-quickstart-picker"
@@ -168,11 +173,7 @@ def test_notebook_01_reuses_the_build_in_jupyterlab(page: LabPage, lab: tuple[La
     reuses that build and shows the verification widget with what each decision changes."""
     _, nbdir = lab
     page.open("01_dataset_construction.ipynb")
-    took = page.run_all(RUN_TIMEOUT)
-    page.log(f"[browser] notebook 01: Run All Cells took {took:.1f} s")
-    saved = page.save(nbdir / "01_dataset_construction.ipynb")
-    _no_errors(page, saved)
-    _widgets_render(page)
+    _run_all_without_errors(page, nbdir / "01_dataset_construction.ipynb", "notebook 01")
     text = page.js("return document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)').innerText")
     assert "reusing it" in text and "BuildConflictError" not in text
     page.shot_text("notebook01_build_reused", "reusing it")

@@ -6,13 +6,13 @@ score, the concurrent client (order, retries, errors, resume after a crash) and 
 routing of ``load_llm`` with what the manifests record."""
 
 import json
-import socket
 import subprocess
 import sys
 import threading
 import time
 
 import pytest
+from local_servers import free_port, stop_process
 
 from inferqa_utils import models
 from inferqa_utils.answering.prompts import reader_messages
@@ -51,12 +51,6 @@ def _prompts(n: int) -> list[list[dict[str, str]]]:
     return [[{"role": "user", "content": f"Name one {t} and say one thing about it."}] for t in THINGS[:n]]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _start_server(port: int, logits_all: bool = True) -> subprocess.Popen:
     path = models.fetch("smollm2-135m", log=lambda s: None)
     proc = subprocess.Popen(
@@ -67,29 +61,20 @@ def _start_server(port: int, logits_all: bool = True) -> subprocess.Popen:
     try:
         ServerLLM("smollm2-135m", f"http://127.0.0.1:{port}").wait_ready(timeout=90)
     except ServerError:
-        _stop(proc)
+        stop_process(proc)
         raise
     return proc
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
 def server():
     pytest.importorskip("uvicorn", reason="llama-cpp-python[server] extras are not installed")
-    port = _free_port()
+    port = free_port()
     proc = _start_server(port)
     try:
         yield f"http://127.0.0.1:{port}", proc
     finally:
-        _stop(proc)
+        stop_process(proc)
     assert proc.poll() is not None, "server process did not stop"
 
 
@@ -217,7 +202,7 @@ def test_scoring_on_a_server_without_logits_all_is_one_clear_error():
     request stops with one ServerError naming the URL and the flag (no retries), for multi-token
     (echo) and single-token (chat top_logprobs) scoring alike."""
     pytest.importorskip("uvicorn", reason="llama-cpp-python[server] extras are not installed")
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = _start_server(port, logits_all=False)
     try:
@@ -233,7 +218,7 @@ def test_scoring_on_a_server_without_logits_all_is_one_clear_error():
         assert url in str(e.value) and (srv.stats.requests, srv.stats.retries) == (1, 0)
         assert srv.chat(batch[:1], max_tokens=4, progress=False)[0].strip()  # generation still works
     finally:
-        _stop(proc)
+        stop_process(proc)
 
 
 def test_echo_scores_are_refused_where_llama_cpp_python_misaligns_them(server):
@@ -254,7 +239,7 @@ def test_echo_scores_are_refused_where_llama_cpp_python_misaligns_them(server):
 def test_multi_token_scoring_without_a_known_template_says_so():
     """A served model that is not a registry GGUF on this machine has no template to render the
     completions prompt with: one ServerError before any request, naming the way out."""
-    srv = ServerLLM("some-served-model", f"http://127.0.0.1:{_free_port()}")
+    srv = ServerLLM("some-served-model", f"http://127.0.0.1:{free_port()}")
     with pytest.raises(ServerError, match=r"chat template is unknown.*chat_format=ChatFormat"):
         srv.score([[{"role": "user", "content": "Name a city."}]], ["New York"], progress=False)
     assert srv.stats.requests == 0
@@ -295,7 +280,7 @@ def test_env_server_routes_every_load_llm(server, monkeypatch):
 
 def test_env_servers_map_models_and_manifests_record_the_url(server, monkeypatch):
     url, _ = server
-    dead = f"http://127.0.0.1:{_free_port()}"
+    dead = f"http://127.0.0.1:{free_port()}"
     monkeypatch.setenv("INFERQA_LLM_SERVER", dead)
     monkeypatch.setenv("INFERQA_LLM_SERVERS", f"smollm2-135m={url}#smollm2-135m , other-model=http://u:pw@gpu:9000#big")
     monkeypatch.setenv("INFERQA_LLM_API_KEY", "sekret-key")
@@ -337,7 +322,7 @@ def test_resume_after_the_server_dies_mid_batch(server, tmp_path):
     url0, _ = server
     batch = _prompts(30)
     expected = ServerLLM("smollm2-135m", url0, concurrency=1).chat(batch, max_tokens=24, progress=False)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     cache = GenerationCache(tmp_path / "c.sqlite")
     proc = _start_server(port)
@@ -373,7 +358,7 @@ def test_resume_after_the_server_dies_mid_batch(server, tmp_path):
         assert again.stats.requests == again.stats.model_calls == len(batch) - n_done
         assert out == expected
     finally:
-        _stop(proc)
+        stop_process(proc)
 
 
 def test_client_errors_are_not_retried(server):
@@ -409,7 +394,7 @@ def test_timeouts_are_retried_then_one_error(server):
 
 
 def test_unreachable_server_fails_fast_naming_the_url():
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     srv = ServerLLM("x", url)  # default retries and concurrency
     t0 = time.perf_counter()
     with pytest.raises(ServerError, match="cannot reach the LLM server") as e:

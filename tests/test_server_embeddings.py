@@ -4,12 +4,12 @@ stopped. Vectors against in-process llama.cpp embeddings of the same GGUF, the s
 (a second call sends no request; backends and served models never share vectors), concurrent
 batches in input order, the errors, and the routing of ``load_embedder`` with what manifests record."""
 
-import socket
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from local_servers import free_port, stop_process
 
 from inferqa_utils import models
 from inferqa_utils.embeddings import Embedder, ServerEmbedder, VectorCache, load_embedder
@@ -30,12 +30,6 @@ TEXTS = ["The Eiffel Tower stands in Paris.", "A small cat sleeps on a woven mat
          "Rain is expected tomorrow in the north."]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _gguf() -> str:
     return str(models.fetch("smollm2-135m", log=lambda s: None))
 
@@ -44,7 +38,7 @@ def _gguf() -> str:
 def embed_server():
     """llama_cpp.server in embedding mode with SmolLM2 (killed at the end of the module)."""
     pytest.importorskip("uvicorn", reason="llama-cpp-python[server] extras are not installed")
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", _gguf(), "--model_alias", "smollm2-135m",
@@ -55,12 +49,7 @@ def embed_server():
         ServerEmbedder("smollm2-135m", url).wait_ready(timeout=120)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop_process(proc)
     assert proc.poll() is not None, "server process did not stop"
 
 
@@ -140,7 +129,7 @@ def test_env_routes_load_embedder_and_manifests_record_it(embed_server, monkeypa
     from inferqa_utils.llm.routing import embed_backend_record
     from inferqa_utils.runner import embed_backends
 
-    dead = f"http://127.0.0.1:{_free_port()}"
+    dead = f"http://127.0.0.1:{free_port()}"
     monkeypatch.setenv("INFERQA_EMBED_SERVER", dead)
     monkeypatch.setenv("INFERQA_EMBED_SERVERS", f"smollm2-135m={embed_server}#smollm2-135m,"
                                                 "served-e5=http://u:pw@gpu:9000#intfloat/e5-small")
@@ -169,7 +158,7 @@ def test_env_routes_load_embedder_and_manifests_record_it(embed_server, monkeypa
 
 
 def test_unreachable_embedding_server_fails_fast_naming_the_url():
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     e = ServerEmbedder("minilm", url, use_cache=False)
     with pytest.raises(ServerError, match="cannot reach the embedding server") as err:
         e.encode(TEXTS, progress=False)
