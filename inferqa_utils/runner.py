@@ -19,9 +19,12 @@ from typing import Any
 import yaml
 
 from .config import PATHS, profile, profile_names
+from .llm.base import COST_LOG_ENV, COST_STAGE_ENV
 from .manifest import Manifest
 
 NOTEBOOK_RE = re.compile(r"^(\d\d)_.+\.ipynb$")
+#: the run folder's JSONL of LLM batch counters (one line per batch; :func:`inferqa_utils.llm.base.log_cost`)
+COST_LOG_NAME = "llm_costs.jsonl"
 #: a run's folder under ``build/executions``: ``<YYYYmmdd-HHMMSS>-<profile>``
 RUN_DIR_RE = re.compile(r"^(?P<stamp>\d{8}-\d{6})-(?P<profile>.+)$")
 
@@ -138,6 +141,9 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             manifest.add_input(nb)
             out = out_dir / nb.name
             log(f"[inferqa] {nb.name} with {params}")
+            # the kernel inherits these: every LLM batch appends its counters (benchmarks/run_cost.py)
+            os.environ[COST_LOG_ENV] = str(out_dir / COST_LOG_NAME)
+            os.environ[COST_STAGE_ENV] = nb.stem
             t0 = time.perf_counter()
             nb_status = "ok"
             try:
@@ -167,6 +173,8 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             log(f"[inferqa] warning: no notebook declares {sorted(unknown)}")
     finally:
         _restore_sigterm(previous_term)
+        os.environ.pop(COST_LOG_ENV, None)
+        os.environ.pop(COST_STAGE_ENV, None)
         manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
         manifest.extra["status"] = status
         manifest.write(out_dir / "manifest.json")

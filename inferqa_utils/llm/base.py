@@ -8,6 +8,8 @@ continuations of one prompt).
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -36,6 +38,34 @@ class LLMStats:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: environment variable naming a JSONL file that receives one line per batch (the runner sets it)
+COST_LOG_ENV = "INFERQA_COST_LOG"
+#: environment variable naming the stage that runs (the runner sets it to the notebook's stem)
+COST_STAGE_ENV = "INFERQA_STAGE"
+
+
+def log_cost(llm: LLM, op: str, desc: str | None, before: dict[str, Any], prompts: int, wall: float) -> None:
+    """Append one batch's counters to ``$INFERQA_COST_LOG`` (no-op when unset): stage, model, op,
+    description, prompts asked, model calls, cache hits, prompt tokens evaluated and before prefix
+    reuse, tokens generated, seconds in the model and wall seconds. ``benchmarks/run_cost.py``
+    sums these per notebook."""
+    path = os.environ.get(COST_LOG_ENV)
+    if not path:
+        return
+    now = llm.stats.as_dict()
+    rec = {"stage": os.environ.get(COST_STAGE_ENV, ""), "model": llm.name, "backend": llm.backend, "op": op,
+           "desc": desc or "", "prompts": prompts,
+           **{k: round(now[k] - before[k], 3) if isinstance(now[k], float) else now[k] - before[k]
+              for k in ("model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens",
+                        "seconds", "kv_snapshots", "kv_restores")},
+           "wall": round(wall, 3)}
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec) + "\n")
+    except OSError:
+        pass
 
 
 class LLM:
@@ -112,6 +142,7 @@ class LLM:
     # ------------------------------------------------------------------ machinery
     def _run(self, batch, op, params, fn, desc, progress, extra=None):
         batch = list(batch)
+        before, t0 = self.stats.as_dict(), time.perf_counter()
         keys = []
         for i, m in enumerate(batch):
             p = dict(params)
@@ -152,6 +183,9 @@ class LLM:
             finally:
                 if bar is not None:
                     bar.close()
+                log_cost(self, op, desc, before, len(batch), time.perf_counter() - t0)
+        elif batch:
+            log_cost(self, op, desc, before, len(batch), time.perf_counter() - t0)
         return results
 
     def close(self) -> None:
