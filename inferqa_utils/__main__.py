@@ -1,4 +1,4 @@
-"""Command line: ``python -m inferqa_utils {run,check,results-page,data,models,info} ...``."""
+"""Command line: ``python -m inferqa_utils {run,release,check,results-page,data,models,info} ...``."""
 
 from __future__ import annotations
 
@@ -17,6 +17,24 @@ from .sources import load_source
 
 def _cmd_run(args: argparse.Namespace) -> int:
     run_notebooks(args.profile, only=args.only, overrides=parse_overrides(args.param))
+    return 0
+
+
+def _cmd_release(args: argparse.Namespace) -> int:
+    from .construction.release import load_release, release_folder, verify_release
+    from .make_release import make_release
+
+    if args.verify:
+        folder = release_folder(args.verify)
+        problems = verify_release(folder)
+        for p in problems:
+            print(f"[release] FAIL {p}")
+        if not problems:
+            ds = load_release(folder, verify=False)
+            print(f"[release] {folder}: OK ({len(ds)} questions, {len(ds.passages)} passages, "
+                  f"splits {({s: len(v) for s, v in ds.splits.items()})})")
+        return 1 if problems else 0
+    make_release(args.profile, out=args.out)
     return 0
 
 
@@ -108,6 +126,13 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--only", nargs="+", metavar="NN", help="notebook number prefixes, e.g. 00 01")
     r.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", help="override a parameter")
     r.set_defaults(func=_cmd_run)
+    rl = sub.add_parser("release", help="build a profile's dataset completely and write it as a dataset release "
+                                        "(data/<dataset>/release); --verify checks a release")
+    rl.add_argument("--profile", default="default", choices=profile_names())
+    rl.add_argument("--out", default=None, help="release folder (default: data/<dataset_name>/release)")
+    rl.add_argument("--verify", metavar="RELEASE", default=None,
+                    help="check a release (a dataset name or a folder) instead of building one")
+    rl.set_defaults(func=_cmd_release)
     d = sub.add_parser("data", help="load and summarise a source (validates it)")
     d.add_argument("source", help="embedded | triviahg-validation | triviahg-copilot | wikihint[:FILE|DIR] | quit[:DIR] | PATH")
     d.set_defaults(func=_cmd_data)

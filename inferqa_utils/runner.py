@@ -19,11 +19,11 @@ from typing import Any
 import yaml
 
 from .config import PATHS, profile, profile_names
-from .llm.base import COST_LOG_ENV, COST_STAGE_ENV
+from .costs import COST_LOG_ENV, COST_STAGE_ENV, per_stage, read_log
 from .manifest import Manifest
 
 NOTEBOOK_RE = re.compile(r"^(\d\d)_.+\.ipynb$")
-#: the run folder's JSONL of LLM batch counters (one line per batch; :func:`inferqa_utils.llm.base.log_cost`)
+#: the run folder's JSONL of LLM batch counters (one line per batch; :mod:`inferqa_utils.costs`)
 COST_LOG_NAME = "llm_costs.jsonl"
 #: a run's folder under ``build/executions``: ``<YYYYmmdd-HHMMSS>-<profile>``
 RUN_DIR_RE = re.compile(r"^(?P<stamp>\d{8}-\d{6})-(?P<profile>.+)$")
@@ -100,6 +100,17 @@ def embed_backends(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return embed_backend_records(x for x in values if is_embedder(x))
 
 
+def llama_cpp_build() -> dict[str, Any] | None:
+    """The llama.cpp build that serves in-process LLMs: llama-cpp-python's version and the CPU
+    features it was compiled for (``llama_print_system_info``; ``AVX512 = 0`` in a portable x86-64
+    build made by ``scripts/setup_env.sh``) — greedy tokens can differ between builds."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return None
+    return {"version": llama_cpp.__version__, "system_info": llama_cpp.llama_print_system_info().decode().strip()}
+
+
 def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                   overrides: dict[str, Any] | None = None, out_dir: Path | None = None,
                   notebooks_dir: Path | None = None, log=print) -> Manifest:
@@ -121,6 +132,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     manifest.extra["notebooks"] = {}
     manifest.extra["llm_backends"] = llm_backends(params_all)
     manifest.extra["embed_backends"] = embed_backends(params_all)
+    manifest.extra["llama_cpp"] = llama_cpp_build()
     for p in sorted(PATHS.data.rglob("*.json")):
         manifest.add_input(p)
     declared_any: set[str] = set()
@@ -163,6 +175,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                 manifest.timings[nb.stem] = dt
                 manifest.extra["notebooks"][nb.name] = {"parameters": params, "output": str(out),
                                                         "status": nb_status}
+            manifest.extra["llm_costs"] = per_stage(read_log(out_dir / COST_LOG_NAME))
             log(f"[inferqa] {nb.name} done in {dt:.1f} s")
             # written after every notebook: a run stopped later keeps the times of what finished
             manifest.timings["total"] = round(time.perf_counter() - t_all, 1)

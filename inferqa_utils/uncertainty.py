@@ -16,6 +16,8 @@ nDCG@10 per question), so its uncertainty comes from the sample of questions:
 * :func:`interval_columns` / :func:`metric_intervals` — the same :func:`mean_ci` interval as table
   columns ``m``, ``m_lo``, ``m_hi`` (in %), for any per-question values and for the retrieval metrics
   of :func:`inferqa_utils.metrics.per_query` (the per-question scores behind ``evaluate``).
+* :func:`clustered_ci` — a statistic over units grouped in questions (agreement of passage labels,
+  :func:`cohen_kappa`) with an interval from resampling whole questions.
 * :func:`holm` — Holm's step-down adjustment of the p-values of one table (Holm 1979):
   sort ascending, ``p̃_(i) = max_{j≤i} min(1, (m − j + 1)·p_(j))``.
 
@@ -117,6 +119,42 @@ def paired_difference(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.n
                                  alternative="two-sided", n_resamples=n_resamples,
                                  random_state=np.random.default_rng(seed))
     return Paired(ci, float(min(1.0, res.pvalue)))
+
+
+def clustered_ci(clusters: Sequence[Any], statistic: Any, confidence: float = 0.95, n_resamples: int = 2_000,
+                 seed: int = SEED) -> Interval:
+    """``statistic(clusters)`` with a seeded percentile-bootstrap interval that resamples whole
+    clusters (questions) with replacement — for a statistic over units that are not independent,
+    such as the passages of one question (agreement, Cohen's κ). ``n`` is the number of clusters."""
+    if not len(clusters):
+        raise ValueError("clustered_ci: no clusters")
+    value = float(statistic(list(clusters)))
+    if len(clusters) == 1:
+        return Interval(value, value, value, 1, confidence)
+    rng = np.random.default_rng(seed)
+    stats_ = np.array([statistic([clusters[i] for i in rng.integers(0, len(clusters), len(clusters))])
+                       for _ in range(n_resamples)], dtype=float)
+    stats_ = stats_[~np.isnan(stats_)]
+    if not len(stats_):
+        return Interval(value, value, value, len(clusters), confidence)
+    a = (1 - confidence) / 2
+    return Interval(value, float(np.quantile(stats_, a)), float(np.quantile(stats_, 1 - a)), len(clusters),
+                    confidence)
+
+
+def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float:
+    """Cohen's κ of two raters' labels on the same items: ``(p_o − p_e) / (1 − p_e)`` with ``p_o``
+    the observed agreement and ``p_e`` the agreement expected from the two label distributions
+    (Cohen 1960). When both raters use one and the same label throughout (``p_e = 1``, where the
+    formula is 0/0) they agree on every item, and κ is taken as 1."""
+    a, b = list(a), list(b)
+    if len(a) != len(b) or not a:
+        raise ValueError(f"cohen_kappa: {len(a)} vs {len(b)} labels")
+    n = len(a)
+    po = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    labels = set(a) | set(b)
+    pe = sum((a.count(lab) / n) * (b.count(lab) / n) for lab in labels)
+    return 1.0 if pe >= 1 else (po - pe) / (1 - pe)
 
 
 def interval_columns(values: Sequence[float] | np.ndarray, name: str, scale: float = 100.0,

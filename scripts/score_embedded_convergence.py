@@ -6,9 +6,11 @@ Like WikiHint and TriviaHG's model-hint files, our embedded set ships each hint'
 so the default build spends no LLM time on it. The values are *measured*, with the build's own
 judge (:func:`inferqa_utils.construction.convergence.name_hint_scores`: calibrated likelihood of
 each of the question's 11 candidate names as the reply, cached): each hint gets
-``"metrics": {"convergence": c, "convergence_judge": "<model> names", "convergence_of": <key>}``
-where ``<key>`` hashes the question, the hint and the candidates — a hint whose text or whose
-question's candidates change is scored again, the others are kept. ``--check`` changes nothing
+``"metrics": {"convergence": c, "scores": {candidate: 0/1}, "convergence_judge": "<model> names",
+"convergence_of": <key>}`` — ``c`` by the paper's HICOS rule from the judge's votes ``scores``
+(kept so that a build can apply another rule, ``convergence_rule``, without an LLM call) — where
+``<key>`` hashes the question, the hint and the candidates: a hint whose text or whose question's
+candidates change, or that has no votes, is scored again; the others are kept. ``--check`` changes nothing
 and exits 1 if a hint lacks an up-to-date value (tests/test_embedded_dataset.py checks the same).
 A build recomputes convergence instead with ``-p convergence_stored=false``.
 """
@@ -38,7 +40,8 @@ def stale(rec: dict) -> list[int]:
     """Indices of the record's hints whose stored convergence is missing or out of date."""
     q, cands = rec["question"]["question"], rec["question"]["candidate_answers"]
     return [i for i, h in enumerate(rec["hints"])
-            if (h.get("metrics") or {}).get("convergence_of") != key_of(q, h["hint"], cands)]
+            if (h.get("metrics") or {}).get("convergence_of") != key_of(q, h["hint"], cands)
+            or not isinstance((h.get("metrics") or {}).get("scores"), dict)]
 
 
 def main() -> int:
@@ -69,6 +72,7 @@ def main() -> int:
         scores = hint_scores(METHOD, llm, q, hints, cands, progress=False)
         for h, sc in zip(rec["hints"], scores, strict=True):
             h["metrics"] = {**(h.get("metrics") or {}), "convergence": convergence_from_scores(sc, cands[-1]),
+                            "scores": {c: int(sc[c]) for c in cands},
                             "convergence_judge": f"{a.model} {METHOD}", "convergence_of": key_of(q, h["hint"], cands)}
         if n % 20 == 0 or n == len(todo):  # checkpoint: an interrupted run keeps what it scored
             path.write_text(json.dumps(recs, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

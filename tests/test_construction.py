@@ -62,6 +62,19 @@ def test_convergence_formula(n_yes_besides_gold, gold, expected):
     assert convergence_from_scores(scores, "gold") == expected
 
 
+@pytest.mark.parametrize("n_yes_besides_gold, gold, expected", [
+    (3, 0, 0.73),   # gold vote 0 is a judge false negative for a true hint: 1 − 3/11 = 0.727
+    (3, 1, 0.73),   # equal to HICOS where the judge accepts the gold
+    (0, 0, 1.0),
+    (10, 0, 0.09),
+])
+def test_true_hints_rule_keeps_the_distractor_part_of_hicos(n_yes_besides_gold, gold, expected):
+    scores = {f"c{i}": int(i < n_yes_besides_gold) for i in range(10)} | {"gold": gold}
+    assert convergence_from_scores(scores, "gold", rule="true-hints") == expected
+    with pytest.raises(ValueError, match="rule"):
+        convergence_from_scores(scores, "gold", rule="hicosx")
+
+
 def test_convergence_needs_the_gold_candidate():
     with pytest.raises(KeyError):
         convergence_from_scores({"a": 1}, "gold")

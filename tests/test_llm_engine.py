@@ -133,3 +133,59 @@ def test_default_cache_follows_the_environment(tmp_path, monkeypatch):
     after = default_cache()
     assert after.path == (tmp_path / "c.sqlite").resolve() and after is not before
     assert default_cache() is after  # one open store per path
+
+
+def test_several_continuations_are_scored_in_one_decode_like_one_by_one(tiny):
+    """Multi-token continuations of one prompt share its KV cells, one sequence each, in one
+    decode; each log-probability equals the one-continuation score up to batch-kernel rounding."""
+    msgs = _batch()[1]
+    conts = ["Jupiter", "The planet Saturn", "Mars", "A big red dot", "Neptune is far"]
+    together = tiny.score([msgs], [conts], progress=False)[0]
+    alone = [tiny.score([msgs], [[c]], progress=False)[0][0] for c in conts]
+    assert together == pytest.approx(alone, abs=0.1)
+    assert sorted(range(len(conts)), key=lambda i: together[i]) == sorted(range(len(conts)), key=lambda i: alone[i])
+    # the prompt's own sequence is untouched: generation after scoring equals generation before
+    before = tiny.chat([msgs], max_tokens=6, progress=False)
+    tiny.score([msgs], [conts], progress=False)
+    assert tiny.chat([msgs], max_tokens=6, progress=False) == before
+
+
+def test_duplicate_prompts_in_a_batch_run_once():
+    llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
+    out = llm.chat([_batch()[0], _batch()[1], _batch()[0]], progress=False)
+    assert out[0] == out[2] and llm.stats.model_calls == 2 and llm.stats.cache_hits == 1
+
+
+def test_a_judge_reply_stops_once_it_is_decided():
+    """``until`` ends generation at the first token that decides a Yes/No reply; what a reader of
+    the reply's start sees is unchanged."""
+    from inferqa_utils.answering.judge import parse_yes_no
+    from inferqa_utils.answering.prompts import judge_messages
+
+    llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
+    prompts = [judge_messages("What object shows your reflection?", ["Mirror"], a)
+               for a in ("a mirror", "a window", "glass", "Mirror")]
+    full = llm.chat(prompts, max_tokens=3, progress=False)
+    generated = llm.stats.generated_tokens
+    short = llm.chat(prompts, max_tokens=3, until=("yes", "no"), progress=False)
+    assert [parse_yes_no(x) for x in short] == [parse_yes_no(x) for x in full]
+    assert llm.stats.generated_tokens - generated < generated
+
+
+def test_a_few_shot_prefix_persisted_by_one_engine_is_restored_by_the_next(tmp_path):
+    """A family switch saves the family's stable prefix (the few-shot turns, ≥ 256 tokens) to disk;
+    a new engine (another notebook's process) restores it instead of evaluating it again."""
+    from inferqa_utils.answering.prompts import judge_messages
+
+    judge = judge_messages("What object shows your reflection?", ["Mirror"], "a window")
+    first = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048, kv_dir=tmp_path)
+    first.chat(_batch()[:2], progress=False)  # two reader prompts: the stable prefix is known
+    first.chat([judge], progress=False)  # family switch: the reader prefix is saved and persisted
+    assert len(list(tmp_path.rglob("*.kv"))) == 1
+    second = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048, kv_dir=tmp_path)
+    answer = second.chat([_batch()[3]], progress=False)
+    assert second.stats.kv_restores == 1
+    n = len(second.tokenize(second.render(_batch()[3])))
+    assert second.stats.prompt_tokens < 0.3 * n
+    plain = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
+    assert plain.chat([_batch()[3]], progress=False) == answer

@@ -70,6 +70,6 @@ def judge_answers(llm: LLM | None, questions: Sequence[str], golds: Sequence[Seq
     verdicts: dict[int, bool | None] = {}
     if llm is not None and ask:
         replies = llm.chat([judge_messages(questions[i], list(golds[i]), predictions[i]) for i in ask],
-                           max_tokens=3, desc=f"judge ({llm.name})", progress=progress)
+                           max_tokens=3, until=("yes", "no"), desc=f"judge ({llm.name})", progress=progress)
         verdicts = {i: parse_yes_no(r) for i, r in zip(ask, replies, strict=True)}
     return [Judgement(e, e or bool(verdicts.get(i)), verdicts.get(i), refused.get(i)) for i, e in enumerate(ems)]

@@ -49,19 +49,31 @@ READER_FEWSHOT: list[tuple[str, str, str]] = [
 ]
 
 
-def reader_user_turn(context: str, question: str) -> str:
+#: reader prompt layouts: the context before the question (paper 000 A.4), or the question first
+LAYOUTS = ("context-first", "question-first")
+#: the layout every reading and labelling uses
+READER_LAYOUT = "context-first"
+
+
+def reader_user_turn(context: str, question: str, layout: str = READER_LAYOUT) -> str:
+    if layout == "question-first":
+        return f"{READER_RULES}\n\nQuestion: {question.strip()}\nContext: {context.strip()}\nAnswer:"
+    if layout != "context-first":
+        raise ValueError(f"reader layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
     return f"{READER_RULES}\n\nContext: {context.strip()}\nQuestion: {question.strip()}\nAnswer:"
 
 
-def reader_messages(question: str, context: str, fewshot: bool = True) -> Messages:
-    """System instruction, five few-shot turns, then the user turn. The context comes before the
-    question (paper 000 A.4), so prompts of one question that share a hint prefix share a token prefix."""
+def reader_messages(question: str, context: str, fewshot: bool = True, layout: str = READER_LAYOUT) -> Messages:
+    """System instruction, five few-shot turns, then the user turn, all in ``layout``. With the
+    context before the question (paper 000 A.4), prompts of one question that share a hint prefix
+    share a token prefix; with the question first, they also share the question, and only the
+    context and the closing ``Answer:`` differ (``benchmarks/prompt_layout.py`` compares the two)."""
     msgs: Messages = [{"role": "system", "content": READER_SYSTEM}]
     if fewshot:
         for ctx, q, a in READER_FEWSHOT:
-            msgs.append({"role": "user", "content": reader_user_turn(ctx, q)})
+            msgs.append({"role": "user", "content": reader_user_turn(ctx, q, layout)})
             msgs.append({"role": "assistant", "content": a})
-    msgs.append({"role": "user", "content": reader_user_turn(context, question)})
+    msgs.append({"role": "user", "content": reader_user_turn(context, question, layout)})
     return msgs
 
 

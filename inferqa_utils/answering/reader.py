@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..llm.base import LLM
-from .prompts import NO_ANSWER, closed_book_messages, reader_messages
+from .prompts import NO_ANSWER, READER_LAYOUT, closed_book_messages, reader_messages
 
 MAX_NEW_TOKENS = 32
 
@@ -52,11 +52,11 @@ class ReaderOutput:
 
 
 def read(llm: LLM, questions: Sequence[str], contexts: Sequence[str], desc: str | None = None,
-         progress: bool = True) -> list[ReaderOutput]:
+         progress: bool = True, layout: str = READER_LAYOUT) -> list[ReaderOutput]:
     """Answer each question from its context (one batch, cached, prefix-ordered)."""
     if len(questions) != len(contexts):
         raise ValueError(f"{len(questions)} questions for {len(contexts)} contexts")
-    msgs = [reader_messages(q, c) for q, c in zip(questions, contexts, strict=True)]
+    msgs = [reader_messages(q, c, layout=layout) for q, c in zip(questions, contexts, strict=True)]
     raws = llm.chat(msgs, max_tokens=MAX_NEW_TOKENS, desc=desc or f"read ({llm.name})", progress=progress)
     return [ReaderOutput(r, postprocess(r)) for r in raws]
 

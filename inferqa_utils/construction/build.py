@@ -43,7 +43,7 @@ from ..llm import load_llm
 from ..llm.base import LLM
 from ..qtype import classify_question
 from ..textnorm import normalize_answer
-from .convergence import convergence_from_scores, generate_candidates, gold_candidate, hint_scores
+from .convergence import RULES, convergence_from_scores, generate_candidates, gold_candidate, hint_scores
 from .difficulty import reference_complexity
 from .export_build import export_build
 from .labeling import LabelCheckpoint, QuestionLabels, label_questions
@@ -75,6 +75,9 @@ class BuildConfig:
     n_candidates: int = 10  # distractors to generate when a source has no candidates
     max_candidates: int | None = None  # cap on candidates judged per hint (gold included); None = all
     convergence_method: str = "names"  # names | choice | pairwise (see construction.convergence)
+    #: "hicos" (paper: a hint whose gold vote is 0 gets 0) or "true-hints" (the gold vote taken as 1:
+    #: for sources whose hints are true by construction; applied to stored votes too) — convergence.RULES
+    convergence_rule: str = "hicos"
     parametric_models: list[str] | None = None  # None → the labelers
     parametric_repeats: int = 3
     n_train: int | float | None = None
@@ -99,6 +102,11 @@ class BuildConfig:
     corpus_all_source: bool = True
     #: answer guards applied before the LLM judge (inferqa_utils.answering.guards)
     guards: list[str] = field(default_factory=lambda: list(DEFAULT_GUARDS))
+    #: build only these source questions (ids; None: the first ``max_questions``) — a release's sample
+    questions: list[str] | None = None
+    #: {qid: split} taken as given instead of the seeded split draw (a release's splits); the
+    #: parametric filter still runs and is reported beside it
+    fixed_splits: dict[str, str] | None = None
     verification_file: str | None = None  # None → data/verification/<name>.json
     output_dir: str | None = None  # None → build/datasets/<name>
     seed: int = SEED
@@ -114,7 +122,7 @@ class BuildConfig:
     def label_key(self) -> str:
         """Hash of what determines a question's passages and labels (names its checkpoint file)."""
         keys = ("source", "k_hints", "labelers", "judge_model", "convergence_model", "n_candidates", "max_candidates",
-                "convergence_method", "convergence_scope", "convergence_stored", "guards",
+                "convergence_method", "convergence_rule", "convergence_scope", "convergence_stored", "guards",
                 "leakage_fuzzy_threshold", "leakage_token_level")
         d = {k: getattr(self, k) for k in keys} | {"labeling_version": LABELING_VERSION}
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
@@ -155,6 +163,8 @@ class BuildResult:
     #: (:func:`leakage_agreement_rows`); empty when the source stores none
     leakage_agreement: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=AGREEMENT_COLUMNS))
     manifest: dict[str, Any] = field(default_factory=dict)
+    #: per step: seconds and, per model, the LLM calls, tokens and seconds it took (:func:`step_costs`)
+    step_costs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def dropped(self) -> pd.DataFrame:
@@ -262,11 +272,18 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     _check_conflict(out, cfg, overwrite, log)
     models = _Models(llm_loader or load_llm)
     timings: dict[str, float] = {}
+    step_llm: dict[str, dict[str, dict[str, Any]]] = {}  # cumulative LLM counters after each step
     t = time.perf_counter()
 
     src = sources.load_source(cfg.source)
     every = list(src)
     qs = every[: cfg.max_questions] if cfg.max_questions is not None else every
+    if cfg.questions is not None:
+        missing = set(cfg.questions) - {q.qid for q in every}
+        if missing:
+            raise InferQAError(f"questions {sorted(missing)[:5]} are not in the source {cfg.source!r}")
+        wanted = set(cfg.questions)
+        qs = [q for q in every if q.qid in wanted]
     built_ids = {q.qid for q in qs}
     qrows: dict[str, dict[str, Any]] = {}
     hrows: list[dict[str, Any]] = []
@@ -306,6 +323,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
         q.hints = hints
         (alive if built else distractors).append(q)
     timings["leakage"] = time.perf_counter() - t
+    step_llm["leakage"] = models.stats()
 
     # 2. question type + difficulty
     t = time.perf_counter()
@@ -330,6 +348,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
         if q.difficulty is None and "ref_difficulty" in qrows[q.qid]:
             q.difficulty = qrows[q.qid]["ref_difficulty"]
     timings["type_difficulty"] = time.perf_counter() - t
+    step_llm["type_difficulty"] = models.stats()
 
     # 3. parametric filter (every closed-book model, judged in one batch)
     t = time.perf_counter()
@@ -339,11 +358,17 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
                              guards=cfg.guards)
     parametric = parametric_qids(par)
     timings["parametric"] = time.perf_counter() - t
+    step_llm["parametric"] = models.stats()
 
     # 4. splits
-    splits, unused = make_splits([q.qid for q in alive], parametric, cfg.n_train, cfg.n_test, cfg.seed)
+    if cfg.fixed_splits is not None:
+        splits = {sp: [q.qid for q in alive if cfg.fixed_splits.get(q.qid) == sp]
+                  for sp in dict.fromkeys(cfg.fixed_splits.values())}
+        unused = [q.qid for q in alive if q.qid not in cfg.fixed_splits]
+    else:
+        splits, unused = make_splits([q.qid for q in alive], parametric, cfg.n_train, cfg.n_test, cfg.seed)
     for qid in unused:
-        drop(qid, "parametric, train split full")
+        drop(qid, "parametric, train split full" if cfg.fixed_splits is None else "in no given split")
     for sp, ids in splits.items():
         for qid in ids:
             qrows[qid]["split"] = sp
@@ -371,6 +396,14 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
         for q, c in zip(need_cand, gen, strict=True):
             q.meta["candidates_source"] = "generated" if q.candidates == [] else "source + gold"
             q.candidates = c if not q.candidates else [*q.candidates, q.answer]
+    if cfg.convergence_rule not in RULES:
+        raise ValueError(f"convergence_rule must be one of {', '.join(RULES)}, not {cfg.convergence_rule!r}")
+    if cfg.convergence_rule != "hicos":  # stored votes under another rule (stored values are HICOS)
+        for q in [*in_split, *distractors]:
+            gold = gold_candidate(q.candidates, q.answers)
+            for h in q.hints:
+                if h.scores and gold in h.scores and h.convergence is not None:
+                    h.convergence = convergence_from_scores(h.scores, gold, cfg.convergence_rule)
     llm_ids = {q.qid for q in need_llm}
     conv_bar = _bar(progress, len(need_llm), "convergence")
     for q in [*in_split, *distractors]:
@@ -381,7 +414,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
             scores = hint_scores(cfg.convergence_method, models(cfg.convergence_model), q.question, q.hint_texts,
                                  cands, seed=cfg.seed, progress=False)
             for h, sc in zip(q.hints, scores, strict=True):
-                h.scores, h.convergence = sc, convergence_from_scores(sc, gold)
+                h.scores, h.convergence = sc, convergence_from_scores(sc, gold, cfg.convergence_rule)
             row["convergence_from"] = f"computed ({cfg.convergence_model}, {cfg.convergence_method}, {len(cands)} candidates)"
             if conv_bar is not None:
                 conv_bar.update(1)
@@ -403,6 +436,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     if conv_bar is not None:
         conv_bar.close()
     timings["convergence"] = time.perf_counter() - t
+    step_llm["convergence"] = models.stats()
 
     # 6. passages: the built questions' and every distractor question's (label 0 for every built question)
     passages: dict[str, Passage] = {}
@@ -418,6 +452,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     to_label = [q for q in in_split if q.qid in labelled_ids]
     labels = label_questions(to_label, by_q.__getitem__, labelers, judge, ckpt, progress=progress, guards=cfg.guards)
     timings["labeling"] = time.perf_counter() - t
+    step_llm["labeling"] = models.stats()
 
     # 8. verification + label update
     decisions = load_decisions(cfg.decisions_path)
@@ -447,6 +482,7 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     hdf = pd.DataFrame(hrows)
     split_of = {qid: sp for sp, ids in splits.items() for qid in ids}
     res = BuildResult(cfg, ds, qdf, hdf, par, difficulty, labels, models.stats(), timings, out, distractors,
+                      step_costs=step_costs(timings, step_llm),
                       expansions=expansion_table(ds.questions, labels, updates, split_of),
                       refusals=refusal_table(labels, split_of),
                       leakage_agreement=pd.DataFrame(arows, columns=AGREEMENT_COLUMNS))
@@ -455,6 +491,24 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     log(f"built {cfg.name!r}: {len(in_split)} questions ({len(to_label)} labelled: {', '.join(label_splits) or 'none'}), "
         f"{len(passages)} passages ({len(distractors)} distractor questions) → {out}")
     return res
+
+
+def step_costs(timings: dict[str, float], cumulative: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """``{step: {"seconds": s, "llm": {model: {calls, cache_hits, prompt_tokens, prompt_tokens_total,
+    generated_tokens, seconds}}}}`` from the LLM counters recorded after each step (cumulative over
+    the build, in step order): each step's share is the difference to the previous step."""
+    keys = ("model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens", "seconds")
+    out: dict[str, dict[str, Any]] = {}
+    prev: dict[str, dict[str, Any]] = {}
+    for step, now in cumulative.items():
+        llm = {}
+        for m, c in now.items():
+            d = {k: round(c.get(k, 0) - prev.get(m, {}).get(k, 0), 3) for k in keys}
+            if any(d.values()):
+                llm[m] = d
+        out[step] = {"seconds": round(timings.get(step, 0.0), 2), "llm": llm}
+        prev = now
+    return out
 
 
 def limit_candidates(candidates: list[str], gold: str, cap: int | None, seed: int) -> list[str]:

@@ -40,15 +40,33 @@ CONVERGENCE_SYSTEM = "You check whether a clue fits a possible answer to a quiz 
 CANDIDATES_SYSTEM = "You write quiz distractors: wrong but plausible answers. One per line, nothing else."
 
 
-def convergence_from_scores(scores: Mapping[str, int], gold: str) -> float:
-    """``0`` if ``scores[gold]`` is 0, else ``round(1 − (Σ scores − 1) / len(scores), 2)``."""
+#: convergence rules (:func:`convergence_from_scores`): the paper's HICOS, and HICOS over the
+#: distractors only for hints that are true of the answer by construction
+RULES = ("hicos", "true-hints")
+
+
+def convergence_from_scores(scores: Mapping[str, int], gold: str, rule: str = "hicos") -> float:
+    """Convergence of one hint from its per-candidate judge votes ``scores`` (n candidates, gold
+    included).
+
+    ``"hicos"`` (paper 000 §3.1.2, TriviaHG): ``0`` if ``scores[gold]`` is 0, else
+    ``round(1 − (Σ scores − 1) / n, 2)``.
+
+    ``"true-hints"``: the gold vote is taken as 1 — for sources whose every hint is true of its
+    answer (our embedded set: written that way), a gold vote of 0 is a judge false negative,
+    not a hint that misleads — so ``round(1 − Σ_{c ≠ gold} scores[c] / n, 2)``. Equal to HICOS
+    wherever the judge accepts the gold.
+    """
     if not scores:
         raise ValueError("convergence needs at least one candidate score")
     if gold not in scores:
         raise KeyError(f"gold answer {gold!r} is not among the scored candidates")
-    if not scores[gold]:
+    if rule not in RULES:
+        raise ValueError(f"convergence rule must be one of {', '.join(RULES)}, not {rule!r}")
+    if rule == "hicos" and not scores[gold]:
         return 0.0
-    return round(1 - (sum(int(v) for v in scores.values()) - 1) / len(scores), 2)
+    others = sum(int(v) for c, v in scores.items() if c != gold)
+    return round(1 - others / len(scores), 2)
 
 
 def hint_candidate_messages(question: str, hint: str, candidate: str) -> Messages:

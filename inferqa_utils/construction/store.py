@@ -20,11 +20,11 @@ def built_dir(name: str) -> Path:
     return PATHS.datasets / name
 
 
-def load_built(name: str) -> Dataset:
-    """The dataset exported by notebook 01 under ``build/datasets/<name>/``: splits, passages,
-    generations, and the labels from its TREC qrels (not recomputed)."""
+def load_built(name: str, folder: str | Path | None = None) -> Dataset:
+    """The dataset exported by notebook 01 under ``build/datasets/<name>/`` (or ``folder``):
+    splits, passages, generations, and the labels from its TREC qrels (not recomputed)."""
 
-    folder = built_dir(name)
+    folder = Path(folder) if folder is not None else built_dir(name)
     manifest = require_input(folder / "manifest.json", "01_dataset_construction",
                              f"the built dataset {name!r}")
     meta = json.loads(manifest.read_text(encoding="utf-8"))

@@ -76,6 +76,8 @@ def load_llm(name: str, backend: str | None = None, base_url: str | None = None,
     if spec.kind != "gguf":
         raise ValueError(f"model {name!r} is a {spec.kind} model, not an LLM (GGUF)")
     path = models.fetch(name, log=lambda s: None)
+    if c is not None:  # persisted few-shot prefixes live beside the generation cache
+        kw.setdefault("kv_dir", c.path.parent / "kv")
     llm = LlamaCppLLM(name, path, models.checksum(name), cache=c, n_ctx=n_ctx, prefix_reuse=prefix_reuse, **kw)
     if shared:
         _LOADED[key] = llm

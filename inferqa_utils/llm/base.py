@@ -8,13 +8,12 @@ continuations of one prompt).
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..costs import log_batch
 from .cache import GenerationCache, cache_key
 
 Message = dict[str, str]
@@ -40,32 +39,11 @@ class LLMStats:
         return asdict(self)
 
 
-#: environment variable naming a JSONL file that receives one line per batch (the runner sets it)
-COST_LOG_ENV = "INFERQA_COST_LOG"
-#: environment variable naming the stage that runs (the runner sets it to the notebook's stem)
-COST_STAGE_ENV = "INFERQA_STAGE"
-
-
-def log_cost(llm: LLM, op: str, desc: str | None, before: dict[str, Any], prompts: int, wall: float) -> None:
-    """Append one batch's counters to ``$INFERQA_COST_LOG`` (no-op when unset): stage, model, op,
-    description, prompts asked, model calls, cache hits, prompt tokens evaluated and before prefix
-    reuse, tokens generated, seconds in the model and wall seconds. ``benchmarks/run_cost.py``
-    sums these per notebook."""
-    path = os.environ.get(COST_LOG_ENV)
-    if not path:
-        return
-    now = llm.stats.as_dict()
-    rec = {"stage": os.environ.get(COST_STAGE_ENV, ""), "model": llm.name, "backend": llm.backend, "op": op,
-           "desc": desc or "", "prompts": prompts,
-           **{k: round(now[k] - before[k], 3) if isinstance(now[k], float) else now[k] - before[k]
-              for k in ("model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens",
-                        "seconds", "kv_snapshots", "kv_restores")},
-           "wall": round(wall, 3)}
-    try:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec) + "\n")
-    except OSError:
-        pass
+def decided(text: str, until: Sequence[str]) -> bool:
+    """True when ``text`` (leading whitespace, quotes and asterisks stripped, lower-cased) starts
+    with one of the prefixes ``until`` (see :meth:`LLM.chat`)."""
+    t = text.strip().lstrip("\"'*").lower()
+    return any(t.startswith(u) for u in until)
 
 
 class LLM:
@@ -87,7 +65,8 @@ class LLM:
     def _order(self, messages: list[Messages]) -> list[int]:
         return list(range(len(messages)))
 
-    def _generate(self, messages: Messages, max_tokens: int, stop: Sequence[str]) -> str:  # pragma: no cover
+    def _generate(self, messages: Messages, max_tokens: int, stop: Sequence[str],
+                  until: Sequence[str] = ()) -> str:  # pragma: no cover
         raise NotImplementedError
 
     def _score(self, messages: Messages, continuations: Sequence[str]) -> list[float]:  # pragma: no cover
@@ -112,15 +91,21 @@ class LLM:
         self.stats = LLMStats()
 
     def chat(self, batch: Sequence[Messages], max_tokens: int = 32, stop: Sequence[str] = (),
-             desc: str | None = None, progress: bool = True) -> list[str]:
+             desc: str | None = None, progress: bool = True, until: Sequence[str] = ()) -> list[str]:
         """Greedy replies to a batch of chat prompts, in input order.
 
         Cached replies are returned without a model call; the rest run in an order that
         maximises shared prompt prefixes (so the backend reuses its KV cache), each result
-        committed to the cache as soon as it exists.
+        committed to the cache as soon as it exists. ``until``: lower-case prefixes that decide a
+        reply — generation ends as soon as the reply (leading quotes and asterisks stripped)
+        starts with one of them, e.g. ``("yes", "no")`` for a judge (a reader of the reply that
+        looks only at its start sees the same answer, one token sooner).
         """
-        params = {"max_tokens": max_tokens, "stop": list(stop), "decoding": "greedy"}
-        return self._run(batch, "chat", params, lambda m: self._generate(m, max_tokens, stop), desc, progress)
+        params: dict[str, Any] = {"max_tokens": max_tokens, "stop": list(stop), "decoding": "greedy"}
+        if until:
+            params["until"] = list(until)
+        return self._run(batch, "chat", params, lambda m: self._generate(m, max_tokens, stop, tuple(until)), desc,
+                         progress)
 
     def score(self, batch: Sequence[Messages], continuations: Sequence[str] | Sequence[Sequence[str]],
               desc: str | None = None, progress: bool = True) -> list[list[float]]:
@@ -152,11 +137,17 @@ class LLM:
         cached = self.cache.get_many(keys) if self.cache is not None else {}
         results: list[Any] = [None] * len(batch)
         todo = []
+        copies: dict[int, list[int]] = {}  # first index of a prompt → later identical ones (run once)
+        first: dict[str, int] = {}
         for i, k in enumerate(keys):
             if k in cached:
                 results[i] = cached[k]
                 self.stats.cache_hits += 1
+            elif k in first:
+                copies.setdefault(first[k], []).append(i)
+                self.stats.cache_hits += 1
             else:
+                first[k] = i
                 todo.append(i)
         if todo:
             order = self._order([batch[i] for i in todo])
@@ -173,6 +164,8 @@ class LLM:
             def done(i: int, out: Any) -> None:
                 self.stats.model_calls += 1
                 results[i] = out
+                for j in copies.get(i, ()):
+                    results[j] = out
                 if self.cache is not None:
                     self.cache.put(keys[i], out, self.identity, op)
                 if bar is not None:
@@ -183,9 +176,9 @@ class LLM:
             finally:
                 if bar is not None:
                     bar.close()
-                log_cost(self, op, desc, before, len(batch), time.perf_counter() - t0)
+                log_batch(self.name, self.backend, op, desc, before, self.stats.as_dict(), len(batch), time.perf_counter() - t0)
         elif batch:
-            log_cost(self, op, desc, before, len(batch), time.perf_counter() - t0)
+            log_batch(self.name, self.backend, op, desc, before, self.stats.as_dict(), len(batch), time.perf_counter() - t0)
         return results
 
     def close(self) -> None:

@@ -18,18 +18,28 @@ longest prefix (e.g. a question's passages sorted by hint sequence).
 One KV cache holds one prompt family at a time: labeling alternates between the reader's
 few-shot prompt (~750 tokens for the 1.5B, ~10 s to evaluate) and the judge's, and each switch
 used to evaluate the other family's prefix again. The engine therefore keeps a few KV
-*snapshots* (``llama_state_seq_get_data``, ~20 MB and ~75 ms for 750 tokens of the 1.5B; restore
-~3 ms): before a prompt discards a long evaluated prefix, that state is saved; a prompt that
-shares a longer prefix with a snapshot than with the current cache restores it first. The KV
-values restored are the ones computed before, so results equal those of an uninterrupted run of
-the same prompts.
+*snapshots* (``llama_state_seq_get_data``; restore ~3 ms). A snapshot is taken only at a *family
+switch* (the next prompt shares fewer than :attr:`LlamaCppLLM.SWITCH_TOKENS` tokens with the cache),
+and only of the family's *stable prefix* (the tokens every prompt since the last switch shared):
+the reader's system turn and few-shot examples, not the last passage read. A prompt that shares a
+longer prefix with a snapshot than with the current cache restores it first. Stable prefixes of
+at least :attr:`LlamaCppLLM.PERSIST_TOKENS` tokens are also written to disk
+(``.cache/llm/kv/``, keyed by the model checksum, the llama.cpp build and the tokens), so the next
+notebook's process restores the few-shot prefix instead of evaluating it again.
+
+Scoring several continuations of one prompt (candidate names, Yes/No) evaluates them in **one**
+decode: each continuation is its own sequence that shares the prompt's KV cells
+(``llama_memory_seq_cp`` on a unified KV cache). The log-probabilities equal those of one decode
+per continuation up to the floating-point rounding of llama.cpp's batch kernels.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import os
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -37,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import LLM, Messages
+from .base import LLM, Messages, decided
 from .cache import GenerationCache
 
 
@@ -65,12 +75,44 @@ def _render_template(template: str, messages: Messages, bos: str, eos: str, add_
     )
 
 
+def _log_softmax(row: np.ndarray, tok: int) -> float:
+    m = row.max()
+    return float(row[tok] - m - np.log(np.exp(row - m).sum()))
+
+
+_PARAMS_LOCK = threading.Lock()
+
+
+def _multi_sequence_llama(n_seq_max: int, **kw: Any):
+    """``llama_cpp.Llama(**kw)`` whose context holds ``n_seq_max`` sequences in one unified KV cache
+    (llama-cpp-python sets neither for a generation model; its context parameters are patched for
+    the duration of the constructor). A single sequence decodes exactly as in a one-sequence
+    context (logits compared bit for bit on the 1.5B)."""
+    import llama_cpp
+    import llama_cpp.llama_cpp as lib
+
+    with _PARAMS_LOCK:
+        default = lib.llama_context_default_params
+
+        def params():
+            p = default()
+            p.n_seq_max = n_seq_max
+            p.kv_unified = True
+            return p
+
+        lib.llama_context_default_params = params
+        try:
+            return llama_cpp.Llama(**kw)
+        finally:
+            lib.llama_context_default_params = default
+
+
 class LlamaCppLLM(LLM):
     backend = "llamacpp"
 
     def __init__(self, name: str, model_path: str | Path, identity: str, cache: GenerationCache | None = None,
                  n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 512, prefix_reuse: bool = True,
-                 order_prompts: bool = True, seed: int = 13) -> None:
+                 order_prompts: bool = True, seed: int = 13, kv_dir: str | Path | None = None) -> None:
         super().__init__(name, identity, cache)
         import llama_cpp
 
@@ -78,10 +120,12 @@ class LlamaCppLLM(LLM):
         self.model_path = str(model_path)
         self.prefix_reuse = prefix_reuse
         self.order_prompts = order_prompts
-        self.llm = llama_cpp.Llama(
-            model_path=self.model_path, n_ctx=n_ctx, n_threads=n_threads or max(1, os.cpu_count() or 1),
-            n_batch=n_batch, logits_all=False, verbose=False, seed=seed,
+        self.llm = _multi_sequence_llama(
+            n_seq_max=self.N_SEQ_MAX, model_path=self.model_path, n_ctx=n_ctx,
+            n_threads=n_threads or max(1, os.cpu_count() or 1), n_batch=n_batch, logits_all=False, verbose=False,
+            seed=seed,
         )
+        self._mem = llama_cpp.llama_get_memory(self.llm._ctx.ctx)
         self.n_ctx = n_ctx
         self.n_vocab = self.llm.n_vocab()
         self._ctx = self.llm._ctx.ctx
@@ -96,6 +140,11 @@ class LlamaCppLLM(LLM):
         self._tok_cache: dict[str, list[int]] = {}
         #: KV snapshots, most recently used last: (tokens, state buffer, bytes)
         self._snapshots: list[tuple[np.ndarray, Any, int]] = []
+        #: tokens every prompt since the last family switch shared (the family's stable prefix)
+        self._stable = 0
+        #: where persisted prefix snapshots live (None: not persisted)
+        self.kv_dir: Path | None = Path(kv_dir) if kv_dir else None
+        self._disk_checked = False
 
     # ------------------------------------------------------------------ text <-> tokens
     def render(self, messages: Messages, add_generation_prompt: bool = True) -> str:
@@ -145,10 +194,18 @@ class LlamaCppLLM(LLM):
         ptr = self._lc.llama_get_logits_ith(self._ctx, i)
         return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,)).copy()
 
-    #: at most this many KV snapshots are kept (LRU)
+    #: at most this many KV snapshots are kept in memory (LRU)
     MAX_SNAPSHOTS = 4
-    #: a prefix is worth a snapshot (and a restore worth doing) from this many tokens on
-    MIN_SNAPSHOT_TOKENS = 64
+    #: a prompt sharing fewer tokens than this with the KV cache starts another prompt family
+    SWITCH_TOKENS = 32
+    #: a snapshot is worth restoring when it gives at least this many more tokens than the cache
+    MIN_RESTORE_TOKENS = 16
+    #: stable prefixes of at least this many tokens are persisted (the few-shot prefixes)
+    PERSIST_TOKENS = 256
+    #: at most this many persisted prefixes per model (oldest removed)
+    MAX_PERSISTED = 8
+    #: sequences of the context: 0 holds the prompt, the others the continuations scored in one decode
+    N_SEQ_MAX = 16
 
     @staticmethod
     def _common(a: np.ndarray, b: Sequence[int]) -> int:
@@ -158,59 +215,129 @@ class LlamaCppLLM(LLM):
         diff = np.nonzero(a[:n] != np.asarray(b[:n]))[0]
         return int(diff[0]) if len(diff) else n
 
-    def _save_snapshot(self, protect: tuple | None = None) -> None:
-        """Save the current KV state (sequence 0) unless a snapshot already covers it; the least
-        recently used snapshot other than ``protect`` makes room."""
+    def _save_snapshot(self, upto: int, protect: tuple | None = None) -> None:
+        """Save the KV state of sequence 0 cut to its first ``upto`` tokens (the family's stable
+        prefix; the rest is about to be discarded anyway) unless a snapshot already covers it; the
+        least recently used snapshot other than ``protect`` makes room."""
         llm = self.llm
-        cur = np.array(llm.input_ids[: llm.n_tokens])
-        if len(cur) < self.MIN_SNAPSHOT_TOKENS:
+        if upto < self.SWITCH_TOKENS:
             return
+        cur = np.array(llm.input_ids[:upto])
         for i, (toks, _, _) in enumerate(self._snapshots):
-            if self._common(toks, cur) >= len(cur) - self.MIN_SNAPSHOT_TOKENS // 2:
+            if self._common(toks, cur) >= upto - self.MIN_RESTORE_TOKENS:
                 self._snapshots.append(self._snapshots.pop(i))  # still fresh enough: mark as used
                 return
+        self._lc.llama_memory_seq_rm(self._mem, 0, upto, -1)
+        llm.n_tokens = upto
         size = self._lc.llama_state_seq_get_size(self._ctx, 0)
         buf = (ctypes.c_uint8 * size)()
         n = self._lc.llama_state_seq_get_data(self._ctx, buf, size, 0)
-        self._snapshots.append((cur, buf, int(n)))
+        snap = (cur, buf, int(n))
+        self._snapshots.append(snap)
         self.stats.kv_snapshots += 1
         if len(self._snapshots) > self.MAX_SNAPSHOTS:
             victim = next(j for j, sn in enumerate(self._snapshots) if sn is not protect)
             self._snapshots.pop(victim)
+        if upto >= self.PERSIST_TOKENS:
+            self._persist(snap)
 
     def _restore_snapshot(self, snap: tuple) -> None:
         llm = self.llm
         i = next(j for j, sn in enumerate(self._snapshots) if sn is snap)
         toks, buf, n = self._snapshots.pop(i)
         self._snapshots.append(snap)
-        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        self._lc.llama_memory_seq_rm(self._mem, -1, -1, -1)
         if self._lc.llama_state_seq_set_data(self._ctx, buf, n, 0) != n:
             raise RuntimeError(f"{self.name}: restoring a KV snapshot of {len(toks)} tokens failed")
         llm.input_ids[: len(toks)] = toks
         llm.n_tokens = len(toks)
         self.stats.kv_restores += 1
 
+    # ------------------------------------------------------------------ persisted prefixes
+    def _kv_folder(self) -> Path | None:
+        if self.kv_dir is None:
+            return None
+        build = hashlib.sha256(f"{self._lc.__version__}|{self._lc.llama_print_system_info()!r}|{self.n_ctx}"
+                               .encode()).hexdigest()[:12]
+        return self.kv_dir / f"{self.identity[:16]}-{build}"
+
+    def _persist(self, snap: tuple) -> None:
+        """Write a stable-prefix snapshot to disk (atomic; at most :attr:`MAX_PERSISTED` per model)."""
+        folder = self._kv_folder()
+        if folder is None:
+            return
+        toks, buf, n = snap
+        key = hashlib.sha256(np.asarray(toks, dtype=np.int32).tobytes()).hexdigest()[:16]
+        target = folder / f"{key}.kv"
+        if target.exists():
+            return
+        with contextlib.suppress(OSError):
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = folder / f".{key}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                np.save(fh, np.asarray(toks, dtype=np.int32))
+                fh.write(memoryview(buf)[:n])
+            os.replace(tmp, target)
+            old = sorted(folder.glob("*.kv"), key=lambda f: f.stat().st_mtime)
+            for f in old[: max(0, len(old) - self.MAX_PERSISTED)]:
+                f.unlink(missing_ok=True)
+
+    def _load_persisted(self, tokens: Sequence[int]) -> None:
+        """Once per engine: load the persisted prefix that shares the most tokens with ``tokens``
+        (at least :attr:`PERSIST_TOKENS`) into the in-memory snapshots."""
+        self._disk_checked = True
+        folder = self._kv_folder()
+        if folder is None or not folder.is_dir():
+            return
+        best, best_file = self.PERSIST_TOKENS - 1, None
+        for f in folder.glob("*.kv"):
+            with contextlib.suppress(OSError, ValueError), open(f, "rb") as fh:
+                toks = np.load(fh)
+                c = self._common(toks, tokens)
+                if c > best:
+                    best, best_file = c, f
+        if best_file is None:
+            return
+        with contextlib.suppress(OSError, ValueError), open(best_file, "rb") as fh:
+            toks = np.load(fh)
+            data = fh.read()
+            buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+            self._snapshots.append((toks, buf, len(data)))
+            os.utime(best_file)
+            if len(self._snapshots) > self.MAX_SNAPSHOTS:
+                self._snapshots.pop(0)
+
     def _prefill(self, tokens: list[int]) -> np.ndarray:
         """Make the KV cache hold ``tokens``, reusing the longest cached prefix (current cache or a
-        snapshot); last logits."""
+        snapshot); last logits. A family switch saves the old family's stable prefix first."""
         llm = self.llm
         keep = 0
         if self.prefix_reuse:
+            if not self._disk_checked:
+                self._load_persisted(tokens)
             keep = self._common(llm.input_ids[: llm.n_tokens], tokens) if llm.n_tokens else 0
             best, snap = keep, None
             for sn in self._snapshots:
                 c = self._common(sn[0], tokens)
                 if c > best:
                     best, snap = c, sn
-            discards = llm.n_tokens - keep >= self.MIN_SNAPSHOT_TOKENS
-            if snap is not None and best - keep >= self.MIN_SNAPSHOT_TOKENS:
-                if discards:
-                    self._save_snapshot(protect=snap)
+            # a family switch: the prompt leaves the family's stable prefix (after the family's
+            # first prompt, when none is known yet: shares almost nothing with the cache)
+            floor = self._stable or self.SWITCH_TOKENS
+            switch = llm.n_tokens >= self.SWITCH_TOKENS and keep < floor
+            if switch:
+                self._save_snapshot(self._stable or llm.n_tokens, protect=snap)
+            restored = snap is not None and best - keep >= self.MIN_RESTORE_TOKENS
+            if restored:
                 self._restore_snapshot(snap)
                 keep = best
-            elif discards:
-                self._save_snapshot()
             keep = min(keep, len(tokens) - 1)  # always evaluate ≥ 1 token to get fresh logits
+            if restored:
+                self._stable = keep
+            elif switch:
+                self._stable = 0  # a new family: its stable prefix is known from its second prompt on
+            elif not self._stable and llm.n_tokens:
+                self._stable = keep if keep >= self.SWITCH_TOKENS else 0
         llm.n_tokens = keep
         self.stats.prompt_tokens += len(tokens) - keep
         self.stats.prompt_tokens_total += len(tokens)
@@ -219,7 +346,8 @@ class LlamaCppLLM(LLM):
     def _is_eog(self, tok: int) -> bool:
         return bool(self._lc.llama_vocab_is_eog(self._vocab, tok))
 
-    def generate_tokens(self, tokens: list[int], max_tokens: int, stop: Sequence[str] = ()) -> str:
+    def generate_tokens(self, tokens: list[int], max_tokens: int, stop: Sequence[str] = (),
+                        until: Sequence[str] = ()) -> str:
         logits = self._prefill(tokens)
         out: list[int] = []
         text = ""
@@ -231,6 +359,8 @@ class LlamaCppLLM(LLM):
             self.stats.generated_tokens += 1
             text = self.llm.detokenize(out).decode("utf-8", errors="ignore")
             if stop and any(s in text for s in stop):
+                break
+            if until and decided(text, until):
                 break
             logits = self._decode([tok])[-1]
         for s in stop:
@@ -248,30 +378,55 @@ class LlamaCppLLM(LLM):
         toks = [self.tokenize(self.render(m)) for m in batch]
         return sorted(range(len(batch)), key=lambda i: toks[i])
 
-    def _generate(self, messages: Messages, max_tokens: int, stop: Sequence[str]) -> str:
-        return self.generate_tokens(self.tokenize(self.render(messages)), max_tokens, stop)
+    def _generate(self, messages: Messages, max_tokens: int, stop: Sequence[str], until: Sequence[str] = ()) -> str:
+        return self.generate_tokens(self.tokenize(self.render(messages)), max_tokens, stop, until)
 
     def _score(self, messages: Messages, continuations: Sequence[str]) -> list[float]:
         prompt = self.tokenize(self.render(messages))
         last = self._prefill(prompt)
-        base = self.llm.n_tokens
-        out = []
-        for c in continuations:
-            ctoks = self.tokenize(c, prompt=False)
-            if not ctoks:
-                out.append(0.0)
-                continue
-            self.llm.n_tokens = base
-            rows = [last]
-            if len(ctoks) > 1:
-                rows.extend(self._decode(ctoks[:-1], all_logits=True))
-            lp = 0.0
-            for row, t in zip(rows, ctoks, strict=True):
-                m = row.max()
-                lp += float(row[t] - m - np.log(np.exp(row - m).sum()))
-            out.append(lp)
-        self.llm.n_tokens = base
+        ctoks = [self.tokenize(c, prompt=False) for c in continuations]
+        out = [0.0 if not t else _log_softmax(last, t[0]) for t in ctoks]
+        longer = [i for i, t in enumerate(ctoks) if len(t) > 1]
+        # continuations of ≥ 2 tokens: one decode per group (one sequence each, sharing the prompt)
+        group: list[int] = []
+        for i in longer:
+            if group and (len(group) == self.N_SEQ_MAX - 1
+                          or sum(len(ctoks[j]) - 1 for j in group) + len(ctoks[i]) - 1 > self.llm.n_batch):
+                self._score_group(ctoks, group, out)
+                group = []
+            group.append(i)
+        if group:
+            self._score_group(ctoks, group, out)
         return out
+
+    def _score_group(self, ctoks: list[list[int]], group: list[int], out: list[float]) -> None:
+        """Add Σ log P(token) of tokens 2… of each continuation in ``group`` to ``out``, all in one
+        decode: continuation j is sequence j+1, a copy of the prompt's cells (sequence 0)."""
+        llm, lc = self.llm, self._lc
+        base = llm.n_tokens
+        if base + sum(len(ctoks[i]) - 1 for i in group) > self.n_ctx:  # one KV cache holds them all
+            raise ValueError(f"{self.name}: prompt and continuations exceed n_ctx={self.n_ctx}")
+        b = llm._batch.batch
+        b.n_tokens = 0
+        rows: list[list[int]] = []
+        for s, i in enumerate(group, 1):
+            lc.llama_memory_seq_rm(self._mem, s, -1, -1)
+            lc.llama_memory_seq_cp(self._mem, 0, s, 0, base)
+            idx = []
+            for p, t in enumerate(ctoks[i][:-1]):
+                j = b.n_tokens
+                b.token[j], b.pos[j], b.n_seq_id[j], b.logits[j] = t, base + p, 1, True
+                b.seq_id[j][0] = s
+                idx.append(j)
+                b.n_tokens += 1
+            rows.append(idx)
+        try:
+            llm._ctx.decode(llm._batch)
+            for i, idx in zip(group, rows, strict=True):
+                out[i] += sum(_log_softmax(self._logits_ith(j), t) for j, t in zip(idx, ctoks[i][1:], strict=True))
+        finally:
+            for s in range(1, len(group) + 1):
+                lc.llama_memory_seq_rm(self._mem, s, -1, -1)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -343,7 +343,8 @@ class ServerLLM(HTTPBackend, LLM):
                     generated_tokens=int(usage.get("completion_tokens", 0)))
         return out
 
-    def _generate(self, messages: Messages, max_tokens: int, stop: Sequence[str]) -> str:
+    def _generate(self, messages: Messages, max_tokens: int, stop: Sequence[str], until: Sequence[str] = ()) -> str:
+        # ``until`` is not sent: the server generates up to max_tokens, which decides the same
         extra = {"stop": list(stop)} if stop else {}
         out = self._chat(messages, max_tokens, **extra)
         return out["choices"][0]["message"].get("content") or ""

@@ -96,16 +96,38 @@ def read_run(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequen
              ks: Sequence[int] = (1, 3, 5), unions: Sequence[str] = UNIONS, alpha: float = ALPHA,
              beta: float = BETA, corpus: Mapping[str, str] | None = None, system: str = "",
              setting: str = "pipeline", progress: bool = True) -> pd.DataFrame:
-    """Per-question answers for every (k, union) over one run. For k = 1 the two unions give the
-    same context, so it is read once and reported under ``norm`` and ``freq``."""
-    frames = []
-    for k in ks:
-        for union in unions:
-            ctx = contexts_from_run(ds, run, qids, k, union, alpha, beta, corpus)
-            df = read_contexts(reader, judge, ds, ctx, progress=progress,
-                               desc=f"read {system or setting} k={k} {union}")
-            frames.append(df.assign(setting=setting, system=system, k=k, union=union, reader=reader.name))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    """Per-question answers for every (k, union) over one run (:func:`read_runs` of one run)."""
+    return read_runs(reader, judge, ds, {system: run}, qids, ks, unions, alpha, beta, corpus,
+                     settings={system: setting}, progress=progress)
+
+
+def read_runs(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Run], qids: Sequence[str],
+              ks: Sequence[int] = (1, 3, 5), unions: Sequence[str] = UNIONS, alpha: float = ALPHA,
+              beta: float = BETA, corpus: Mapping[str, str] | None = None,
+              settings: Mapping[str, str] | None = None, progress: bool = True) -> pd.DataFrame:
+    """Per-question answers for every (run, k, union): one row per (system, k, union, question),
+    in that order, with ``setting`` (``settings[system]``, default ``pipeline``).
+
+    Every context is read in **one** reader batch and every answer judged in **one** judge batch:
+    the engine orders the prompts so that contexts extending one another (top-1 ⊂ top-3 ⊂ top-5)
+    run one after another and share their prefix, and reads a context that several runs or both
+    unions produce once (e.g. k = 1, where Union_norm = Union_freq)."""
+    jobs = []
+    for system, run in runs.items():
+        for k in ks:
+            for union in unions:
+                ctx = contexts_from_run(ds, run, qids, k, union, alpha, beta, corpus)
+                jobs += [(system, k, union, q, ctx[q]) for q in qids]
+    if not jobs:
+        return pd.DataFrame()
+    contexts = [j[4] for j in jobs]
+    outs = read(reader, [ds.questions[j[3]].question for j in jobs], contexts,
+                desc=f"read {len(runs)} run(s) × k {list(ks)} × {list(unions)}", progress=progress)
+    df = score_answers(ds, [j[3] for j in jobs], [o.answer for o in outs], judge, progress=progress,
+                       contexts=contexts)
+    df["context_chars"] = [len(c) for c in contexts]
+    return df.assign(setting=[(settings or {}).get(j[0], "pipeline") for j in jobs], system=[j[0] for j in jobs],
+                     k=[j[1] for j in jobs], union=[j[2] for j in jobs], reader=reader.name)
 
 
 def optimal(reader: LLM | str, judge: LLM | None, ds: Dataset, qids: Sequence[str], min_label: int = 1,

@@ -72,15 +72,20 @@ def pool(corpora: Sequence[JudgedCorpus], qids: Sequence[str], depth: int,
 def judge_pool(pools: Mapping[str, Mapping[str, Sequence[str]]], texts: Mapping[str, Mapping[str, str]],
                questions: Mapping[str, str], golds: Mapping[str, Sequence[str]], reader: LLM, judge: LLM | None,
                known: Mapping[str, Mapping[str, int]] | None = None, progress: bool = True,
-               guards: Sequence[str] | None = None) -> pd.DataFrame:
+               guards: Sequence[str] | None = None, prior: pd.DataFrame | None = None) -> pd.DataFrame:
     """Judge every pooled (question, passage): the reader answers from the passage, the judge
     decides (label 2 = accepted, 1 = not). ``known[qid][pid]`` (the build's labels of own
-    passages) is reused instead of a new reading. One row per judgment: ``corpus, qid, pid,
-    answer, label, source`` (``labeling`` or ``pooled``). Generations are cached by the LLM."""
+    passages) is reused instead of a new reading, and so is a judgment of the same corpus,
+    question and passage in ``prior`` (a dataset release's ``control/judgments.tsv``). One row
+    per judgment: ``corpus, qid, pid, answer, label, source`` (``labeling``, ``release`` or
+    ``pooled``). Generations are cached by the LLM."""
     from ..answering.guards import DEFAULT_GUARDS
     from ..answering.judge import judge_answers
     from ..answering.reader import read
 
+    released = ({(c, q, p): (int(lab), a) for c, q, p, lab, a in
+                 zip(prior["corpus"], prior["qid"], prior["pid"], prior["label"], prior["answer"], strict=True)}
+                if prior is not None and len(prior) else {})
     rows, todo = [], []
     for label, per_q in pools.items():
         for qid, pids in per_q.items():
@@ -89,6 +94,10 @@ def judge_pool(pools: Mapping[str, Mapping[str, Sequence[str]]], texts: Mapping[
                 if lab is not None and lab > 0:
                     rows.append({"corpus": label, "qid": qid, "pid": pid, "answer": None, "label": int(lab),
                                  "source": "labeling"})
+                elif (label, qid, pid) in released:
+                    lab, ans = released[(label, qid, pid)]
+                    rows.append({"corpus": label, "qid": qid, "pid": pid, "answer": ans or None, "label": lab,
+                                 "source": "release"})
                 else:
                     todo.append((label, qid, pid))
     if todo:
@@ -196,13 +205,14 @@ def reference_owner(pid: str, qids: set[str]) -> str | None:
 def fair_control(ds, split: str, supporting: Mapping[str, str], supporting_runs: Mapping[str, Run],
                  control: Mapping[str, str], control_runs: Mapping[str, Run], reader: LLM, judge: LLM | None,
                  depth: int = 5, max_questions: int | None = None, size_matched: bool = True,
-                 progress: bool = True, seed: int = SEED) -> FairControl:
+                 progress: bool = True, seed: int = SEED, prior: pd.DataFrame | None = None) -> FairControl:
     """The fair cross-corpus comparison of ``split`` (module docstring): pool the top-``depth``
     of every run in both corpora (and, with ``size_matched``, of the size-matched rankings), judge
     the pool with ``reader`` + ``judge``, and score Hit@k (k ≤ depth) per question.
 
     The build's labels of the questions' own passages are reused as judgments (same rule) when the
-    split was LLM-labelled; otherwise own passages are read and judged like any other."""
+    split was LLM-labelled; otherwise own passages are read and judged like any other. Judgments
+    in ``prior`` (those a dataset release ships) are reused too: only pairs it lacks are judged."""
     evaluated = ds.split(split)[:max_questions] if max_questions is not None else ds.split(split)
     qids = [q.qid for q in evaluated]
     known_qids = set(ds.questions)
@@ -228,7 +238,7 @@ def fair_control(ds, split: str, supporting: Mapping[str, str], supporting_runs:
     judgments = judge_pool(base_pools, {sup.label: supporting, con.label: control},
                            {q.qid: q.question for q in evaluated},
                            {q.qid: list(q.meta.get("gold_answers") or q.answers) for q in evaluated},
-                           reader, judge, known=known, progress=progress)
+                           reader, judge, known=known, progress=progress, prior=prior)
     qrels_base = {base: judged_qrels(judgments, base) for base in base_pools}
     qrels = {c.label: qrels_base[c.label.removesuffix(MATCHED)] for c in corpora}
     per_q = pooled_hits(corpora, qrels, qids, [k for k in POOLED_KS if k <= depth])

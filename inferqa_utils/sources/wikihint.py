@@ -2,14 +2,15 @@
 
 Record: ``{"id", "question": {"question", "question_type": {"major", "minor"}, "difficulty",
 "candidate_answers" (gold last), ...}, "answer": {"answer", "aliases"?}, "hints": [{"hint",
-"rank"?, "metrics"?: {"convergence", "answer_leakage", ...}, ...}], "reference"?: {"text"},
+"rank"?, "metrics"?: {"convergence", "scores"?, "answer_leakage", ...}, ...}], "reference"?: {"text"},
 "references"?: [{"text"}, ...]}``. Optional keys may be absent. ``aliases`` and the reference
 passages are our extensions (WikiHint has neither); hints are ordered by ``rank`` when every hint
 has one.
 
 WikiHint scores every hint with its own metrics (relevance, readability, convergence,
 familiarity, answer leakage). ``convergence`` becomes :attr:`Hint.convergence` (the hint order of
-paper 000 §3.1.2 when stored scores are used); ``answer_leakage`` is parsed leniently into
+paper 000 §3.1.2 when stored scores are used); the per-candidate judge votes ``scores``
+(``{candidate: 0/1}``, our embedded set) become :attr:`Hint.scores`; ``answer_leakage`` is parsed leniently into
 ``Hint.meta["answer_leakage"]`` (see :func:`parse_answer_leakage`) so that the build can report it
 beside the paper's own leakage filter. The release lives on the hub (:data:`HUB_REPO`,
 :data:`HUB_FILES`): :func:`load_wikihint_hub` downloads it, :func:`load_wikihint_dir` reads the
@@ -92,6 +93,10 @@ def load_wikihint(path: str | Path, name: str | None = None, source: str = "wiki
             conv = metrics.get("convergence")
             if conv is not None and (not isinstance(conv, int | float) or isinstance(conv, bool)):
                 r.fail(f"expected a number, got {type(conv).__name__}", f"hints[{j}].metrics.convergence")
+            votes = metrics.get("scores")
+            if votes is not None and not (isinstance(votes, dict) and all(
+                    isinstance(k, str) and v in (0, 1) and not isinstance(v, float) for k, v in votes.items())):
+                r.fail("expected {candidate: 0 or 1}", f"hints[{j}].metrics.scores")
             rank = h.get("rank")
             try:
                 ranks.append(int(rank) if rank is not None else None)
@@ -105,7 +110,8 @@ def load_wikihint(path: str | Path, name: str | None = None, source: str = "wiki
                 meta["answer_leakage"] = leakage
             if note:
                 notes.append(f"hints[{j}]: {note}")
-            hints.append(Hint(text.strip(), convergence=float(conv) if conv is not None else None, meta=meta))
+            hints.append(Hint(text.strip(), convergence=float(conv) if conv is not None else None,
+                              scores={k: int(v) for k, v in votes.items()} if votes else None, meta=meta))
         if all(x is not None for x in ranks) and len(set(ranks)) == len(ranks):
             hints = [h for _, h in sorted(zip(ranks, hints, strict=True), key=lambda t: t[0])]
         refs = _references(r, rec)

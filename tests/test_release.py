@@ -1,0 +1,192 @@
+"""Dataset releases (inferqa_utils.construction.release): written atomically, verified before use,
+installed for notebooks 02–07; the shipped embedded release validates and re-labels the same with
+the real 1.5B."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from inferqa_utils.construction import release as rel
+from inferqa_utils.construction.passages import build_passages
+from inferqa_utils.datamodel import Dataset, Hint, Question
+from inferqa_utils.export import write_quit
+from inferqa_utils.fingerprint import sha256_file
+
+HINTS = {
+    "t_a_1": ("Which object shows your reflection?", ["Mirror"], ["It is a reflective surface.", "It hangs in bathrooms."]),
+    "t_b_1": ("Which planet is the largest?", ["Jupiter"], ["It is a gas giant.", "It has a great red spot."]),
+}
+
+
+def _build_folder(tmp: Path) -> Path:
+    """A two-question export in the shape build_dataset writes (k = 2: 4 passages each, test split,
+    labelled by one labeler), with the build manifest fields a release reads."""
+    qs, passages, qrels, gens = {}, {}, {}, {}
+    for qid, (question, answers, hints) in HINTS.items():
+        qs[qid] = Question(qid, question, list(answers), [Hint(h) for h in hints], meta={"gold_answers": list(answers)})
+        ps = build_passages(qid, hints)
+        passages.update((p.pid, p) for p in ps)
+        qrels[qid] = {p.pid: 2 if p.n_hints == 2 else 1 for p in ps}
+        gens.update((p.pid, {"lab": answers[0] if p.n_hints == 2 else "NO ANSWER"}) for p in ps)
+    ds = Dataset("tiny", qs, passages, qrels, {"test": list(qs)}, gens)
+    folder = tmp / "build"
+    write_quit(ds, folder)
+    (folder / "questions.csv").write_text("qid,status\nt_a_1,kept\nt_b_1,kept\n", encoding="utf-8")
+    manifest = {"name": "tiny", "fingerprint": "f" * 16, "labelled_splits": ["test"],
+                "parameters": {"k_hints": 2, "labelers": ["lab"], "source": "embedded"},
+                "counts": {"per_split": {"test": 2}, "passages": 8}, "invariants": {"ok": True, "problems": []}}
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture()
+def tiny_release(tmp_path) -> Path:
+    judgments = pd.DataFrame([{"corpus": "answer-containing, LLM-judged", "qid": "t_a_1", "pid": "ref:t_a_1",
+                               "label": 2, "answer": "Mirror", "source": "pooled"}])
+    return rel.write_release(_build_folder(tmp_path), tmp_path / "release", {"name": "tiny", "profile": "test"},
+                             control_corpus={"ref:t_a_1": "A mirror reflects light."}, judgments=judgments)
+
+
+def test_a_written_release_verifies_and_loads_as_quit(tiny_release):
+    assert rel.verify_release(tiny_release) == []
+    ds = rel.load_release(tiny_release)
+    assert sorted(ds.splits["test"]) == ["t_a_1", "t_b_1"] and len(ds.passages) == 8
+    # labels come from the release's qrels; the QUIT rule (a labeler answer in the pool) agrees here
+    assert sum(v == 2 for v in ds.qrels["t_a_1"].values()) == 2
+    assert rel.quit_rule_differences(ds) == []
+    m = rel.read_manifest(tiny_release)
+    assert m["schema"] == rel.RELEASE_SCHEMA and m["build"]["labelled_splits"] == ["test"]
+    assert m["files"]["test.json"] == sha256_file(tiny_release / "test.json")
+    assert rel.read_judgments(tiny_release)["label"].tolist() == [2]
+
+
+def _rehash(folder: Path, name: str) -> None:
+    m = json.loads((folder / rel.MANIFEST).read_text(encoding="utf-8"))
+    m["files"][name] = sha256_file(folder / name)
+    (folder / rel.MANIFEST).write_text(json.dumps(m), encoding="utf-8")
+
+
+def test_an_edited_file_or_a_bad_label_is_named(tiny_release):
+    qrels = tiny_release / "qrels" / "test.qrels"
+    qrels.write_text(qrels.read_text(encoding="utf-8").replace(" 2\n", " 3\n", 1), encoding="utf-8")
+    problems = rel.verify_release(tiny_release)
+    assert problems == ["qrels/test.qrels: sha256 differs from the manifest (the file was changed after the "
+                        "release was made)"]
+    with pytest.raises(rel.ReleaseError, match=r"qrels/test\.qrels: sha256"):
+        rel.load_release(tiny_release)
+    _rehash(tiny_release, "qrels/test.qrels")
+    assert any("label 3 outside" in p for p in rel.verify_release(tiny_release))
+
+
+def test_missing_generations_and_a_leaking_hint_are_problems(tiny_release):
+    test = tiny_release / "test.json"
+    recs = json.loads(test.read_text(encoding="utf-8"))
+    recs[0]["hints"][0]["hint"] = "It is a mirror on the wall."  # names the answer (and changes the text)
+    mask = next(iter(recs[1]["subsets"]))
+    perm = next(iter(recs[1]["subsets"][mask]))
+    recs[1]["subsets"][mask][perm] = {}
+    test.write_text(json.dumps(recs), encoding="utf-8")
+    _rehash(tiny_release, "test.json")
+    problems = rel.verify_release(tiny_release)
+    assert any("t_a_1: hint 0 names the answer" in p for p in problems)
+    assert any(p.startswith(f"t_b_1 t_b_1_{mask}_{perm}: no generated answer") for p in problems)
+
+
+def test_a_write_that_fails_leaves_the_old_release(tiny_release, tmp_path, monkeypatch):
+    before = sha256_file(tiny_release / rel.MANIFEST)
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(rel.shutil, "copytree", boom)
+    with pytest.raises(OSError, match="disk full"):
+        rel.write_release(tmp_path / "build", tiny_release, {"name": "tiny"})
+    assert sha256_file(tiny_release / rel.MANIFEST) == before and rel.verify_release(tiny_release) == []
+    assert not list(tiny_release.parent.glob(".release.new-*"))
+
+
+def test_install_reuses_the_same_release_and_refuses_another_dataset(tiny_release, tmp_path, monkeypatch):
+    from inferqa_utils.config import Paths
+    from inferqa_utils.construction.build import BuildConflictError
+
+    monkeypatch.setattr(rel, "PATHS", Paths(tmp_path / "root"))
+    target = rel.install_release(tiny_release, "tiny", log=lambda s: None)
+    m = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+    assert m["release"]["manifest_sha256"] == sha256_file(tiny_release / rel.MANIFEST)
+    assert (target / rel.CONTROL_JUDGMENTS).is_file() and (target / "test.json").is_file()
+    said = []
+    rel.install_release(tiny_release, "tiny", log=said.append)
+    assert "reusing it" in said[0]
+    (target / "manifest.json").write_text(json.dumps({"fingerprint": "abc"}), encoding="utf-8")
+    with pytest.raises(BuildConflictError, match="a build with fingerprint abc"):
+        rel.install_release(tiny_release, "tiny", log=lambda s: None)
+    rel.install_release(tiny_release, "tiny", overwrite=True, log=lambda s: None)
+    assert json.loads((target / "manifest.json").read_text(encoding="utf-8"))["release"]
+
+
+def test_agreement_counts_passages_by_text_and_kappa(tiny_release, tmp_path):
+    from types import SimpleNamespace
+
+    ds = rel.load_release(tiny_release)
+    new = rel.load_release(tiny_release)
+    flip = next(p for p, v in new.qrels["t_b_1"].items() if v == 2)
+    new.qrels["t_b_1"][flip] = 1
+    sample = SimpleNamespace(dataset=new, config=SimpleNamespace(questions=["t_a_1", "t_b_1"]),
+                             parametric=pd.DataFrame(columns=["qid", "correct"]),
+                             questions=pd.DataFrame({"qid": ["t_a_1", "t_b_1"], "reason": ["", ""]}))
+    a = rel.agreement(sample, ds)
+    s = a.summary.set_index("measure")["value"]
+    assert s["passage agreement (%)"] == 87.5  # 7 of 8 passages
+    # κ: release 4×2 / 4×1, rebuilt 3×2 / 5×1 → p_o = 7/8, p_e = .5·.375 + .5·.625 = .5 → κ = .75
+    assert s["Cohen's kappa"] == pytest.approx(0.75)
+    assert a.disagreements["pid"].tolist() == [flip]
+    assert s["label-2 passages, release"] == 4 and s["label-2 passages, rebuilt"] == 3
+
+
+# ------------------------------------------------------------------------------------ shipped
+SHIPPED = rel.release_folder("embedded")
+needs_release = pytest.mark.skipif(not (SHIPPED / rel.MANIFEST).is_file(), reason="no data/embedded/release")
+
+
+@needs_release
+def test_the_shipped_embedded_release_validates():
+    assert rel.verify_release(SHIPPED) == []
+    m = rel.read_manifest(SHIPPED)
+    ds = rel.load_release(SHIPPED, verify=False)
+    assert m["build"]["labelled_splits"] == ["test"] and len(ds.splits["test"]) == 48
+    assert all(len(v) == 64 for v in [m["models"][k]["sha256"] for k in m["models"]])
+    assert m["code"]["commit"] and m["steps"]["labeling"]["llm"]
+    assert rel.read_judgments(SHIPPED) is not None
+
+
+@needs_release
+@pytest.mark.slow
+def test_two_release_questions_relabelled_by_the_real_15b_agree(tmp_path, monkeypatch):
+    """Notebook 01's check on two questions: leakage, convergence judged anew, parametric filter,
+    passages and labels by the real Qwen2.5-Coder-1.5B, compared with the release."""
+    from inferqa_utils.construction.build import build_dataset
+
+    monkeypatch.setenv("INFERQA_LLM_CACHE", str(tmp_path / "llm.sqlite"))
+    ds = rel.load_release(SHIPPED)
+    qids = rel.sample_questions(ds, 2)
+    cfg = rel.sample_config(ds, qids, "embedded-sample")
+    cfg.output_dir = str(tmp_path / "sample")
+    cfg.verification_file = str(tmp_path / "none.json")
+    res = build_dataset(cfg, overwrite=True, progress=False, log=lambda s: None)
+    a = rel.agreement(res, ds)
+    s = a.summary.set_index("measure")["value"]
+    assert s["passage agreement (%)"] >= 90, a.disagreements
+    assert int(a.summary.set_index("measure").loc["passage agreement (%)", "n"]) > 0
+
+
+def test_release_folder_names_and_paths(tmp_path):
+    assert rel.release_folder("embedded").parts[-3:] == ("data", "embedded", "release")
+    assert rel.release_folder(tmp_path) == tmp_path
+    with pytest.raises(rel.ReleaseError, match="not a dataset release"):
+        rel.read_manifest(tmp_path)
+    shutil.rmtree(tmp_path)
