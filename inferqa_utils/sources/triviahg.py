@@ -45,7 +45,12 @@ def trec_type(major: str | None, minor: str | None) -> str | None:
 
 
 def load_triviahg(path: str | Path, name: str | None = None) -> Dataset:
-    """Load a TriviaHG file of either shape into a :class:`Dataset` (no passages yet)."""
+    """Load a TriviaHG file of either shape into a :class:`Dataset` (no passages yet).
+
+    Refused with :class:`~inferqa_utils.errors.DataFormatError` (file, record, field): a file
+    without records, an id holding whitespace, a convergence that is not a finite number in
+    [0, 1] (NaN would sort the hints at random), a ``Scores`` vote other than 0 or 1.
+    """
     path = Path(path)
     questions: dict[str, Question] = {}
     for r, qid in iter_records(path, "Q_ID"):
@@ -79,17 +84,8 @@ def load_triviahg(path: str | Path, name: str | None = None) -> Dataset:
             cleaned = clean_hint(h)
             if cleaned != h.strip():
                 meta["raw"] = h
-            hs = None
-            if scores is not None:
-                s = scores[j]
-                if not isinstance(s, dict) or not all(isinstance(v, int | float) for v in s.values()):
-                    r.fail("expected {candidate: 0/1}", f"Scores[{j}]")
-                hs = {str(k): int(v) for k, v in s.items()}
-            c = None
-            if conv is not None:
-                if not isinstance(conv[j], int | float) or isinstance(conv[j], bool):
-                    r.fail(f"expected a number, got {type(conv[j]).__name__}", f"Convergence[{j}]")
-                c = float(conv[j])
+            hs = r.votes(scores[j], f"Scores[{j}]") if scores is not None else None
+            c = r.fraction(conv[j], f"Convergence[{j}]") if conv is not None else None
             if fam is not None:
                 meta["familiarity"] = fam[j]
             hints.append(Hint(cleaned, convergence=c, scores=hs, meta=meta))

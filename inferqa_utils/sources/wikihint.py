@@ -26,7 +26,7 @@ from ..config import PATHS
 from ..datamodel import Dataset, Hint, Question
 from ..errors import DataFormatError
 from ..hub import download, require_hub
-from .records import iter_records
+from .records import RecordReader, iter_records
 from .triviahg import _dedupe, trec_type
 
 #: hub dataset of the WikiHint release
@@ -61,7 +61,11 @@ def _is_number(v: object) -> bool:
 
 
 def load_wikihint(path: str | Path, name: str | None = None, source: str = "wikihint") -> Dataset:
-    """Load a WikiHint-shaped JSON list or JSONL file."""
+    """Load a WikiHint-shaped JSON list or JSONL file.
+
+    Refused with :class:`~inferqa_utils.errors.DataFormatError` (file, record, field): a file
+    without records, an id holding whitespace, and the per-hint problems of :func:`_hints`.
+    """
     path = Path(path)
     questions: dict[str, Question] = {}
     for r, qid in iter_records(path, "id"):
@@ -80,39 +84,8 @@ def load_wikihint(path: str | Path, name: str | None = None, source: str = "wiki
         raw_hints = r.get("hints", list)
         if not raw_hints:
             r.fail("list is empty", "hints")
-        hints: list[Hint] = []
-        ranks: list[int | None] = []
-        notes: list[str] = []
-        for j, h in enumerate(raw_hints):
-            if isinstance(h, str):
-                h = {"hint": h}
-            if not isinstance(h, dict):
-                r.fail(f"expected an object or a string, got {type(h).__name__}", f"hints[{j}]")
-            text = r.str_("hint", obj=h, path=f"hints[{j}].hint", nonempty=False)
-            metrics = h.get("metrics") if isinstance(h.get("metrics"), dict) else {}
-            conv = metrics.get("convergence")
-            if conv is not None and (not isinstance(conv, int | float) or isinstance(conv, bool)):
-                r.fail(f"expected a number, got {type(conv).__name__}", f"hints[{j}].metrics.convergence")
-            votes = metrics.get("scores")
-            if votes is not None and not (isinstance(votes, dict) and all(
-                    isinstance(k, str) and v in (0, 1) and not isinstance(v, float) for k, v in votes.items())):
-                r.fail("expected {candidate: 0 or 1}", f"hints[{j}].metrics.scores")
-            rank = h.get("rank")
-            try:
-                ranks.append(int(rank) if rank is not None else None)
-            except (TypeError, ValueError):
-                r.fail(f"expected an integer rank, got {rank!r}", f"hints[{j}].rank")
-            meta = {k: v for k, v in h.items() if k not in ("hint", "metrics")}
-            if metrics:
-                meta["metrics"] = metrics
-            leakage, note = parse_answer_leakage(metrics.get("answer_leakage"))
-            if leakage is not None:
-                meta["answer_leakage"] = leakage
-            if note:
-                notes.append(f"hints[{j}]: {note}")
-            hints.append(Hint(text.strip(), convergence=float(conv) if conv is not None else None,
-                              scores={k: int(v) for k, v in votes.items()} if votes else None, meta=meta))
-        if all(x is not None for x in ranks) and len(set(ranks)) == len(ranks):
+        hints, ranks, notes = _hints(r, raw_hints)
+        if all(x is not None for x in ranks):
             hints = [h for _, h in sorted(zip(ranks, hints, strict=True), key=lambda t: t[0])]
         refs = _references(r, rec)
         questions[qid] = Question(
@@ -172,7 +145,47 @@ def _merge(paths: list[Path], name: str) -> Dataset:
     return ds
 
 
-def _references(r, rec: dict) -> list[str]:
+def _hints(r: RecordReader, raw_hints: list) -> tuple[list[Hint], list[int | None], list[str]]:
+    """``(hints in file order, their ranks or None, load notes)`` of one record.
+
+    Refused: a hint neither an object nor a string, a ``metrics`` that is not an object, a
+    convergence that is not a finite number in [0, 1], a vote other than 0 or 1, a rank that is
+    not an integer (``1.5``, ``"1.5"``) and two hints of one question with the same rank."""
+    hints: list[Hint] = []
+    ranks: list[int | None] = []
+    notes: list[str] = []
+    for j, h in enumerate(raw_hints):
+        if isinstance(h, str):
+            h = {"hint": h}
+        if not isinstance(h, dict):
+            r.fail(f"expected an object or a string, got {type(h).__name__}", f"hints[{j}]")
+        text = r.str_("hint", obj=h, path=f"hints[{j}].hint", nonempty=False)
+        metrics = r.get("metrics", dict, required=False, default={}, obj=h, path=f"hints[{j}].metrics")
+        conv = metrics.get("convergence")
+        if conv is not None:
+            conv = r.fraction(conv, f"hints[{j}].metrics.convergence")
+        votes = metrics.get("scores")
+        if votes is not None:
+            votes = r.votes(votes, f"hints[{j}].metrics.scores")
+        rank = h.get("rank")
+        if rank is not None:
+            rank = r.int_(rank, f"hints[{j}].rank")
+            if rank in ranks:
+                r.fail(f"rank {rank} is also the rank of hints[{ranks.index(rank)}]", f"hints[{j}].rank")
+        ranks.append(rank)
+        meta = {k: v for k, v in h.items() if k not in ("hint", "metrics")}
+        if metrics:
+            meta["metrics"] = metrics
+        leakage, note = parse_answer_leakage(metrics.get("answer_leakage"))
+        if leakage is not None:
+            meta["answer_leakage"] = leakage
+        if note:
+            notes.append(f"hints[{j}]: {note}")
+        hints.append(Hint(text.strip(), convergence=conv, scores=votes or None, meta=meta))
+    return hints, ranks, notes
+
+
+def _references(r: RecordReader, rec: dict) -> list[str]:
     """Reference texts from ``reference`` ({"text"} or a string) and ``references`` (a list of either)."""
     raw = []
     if rec.get("reference") is not None:
