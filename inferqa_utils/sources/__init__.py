@@ -40,7 +40,8 @@ def load_source(spec: str | Path) -> Dataset:
     Names: ``embedded``; ``triviahg-validation``, ``triviahg-copilot`` (shared data);
     ``quit`` (hub) or ``quit:<folder>``; ``wikihint`` (hub) or ``wikihint:<file or folder>`` (a
     folder holding the hub's ``training.json``/``test.json``); ``triviahg:<file>``.
-    A bare path is recognised by the shape of its first record.
+    A bare path is recognised by the shape of its first record; a QUIT split file is refused
+    (pass its folder: the split files and the corpus are read together).
     """
     s = str(spec)
     if s == "embedded":
@@ -65,7 +66,7 @@ def load_source(spec: str | Path) -> Dataset:
     if isinstance(first, dict) and "Q_ID" in first:
         return load_triviahg(p)
     if isinstance(first, dict) and "subsets" in first:
-        return load_quit(p.parent)
+        return load_quit(p)  # refused: a QUIT split file is read with its folder, which must be named
     if isinstance(first, dict) and "id" in first and "question" in first:
         return load_wikihint(p)
     raise DataFormatError(p, "cannot tell the shape of this file (TriviaHG needs 'Q_ID'; WikiHint 'id' and "
