@@ -16,7 +16,8 @@ from typing import Any
 
 import yaml
 
-from .errors import MissingInputError
+from .errors import DataFormatError, MissingInputError
+from .textio import read_text
 
 #: The global seed. ``set_seeds`` is the only place seeds are set.
 SEED: int = 13
@@ -133,12 +134,82 @@ PROFILES_FILE = Path(__file__).with_name("profiles.yaml")
 
 @cache
 def _profiles_raw() -> dict[str, Any]:
-    with open(PROFILES_FILE, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+    return {"profiles": load_profiles(PROFILES_FILE)}
+
+
+def load_profiles(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """The ``profiles`` mapping of a profiles file, checked.
+
+    Refused with :class:`~inferqa_utils.errors.DataFormatError` naming the file, the profile
+    (record) and the field: invalid YAML or UTF-8, no ``profiles`` mapping, a profile that is not
+    a mapping, ``params`` that is not a mapping, ``description`` that is not a string, an
+    ``inherit`` that names no profile of the file, or a chain of ``inherit`` that comes back to
+    where it started.
+    """
+    raw = _read_yaml(path)
+    profiles = raw.get("profiles") if isinstance(raw, dict) else None
+    if not isinstance(profiles, dict) or not profiles:
+        raise DataFormatError(path, "expected a mapping 'profiles: {name: {description, inherit, params}}'",
+                              field="profiles")
+    for name, spec in profiles.items():
+        _check_profile(path, profiles, name, spec)
+    for name in profiles:
+        _inherit_chain(path, profiles, name)
+    return profiles
+
+
+def _read_yaml(path: str | os.PathLike[str]) -> Any:
+    try:
+        return yaml.safe_load(read_text(path))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else None
+        raise DataFormatError(path, f"invalid YAML: {getattr(e, 'problem', None) or e}", record=where) from None
+
+
+def _check_profile(path: str | os.PathLike[str], profiles: dict[str, Any], name: str, spec: Any) -> None:
+    """One profile's fields (see :func:`load_profiles`)."""
+    if not isinstance(spec, dict):
+        raise DataFormatError(path, f"expected a mapping, got {type(spec).__name__}", record=name)
+    params = spec.get("params")
+    if params is not None and not isinstance(params, dict):
+        raise DataFormatError(path, f"expected a mapping {{parameter: value}}, got {type(params).__name__}",
+                              record=name, field="params")
+    desc = spec.get("description")
+    if desc is not None and not isinstance(desc, str):
+        raise DataFormatError(path, f"expected a string, got {type(desc).__name__}", record=name, field="description")
+    parent = spec.get("inherit")
+    if parent is not None and (not isinstance(parent, str) or parent not in profiles):
+        raise DataFormatError(path, f"inherits from {parent!r}, which is not a profile of this file (profiles: "
+                                    f"{', '.join(map(str, profiles))})", record=name, field="inherit")
+
+
+def _inherit_chain(path: str | os.PathLike[str], profiles: dict[str, Any], name: str) -> list[str]:
+    """``[name, parent, grandparent, …]``; a cycle is refused."""
+    chain = [name]
+    while (parent := profiles[chain[-1]].get("inherit")) is not None:
+        if parent in chain:
+            raise DataFormatError(path, f"inherit cycle {' -> '.join([*chain, parent])}", record=name,
+                                  field="inherit")
+        chain.append(parent)
+    return chain
 
 
 def profile_names() -> list[str]:
     return list(_profiles_raw()["profiles"])
+
+
+def resolve_profile(profiles: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
+    """Parameter values of profile ``name`` of checked ``profiles`` (:func:`load_profiles`): its
+    ``params`` over those of the profile it inherits, recursively."""
+    if name not in profiles:
+        raise KeyError(f"unknown profile {name!r}; choose one of {', '.join(profiles)}")
+    spec = profiles[name]
+    params: dict[str, Any] = {}
+    if spec.get("inherit"):
+        params.update(resolve_profile(profiles, spec["inherit"]))
+    params.update(spec.get("params") or {})
+    return params
 
 
 def profile(name: str) -> dict[str, Any]:
@@ -146,15 +217,7 @@ def profile(name: str) -> dict[str, Any]:
 
     A profile may ``inherit`` another; its ``params`` override the parent's.
     """
-    raw = _profiles_raw()["profiles"]
-    if name not in raw:
-        raise KeyError(f"unknown profile {name!r}; choose one of {', '.join(raw)}")
-    spec = raw[name]
-    params: dict[str, Any] = {}
-    if spec.get("inherit"):
-        params.update(profile(spec["inherit"]))
-    params.update(spec.get("params") or {})
-    return params
+    return resolve_profile(_profiles_raw()["profiles"], name)
 
 
 def profile_description(name: str) -> str:
