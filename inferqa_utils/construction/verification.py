@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..datamodel import Question
 from ..errors import DataFormatError
+from ..textio import read_text
 from ..textnorm import normalize_answer
 from .labeling import QuestionLabels, label_rule
 from .leakage import LeakageFilter
@@ -30,19 +31,28 @@ Decisions = dict[str, dict[str, bool]]
 
 
 def load_decisions(path: str | Path) -> Decisions:
-    """``{qid: {answer: accepted}}``; a missing file means no decisions yet."""
+    """``{qid: {answer: accepted}}``; a missing file means no decisions yet.
+
+    Refused with :class:`~inferqa_utils.errors.DataFormatError` naming the file, the question
+    (record) and the answer (field): invalid JSON or UTF-8 (with the position), a top level that
+    is not an object, a question whose decisions are not an object, a decision that is not
+    ``true`` or ``false`` (``1``, ``"yes"`` and ``null`` included).
+    """
     path = Path(path)
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path))
     except json.JSONDecodeError as e:
-        raise DataFormatError(path, f"invalid JSON ({e})") from None
+        raise DataFormatError(path, f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
     if not isinstance(data, dict):
-        raise DataFormatError(path, "expected an object {qid: {answer: true|false}}")
+        raise DataFormatError(path, f"expected an object {{qid: {{answer: true|false}}}}, got {type(data).__name__}")
     for qid, ans in data.items():
-        if not isinstance(ans, dict) or not all(isinstance(v, bool) for v in ans.values()):
-            raise DataFormatError(path, "expected {answer: true|false}", record=qid)
+        if not isinstance(ans, dict):
+            raise DataFormatError(path, f"expected {{answer: true|false}}, got {type(ans).__name__}", record=qid)
+        for answer, accepted in ans.items():
+            if not isinstance(accepted, bool):
+                raise DataFormatError(path, f"expected true or false, got {accepted!r:.40}", record=qid, field=answer)
     return data
 
 
