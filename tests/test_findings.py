@@ -189,9 +189,25 @@ def test_no_difference_on_too_few_informative_questions_is_inconclusive(tmp_path
     assert many.verdict == fnd.HOLDS
 
 
-def test_statistic_interval_is_seeded():
+def test_statistic_interval_is_the_paired_percentile_bootstrap():
+    """Paired, the question's differences a − b = 1, 0, 0, 1, 0, 1 are resampled together, so a
+    resampled mean is X/6 with X ~ Binomial(6, 1/2): P(X = 0) = P(X = 6) = 1.6 %, P(X ≤ 1) =
+    P(X ≥ 5) = 10.9 %. The 2.5th and 97.5th percentiles of 10,000 resamples are 1/6 and 5/6
+    (far from the boundaries); the value is the mean difference 3/6."""
     s = fnd.Sample(np.array([1, 0, 1, 1, 0, 1.0]), np.array([0, 0, 1, 0, 0, 0.0]), True, "")
-    assert fnd.statistic_interval(s, "diff") == fnd.statistic_interval(s, "diff")
+    assert fnd.statistic_interval(s, "diff") == pytest.approx((0.5, 1 / 6, 5 / 6))
+
+
+def test_statistic_interval_is_seeded():
+    """The same seed gives the same interval, another seed another one (on a sample with many
+    distinct values, whose percentiles move with every draw)."""
+    rng = np.random.default_rng(0)
+    s = fnd.Sample(rng.normal(size=40), rng.normal(size=40), True, "")
+    first = fnd.statistic_interval(s, "diff", seed=1)
+    assert first[0] == pytest.approx(np.mean(s.a - s.b)) and first[1] < first[0] < first[2]
+    assert fnd.statistic_interval(s, "diff", seed=1) == first
+    other = fnd.statistic_interval(s, "diff", seed=2)
+    assert other[0] == first[0] and other[1:] != first[1:]
 
 
 def _cross(tmp_path, containing_top1: list[float]) -> fnd.Results:
