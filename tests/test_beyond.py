@@ -306,6 +306,55 @@ def test_report_table_and_summary():
     assert rep.best_of(t, "oracle", "EM") is None
 
 
+class _ScriptedLLM:
+    """Stands in for the decomposing LLM: each prompt gets the reply scripted for its question."""
+
+    name = "scripted"
+
+    def __init__(self, replies: dict[str, str]) -> None:
+        self.replies = replies
+        self.prompts: list[list[dict[str, str]]] = []
+
+    def chat(self, batch, max_tokens=None, desc="", progress=True):
+        self.prompts += batch
+        return [self.replies[m[-1]["content"].removeprefix("Question: ").removesuffix("\nSub-questions:")]
+                for m in batch]
+
+
+class _ListRetriever:
+    """A retriever whose ranked list per query text is given."""
+
+    def __init__(self, lists: dict[str, list[str]]) -> None:
+        self.lists = lists
+
+    def search(self, queries, k):
+        return {key: [(p, 1.0 / r) for r, p in enumerate(self.lists[text][:k], 1)] for key, text in queries.items()}
+
+
+def test_decompose_parses_each_questions_own_reply_and_pools_their_searches():
+    """Scripted replies: q1's copy of its own question is dropped and max_sub = 2 cuts the rest;
+    each question gets the sub-questions of its own reply; the pooled run takes the top-1 of the
+    question's and each sub-question's list round-robin (p0, p6; the second p0 is a duplicate),
+    then the rest (p2, p3)."""
+    q1, q2 = "Which tower in the French capital is made of wrought iron?", "Which planet is the largest gas giant?"
+    llm = _ScriptedLLM({
+        q1: f"1. Which city is the capital of France?\n2. {q1}\n3. Which towers are made of wrought iron?\n"
+            "4. Who designed the tower in Paris?",
+        q2: "Sub-questions:\n- Which planets are gas giants?",
+    })
+    out = dec.decompose(llm, {"q1": q1, "q2": q2}, n_examples=2, max_sub=2, progress=False)
+    assert out["q1"]["subquestions"] == ["Which city is the capital of France?", "Which towers are made of wrought iron?"]
+    assert out["q2"]["subquestions"] == ["Which planets are gas giants?"]
+    assert [o["examples"] for o in out.values()] == [[0, 1], [0, 1]] and len(llm.prompts) == 2
+    assert [m[-1]["content"] for m in llm.prompts] == [f"Question: {q}\nSub-questions:" for q in (q1, q2)]
+    lists = {q1: ["p0", "p6"], "Which city is the capital of France?": ["p6", "p2"],
+             "Which towers are made of wrought iron?": ["p0", "p3"], q2: ["p8"], "Which planets are gas giants?": ["p8", "p4"]}
+    run = dec.decomposition_run({"q1": q1, "q2": q2}, {q: o["subquestions"] for q, o in out.items()},
+                                _ListRetriever(lists), CORPUS, k_per=1, depth=10)
+    assert {q: [p for p, _ in ranked] for q, ranked in run.items()} == {"q1": ["p0", "p6", "p2", "p3"],
+                                                                        "q2": ["p8", "p4"]}
+
+
 # ----------------------------------------------------------------------------- tiny real model
 
 @pytest.mark.slow
@@ -324,7 +373,8 @@ def test_decomposition_on_tiny_model():
     for q, d in out.items():
         assert isinstance(d["reply"], str) and d["examples"] == [0, 1]
         assert len(d["subquestions"]) <= 2
-        assert d["subquestions"] == dec.parse_subquestions(d["reply"], qs[q], 2)
+        said = " ".join(d["reply"].replace("**", "").split()).lower()
+        assert all(s.lower().rstrip("?") in said for s in d["subquestions"])  # taken from its own reply
         for s in d["subquestions"]:
             assert len(s.split()) >= 3 and s != qs[q]
     bm25 = BM25sRetriever(CORPUS)
