@@ -20,26 +20,63 @@ from inferqa_utils.sources import load_source
 
 
 @pytest.fixture(scope="module")
-def smoke_quickstart():
+def smoke_corpus():
+    """The smoke profile's questions, their demo passages and BM25 over them (no model)."""
     p = profile("smoke")
     ds = load_source(p["source"])
     questions = pick_questions(ds, "emb_loc_05", p["max_questions"])
     passages = demo_corpus(questions, 3)
     retriever = BM25sRetriever({pid: x.text for pid, x in passages.items()})
-    llm = load_llm(p["reader_model"])
-    return questions, passages, retriever, llm
+    return questions, passages, retriever
 
 
-@pytest.mark.slow
-def test_run_quickstart_reports_every_step_in_order(smoke_quickstart) -> None:
-    questions, passages, retriever, llm = smoke_quickstart
+@pytest.fixture(scope="module")
+def smoke_quickstart(smoke_corpus):
+    p = profile("smoke")
+    return (*smoke_corpus, load_llm(p["reader_model"]))
+
+
+class _ContextEcho:
+    """Stands in for reader and judge: a reader prompt is answered with the id of the passage it
+    holds as context ("closed book" when it holds none), a judge prompt with "No"."""
+
+    name = "echo"
+
+    def __init__(self, passages) -> None:
+        self.by_text = sorted(((x.text, pid) for pid, x in passages.items()), key=lambda t: -len(t[0]))
+
+    def chat(self, batch, max_tokens=None, desc="", progress=True, until=None):
+        replies = []
+        for msgs in batch:
+            turn = msgs[-1]["content"]
+            if "Proposed answer:" in turn:
+                replies.append("No")
+            else:  # the longest passage text in the turn is its context (shorter ones are its parts)
+                replies.append(next((pid for text, pid in self.by_text if text in turn), "closed book"))
+        return replies
+
+
+def test_run_quickstart_reads_each_setting_with_its_context_and_reports_every_step(smoke_corpus) -> None:
+    """Closed book, then the BM25 top-1 passage, the question's own passage of all three hints in
+    order, and a three-hint passage of another question, in that order; the retrieved rows are
+    BM25's hits with their own-question flags; the status callback sees every step, then done."""
+    questions, passages, retriever = smoke_corpus
+    q = next(x for x in questions if retriever.search_one(x.question, k=1))
+    echo = _ContextEcho(passages)
     seen: list[tuple[int, int, str]] = []
-    res = run_quickstart(questions[1], passages, retriever, llm, llm, status=lambda i, n, what: seen.append((i, n, what)))
+    res = run_quickstart(q, passages, retriever, echo, echo, status=lambda i, n, what: seen.append((i, n, what)))
     n = len(QUICKSTART_STEPS)
     assert [i for i, _, _ in seen] == [*range(n), n] and {m for _, m, _ in seen} == {n}
     assert [w.split(" (")[0] for _, _, w in seen[:-1]] == list(QUICKSTART_STEPS) and seen[-1][2] == "done"
-    quiet = run_quickstart(questions[1], passages, retriever, llm, llm)
-    assert quiet.answers == res.answers and quiet.retrieved == res.retrieved
+    hits = retriever.search_one(q.question, k=5)
+    assert [(r["rank"], r["passage"]) for r in res.retrieved] == [(i, pid) for i, (pid, _) in enumerate(hits, 1)]
+    assert [r["own question"] for r in res.retrieved] == [passages[pid].qid == q.qid for pid, _ in hits]
+    assert [a["setting"] for a in res.answers] == ["closed book (no context)", "top-1 retrieved (BM25)",
+                                                   "right passage (3 own hints)", "wrong passage (another question)"]
+    closed, top1, right, wrong = (a["answer"] for a in res.answers)
+    assert (closed, top1, right) == ("closed book", hits[0][0], f"{q.qid}_111_012")
+    assert passages[wrong].qid != q.qid and passages[wrong].n_hints == 3
+    assert not any(a["EM"] or a["judged"] for a in res.answers)  # a passage id is no answer; the judge said No
 
 
 @pytest.mark.slow
