@@ -8,8 +8,10 @@ from inferqa_utils.construction.build import BuildConfig, BuildConflictError, bu
 from inferqa_utils.construction.labeling import LabelCheckpoint, label_questions
 from inferqa_utils.construction.passages import build_passages, n_subset_permutations
 from inferqa_utils.construction.store import load_built
+from inferqa_utils.datamodel import Hint, Question
 from inferqa_utils.llm import load_llm
 from inferqa_utils.sources import load_source
+from inferqa_utils.textnorm import exact_match
 
 TINY = "smollm2-135m"
 
@@ -32,6 +34,15 @@ def _check(res, k: int = 3) -> None:
     assert labels["1"] + labels["2"] == len(ds.passages)
     kept_or_dropped = len(ds.questions) + len(res.dropped)
     assert kept_or_dropped == m["counts"]["source_questions"]
+    # the labels follow the labelers' answers: a passage is 2 only if one of its answers is in the
+    # final pool, and it is 2 whenever one of them matches a gold answer (never rejected)
+    for q in ds:
+        gold = q.meta.get("gold_answers") or q.answers
+        for pid, label in ds.qrels[q.qid].items():
+            said = list(ds.generations.get(pid, {}).values())
+            assert label in (1, 2)
+            assert label == 1 or any(exact_match(a, q.answers) for a in said), (pid, said, q.answers)
+            assert label == 2 or not any(exact_match(a, gold) for a in said), (pid, said, gold)
 
 
 @pytest.mark.shared_data
@@ -118,6 +129,42 @@ def test_rebuild_makes_no_model_call_and_conflicts_are_refused(tmp_path):
         build_dataset(other, progress=False, log=print)
     assert "build_max_questions: 3 there → 2 here" in str(err.value)
     assert "dataset_name" in str(err.value) and "overwrite=True" in str(err.value)
+
+
+class _Scripted:
+    """Labeler and judge without a model. As labeler it answers "Venice" when its context holds the
+    canals hint, "La Serenissima" when it holds the nickname hint only, "Rome" otherwise; as judge
+    it accepts "La Serenissima" and nothing else."""
+
+    name = "scripted"
+
+    def chat(self, batch, max_tokens=None, desc="", progress=True, until=None):
+        return [self._reply(m[-1]["content"]) for m in batch]
+
+    @staticmethod
+    def _reply(turn: str) -> str:
+        if "Proposed answer:" in turn:
+            return "Yes" if turn.endswith("Proposed answer: La Serenissima") else "No"
+        return "Venice" if "canals" in turn else "La Serenissima" if "nickname" in turn else "Rome"
+
+
+def test_labels_are_2_exactly_where_a_labeler_answer_is_accepted(tmp_path):
+    """Of the 15 passages of three hints, the 11 holding the canals hint get the gold by EM, the 3
+    holding the nickname hint without it an answer the judge accepts, the one holding only "It lies
+    in Italy." a rejected answer: 14 passages labelled 2, that one 1."""
+    q = Question("q1", "Which city?", ["Venice"],
+                 [Hint("It has canals instead of streets."), Hint("Its nickname is the Most Serene."),
+                  Hint("It lies in Italy.")])
+    passages = build_passages("q1", q.hint_texts)
+    llm = _Scripted()
+    res = label_questions([q], {"q1": passages}.__getitem__, [llm], llm, LabelCheckpoint(tmp_path / "l.jsonl"),
+                          progress=False)["q1"]
+    assert {pid for pid, label in res.labels.items() if label == 1} == {"q1_001_2"}
+    assert set(res.labels.values()) == {1, 2} and len(res.labels) == 15
+    assert res.admitted == {"Venice": {"by": "em", "labelers": ["scripted"], "passages": 11},
+                            "La Serenissima": {"by": "judge", "labelers": ["scripted"], "passages": 3}}
+    assert res.accepted["q1_001_2"] == [] and res.generations["q1_001_2"] == {"scripted": "Rome"}
+    assert res.pool(q.answers) == ["Venice", "La Serenissima"]
 
 
 def test_interrupted_labeling_resumes_from_the_checkpoint(tmp_path):
