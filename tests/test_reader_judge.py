@@ -46,6 +46,46 @@ def test_judge_without_llm_equals_em():
     assert [(j.em, j.judged) for j in js] == [(True, True), (False, False), (False, False)]
 
 
+class _Scripted:
+    """Reader and judge without a model: a reply is looked up by a key its last turn holds (the
+    reader's ``Question: …``, the judge's ``Proposed answer: …``); every prompt is kept."""
+
+    name = "scripted"
+
+    def __init__(self, replies: dict[str, str]) -> None:
+        self.replies = replies
+        self.turns: list[str] = []
+
+    def chat(self, batch, max_tokens=None, desc="", progress=True, until=None):
+        self.turns += [m[-1]["content"] for m in batch]
+        return [next(r for key, r in self.replies.items() if key in m[-1]["content"]) for m in batch]
+
+
+def test_judge_is_asked_only_where_em_and_the_guards_leave_it_open_and_its_verdict_decides():
+    """EM decides "venice", a guard "Rialto Bridge" (in the question), NO ANSWER is never judged;
+    the judge is asked about the other three, in order, and its Yes / No / unreadable reply
+    becomes judged True / False / False."""
+    judge = _Scripted({"Proposed answer: Venezia": "Yes.", "Proposed answer: Rome": "No",
+                       "Proposed answer: Milan": "Perhaps"})
+    preds = ["venice", "Rialto Bridge", "Venezia", "Rome", NO_ANSWER, "Milan"]
+    js = judge_answers(judge, ["Which city has the Rialto Bridge?"] * 6, [["Venice"]] * 6, preds, progress=False)
+    assert [t.rsplit("Proposed answer: ", 1)[1] for t in judge.turns] == ["Venezia", "Rome", "Milan"]
+    assert [(j.em, j.judged, j.verdict, j.guard) for j in js] == [
+        (True, True, None, None), (False, False, None, "in_question"), (False, True, True, None),
+        (False, False, False, None), (False, False, None, None), (False, False, None, None)]
+
+
+def test_read_postprocesses_each_reply_of_its_own_prompt():
+    """One prompt per (question, context) pair, in order, each with its context; the replies are
+    post-processed (prefix and punctuation stripped, a sentence is no answer)."""
+    reader = _Scripted({"Question: Which city?": "Answer: Venice.",
+                        "Question: Which planet?": "The largest planet is Jupiter."})
+    outs = read(reader, ["Which city?", "Which planet?"], ["It has canals.", "A gas giant."], progress=False)
+    assert [(o.raw, o.answer) for o in outs] == [("Answer: Venice.", "Venice"),
+                                                 ("The largest planet is Jupiter.", NO_ANSWER)]
+    assert ["It has canals." in reader.turns[0], "A gas giant." in reader.turns[1]] == [True, True]
+
+
 @pytest.mark.slow
 def test_reader_answers_real_triviahg_questions(shared_data):
     from inferqa_utils.llm import load_llm
