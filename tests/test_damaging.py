@@ -52,12 +52,17 @@ def test_acem_curve(pattern, curve):
 
 
 def test_acem_at_vs_em():
-    # "0110100": EM@k = 0 1 1 0 1 0 0 ; AcEM@k = 0 1 1 1 1 1 1 → AcEM@7 − EM@7 = 1 (damaged)
-    p = "0110100"
-    assert acem_at(p, 1) == 0
-    assert acem_at(p, 2) == 1
-    assert acem_at(p, 7) == 1
-    assert int(p[6]) == 0
+    """"0110100": EM@k = 0 1 1 0 1 0 0 and AcEM@k = 0 1 1 1 1 1 1 (damaged at k = 4, 6, 7, where
+    AcEM − EM = 1); "1000000": AcEM@k = 1 from k = 1 on (the first passage counts), EM@k = 1 at
+    k = 1 only. Over both questions, in %: EM 50 50 50 0 50 0 0, AcEM 50 100 100 100 100 100 100."""
+    assert [acem_at("0110100", k) for k in range(1, 8)] == [0, 1, 1, 1, 1, 1, 1]
+    assert [acem_at("1000000", k) for k in range(1, 8)] == [1] * 7
+    curves = aggregate_em_curves(["0110100", "1000000"])
+    assert curves["k"].tolist() == list(range(1, 8))
+    assert curves["EM"].tolist() == [50.0, 50.0, 50.0, 0.0, 50.0, 0.0, 0.0]
+    assert curves["AcEM"].tolist() == [50.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0]
+    damaged = (curves["AcEM"] - curves["EM"]).tolist()
+    assert damaged == [0.0, 50.0, 50.0, 100.0, 50.0, 100.0, 100.0]
 
 
 @pytest.mark.parametrize("k", [0, 5, -1, True])
