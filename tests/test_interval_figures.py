@@ -123,14 +123,30 @@ def test_oracle_table_has_hand_checked_intervals_in_the_package_format():
         (round(100 * (1 - (1 - D) / 4), 2), round(100 * (1 - 0.75 * (1 - D)), 2), 100.0))
 
 
-def test_finetune_oracle_rows_use_the_same_interval_table():
-    from inferqa_utils.finetune.experiments import oracle_rows
-    from inferqa_utils.rerank.experiments import oracle_table
+def test_finetune_oracle_rows_have_hand_checked_intervals(monkeypatch):
+    """Notebook 05's oracle rows: the id-order baseline and a cross-encoder (here one that reverses
+    the id order) over the asked questions' own passages only (q9 is in the qrels, not asked):
+    the baseline D, D, D, 1 and the reversed 1, 1, 1, D, with the intervals of the table above."""
+    from inferqa_utils.finetune import experiments as fx
+    from inferqa_utils.rerank.experiments import ORACLE_BASELINE, ORACLE_METRICS
 
+    def reverse(name, queries, first, corpus, depth, path):
+        return {q: [(p, float(len(ranked) - i)) for i, (p, _) in enumerate(reversed(ranked))]
+                for q, ranked in first.items()}, 0.0
+
+    monkeypatch.setattr(fx, "cached_rerank", reverse)
     queries = {q: "?" for q in OWN}
-    table, runs = oracle_rows([], queries, OWN, {})
-    assert runs == {}
-    pd.testing.assert_frame_equal(table, oracle_table([], None, queries, OWN, {}))
+    table, runs = fx.oracle_rows(["FT-rev"], queries, OWN | {"q9": {"z": 2, "y": 0}}, {})
+    assert set(runs) == {"FT-rev"} and set(runs["FT-rev"]) == set(OWN)
+    assert list(table.index) == [ORACLE_BASELINE, "FT-rev"]
+    assert list(table.columns) == [c for m in ORACLE_METRICS for c in (m, f"{m}_lo", f"{m}_hi")] + ["n_questions_ndcg"]
+    base, rev = table.loc[ORACLE_BASELINE], table.loc["FT-rev"]
+    for m in ORACLE_METRICS:
+        assert (base[m], base[f"{m}_lo"], base[f"{m}_hi"]) == pytest.approx(
+            (round(100 * (D + (1 - D) / 4), 2), round(100 * D, 2), round(100 * (D + 0.75 * (1 - D)), 2)))
+        assert (rev[m], rev[f"{m}_lo"], rev[f"{m}_hi"]) == pytest.approx(
+            (round(100 * (1 - (1 - D) / 4), 2), round(100 * (1 - 0.75 * (1 - D)), 2), 100.0))
+    assert table["n_questions_ndcg"].tolist() == [4, 4]
 
 
 # ----------------------------------------------------------------------------- 06 EM@k / AcEM@k / probes
