@@ -112,11 +112,31 @@ def test_record_without_hints(tmp_path):
 
 
 def test_empty_hint_list_loads_and_is_dropped_later(tmp_path):
-    # real model_hints files have questions with no hints: the loader keeps them, construction
-    # drops them with the reason "fewer than k hints"
-    f = _write(tmp_path, json.dumps([TRIVIA | {"Hints": []}]))
-    ds = load_triviahg(f)
-    assert [len(q.hints) for q in ds] == [0]
+    """Real model_hints files have questions with no hints: the loader keeps them, construction
+    drops them — and those with fewer than k usable hints (a blank or repeated hint is not usable)
+    — with the reason "fewer than k hints" (a build without any model: no labeler, judge or
+    embedder is needed for it)."""
+    from inferqa_utils.construction.build import BuildConfig, build_dataset
+
+    three = ["It is red.", "It grows on trees.", "It is crunchy."]
+    f = _write(tmp_path, json.dumps([TRIVIA | {"Q_ID": "Q_0", "Hints": three}, TRIVIA | {"Hints": []},
+                                     TRIVIA | {"Q_ID": "Q_2", "Hints": ["It is red."]},
+                                     TRIVIA | {"Q_ID": "Q_3", "Hints": ["It is red.", "  ", "It is red."]}]))
+    assert [len(q.hints) for q in load_triviahg(f)] == [3, 0, 1, 3]
+
+    def no_model(name: str):
+        raise AssertionError(f"the build loaded model {name!r}")
+
+    cfg = BuildConfig(source=f"triviahg:{f}", name="t", k_hints=2, labelers=[], judge_model=None,
+                      difficulty_embedder=None, label_splits=[], corpus_all_source=False,
+                      output_dir=str(tmp_path / "out"), verification_file=str(tmp_path / "v.json"))
+    res = build_dataset(cfg, progress=False, llm_loader=no_model, log=lambda _: None)
+    rows = res.questions.set_index("qid")
+    assert rows["status"].to_dict() == {"Q_0": "kept", "Q_1": "dropped", "Q_2": "dropped", "Q_3": "dropped"}
+    assert set(rows.loc[["Q_1", "Q_2", "Q_3"], "reason"]) == {"fewer than 2 hints"}
+    assert rows.loc[["Q_1", "Q_2", "Q_3"], "detail"].tolist() == ["0 usable hints", "1 usable hints", "1 usable hints"]
+    assert list(res.dataset.questions) == ["Q_0"] and res.manifest["counts"]["dropped_by_reason"] == {
+        "fewer than 2 hints": 3}
 
 
 def test_misaligned_side_list_is_ignored_with_a_note(tmp_path):
