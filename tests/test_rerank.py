@@ -3,6 +3,8 @@ cross-encoder loading errors, and each LLM reranker on the tiny model (SmolLM2-1
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from inferqa_utils import models
@@ -164,6 +166,7 @@ def tiny():
 
 
 def _check_valid(out, depth=4):
+    """A run of the four passages, sorted by score, the tail below ``depth`` as the first stage left it."""
     ranked = out["q"]
     assert sorted(p for p, _ in ranked) == sorted(PASSAGES)
     scores = [s for _, s in ranked]
@@ -171,9 +174,73 @@ def _check_valid(out, depth=4):
     assert [p for p, _ in ranked[depth:]] == [p for p, _ in RUN["q"][depth:]]
 
 
+#: how relevant the scripted model finds each passage of the fixture
+RELEVANCE = {"a": 3.0, "d": 2.0, "c": 1.0, "b": 0.0}
+
+
+class _ScriptedLLM:
+    """Stands in for the LLM with a fixed relevance per passage (:data:`RELEVANCE`): pointwise,
+    log P(Yes) = rel − 1 and log P(No) = −rel − 1 (log-odds 2·rel); UPR, the question's
+    log-likelihood rel − 10 over ``count_tokens`` = words + 1; listwise, the window's passages by
+    relevance, high first, as ``[i] > [j] > …``."""
+
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    @staticmethod
+    def _rel(text: str) -> float:
+        return next(RELEVANCE[pid] for pid, p in PASSAGES.items() if p in text)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split()) + 1
+
+    def score(self, batch, continuations, desc=None, progress=True):
+        self.prompts += [m[-1]["content"] for m in batch]
+        if list(continuations) == ["Yes", "No"]:
+            return [[self._rel(m[-1]["content"]) - 1, -self._rel(m[-1]["content"]) - 1] for m in batch]
+        assert [list(c) for c in continuations] == [[QUERY]] * len(batch)  # UPR scores the question
+        return [[self._rel(m[-1]["content"]) - 10] for m in batch]
+
+    def chat(self, batch, max_tokens=None, progress=True, **kw):
+        self.prompts += [m[-1]["content"] for m in batch]
+        replies = []
+        for m in batch:
+            shown = re.findall(r"^\[(\d+)\] (.*)$", m[-1]["content"], re.M)
+            order = sorted(shown, key=lambda t: -self._rel(t[1]))
+            replies.append(" > ".join(f"[{i}]" for i, _ in order))
+        return replies
+
+
+#: the fixture's passages with the two Mars passages last (b c a d): a reranker that keeps the order fails
+ADVERSE_RUN = {"q": [(p, 4.0 - i) for i, p in enumerate(["b", "c", "a", "d"])]}
+
+
+@pytest.mark.parametrize(("name", "scores"), [
+    ("pointwise", [6.0, 4.0, 2.0, 0.0]),
+    ("upr", [(3 - 10) / 9, (2 - 10) / 9, (1 - 10) / 9, (0 - 10) / 9]),  # QUERY has 8 words: 9 tokens
+    ("listwise", [4.0, 3.0, 2.0, 1.0]),
+])
+def test_llm_rerankers_follow_the_models_relevance(name, scores):
+    """Each LLM reranker puts the passages in the scripted model's order a, d, c, b with the scores
+    its formula gives; with depth 2 only the head b, c is reordered (c first) above the tail a, d."""
+    llm = _ScriptedLLM()
+    rr = make_reranker(name, llm=llm, **({"progress": False} if name != "listwise" else {}))
+    out = rr.rerank({"q": QUERY}, ADVERSE_RUN, PASSAGES, depth=4)["q"]
+    assert [p for p, _ in out] == ["a", "d", "c", "b"]
+    assert [s for _, s in out] == pytest.approx(scores)
+    assert all(QUERY in t for t in llm.prompts) if name != "upr" else all(QUERY not in t for t in llm.prompts)
+    head = rr.rerank({"q": QUERY}, ADVERSE_RUN, PASSAGES, depth=2)["q"]
+    assert [p for p, _ in head] == ["c", "b", "a", "d"] and [s for _, s in head] == sorted(
+        (s for _, s in head), reverse=True)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["pointwise", "upr", "listwise"])
 def test_llm_rerankers_on_tiny_model(tiny, name):
+    """The real engine behind each reranker: a valid run, KV reuse and token counting (what they
+    order is checked with a scripted model above, and on real models below)."""
     rr = make_reranker(name, llm=tiny, **({"progress": False} if name != "listwise" else {}))
     tiny.reset_stats()
     _check_valid(rr.rerank({"q": QUERY}, RUN, PASSAGES, depth=4))
@@ -231,10 +298,6 @@ def test_cached_rerun_reports_the_cost_measured_when_computed(tmp_path):
         assert legacy["pointwise"] == 9.5
     finally:
         llm.close()
-
-
-#: the fixture's run with the two Mars passages *last*: a reranker that keeps the order fails
-ADVERSE_RUN = {"q": [(p, 4.0 - i) for i, p in enumerate(["b", "c", "a", "d"])]}
 
 
 @pytest.mark.slow
