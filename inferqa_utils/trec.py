@@ -44,7 +44,8 @@ def read_qrels(path: str | Path, labels: Collection[int] = QRELS_LABELS) -> Qrel
         except ValueError:
             raise DataFormatError(path, f"label {raw!r} is not an integer", record=where, field="label") from None
         if label not in labels:
-            raise DataFormatError(path, f"label {label} is not one of {sorted(labels)}", record=where, field="label")
+            allowed = ", ".join(map(str, sorted(labels)))
+            raise DataFormatError(path, f"label {label} outside {{{allowed}}}", record=where, field="label")
         docs = out.setdefault(qid, {})
         if did in docs:
             raise DataFormatError(path, f"question {qid!r} and passage {did!r} are also on line "

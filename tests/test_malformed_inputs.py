@@ -203,9 +203,9 @@ def _load_run(d: Path) -> Any:
 
 TREC = [
     Case("qrels label 3", {"test.qrels": QRELS_OK + "Q_1 0 Q_1_11_01 3\n"}, _load_qrels,
-         ("test.qrels", "record line 3", "field 'label'", "label 3 is not one of [0, 1, 2]")),
+         ("test.qrels", "record line 3", "field 'label'", "label 3 outside {0, 1, 2}")),
     Case("qrels label -1", {"test.qrels": "Q_1 0 Q_1_10_0 -1\n"}, _load_qrels,
-         ("test.qrels", "record line 1", "field 'label'", "label -1 is not one of")),
+         ("test.qrels", "record line 1", "field 'label'", "label -1 outside {0, 1, 2}")),
     Case("qrels duplicate pair", {"test.qrels": QRELS_OK + "Q_1 0 Q_1_10_0 1\n"}, _load_qrels,
          ("test.qrels", "record line 3", "field 'docid'", "also on line 1")),
     Case("qrels 3 columns", {"test.qrels": QRELS_OK + "Q_1 Q_1_11_01 2\n"}, _load_qrels,
