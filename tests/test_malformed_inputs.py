@@ -275,7 +275,7 @@ DECISIONS = [
     Case("decisions not an object", {"verification.json": '[{"q1": {"Venezia": true}}]'}, _load_v,
          ("verification.json", "expected an object", "got list")),
     Case("decisions invalid JSON", {"verification.json": '{"q1": {"Venezia": true}\n'}, _load_v,
-         ("verification.json", "invalid JSON at line 2")),
+         ("verification.json", "record line 2", "invalid JSON at column 1")),
     Case("decisions not UTF-8", {"verification.json": b'{"q1": {"Venez\xeda": true}}'}, _load_v,
          ("verification.json", "record line 1", "not UTF-8", "byte offset 14")),
 ]

@@ -44,7 +44,7 @@ def load_decisions(path: str | Path) -> Decisions:
     try:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as e:
-        raise DataFormatError(path, f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+        raise DataFormatError(path, f"invalid JSON at column {e.colno}: {e.msg}", record=f"line {e.lineno}") from None
     if not isinstance(data, dict):
         raise DataFormatError(path, f"expected an object {{qid: {{answer: true|false}}}}, got {type(data).__name__}")
     for qid, ans in data.items():
