@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ..atomic import staged_dir
 from ..config import PATHS, SEED
 from ..datamodel import Dataset
 from ..errors import DataFormatError, InferQAError
@@ -117,12 +118,7 @@ def write_release(build_folder: str | os.PathLike[str], out: str | os.PathLike[s
     file's sha256 are added here."""
     build_folder, out = Path(build_folder), Path(out)
     build_manifest = json.loads((build_folder / "manifest.json").read_text(encoding="utf-8"))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.new-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    try:
+    with staged_dir(out) as tmp:
         for split in SPLIT_FILES:
             if (build_folder / split).exists():
                 shutil.copy2(build_folder / split, tmp / split)
@@ -150,15 +146,6 @@ def write_release(build_folder: str | os.PathLike[str], out: str | os.PathLike[s
         full = {"schema": RELEASE_SCHEMA, **dict(manifest), "build": _relative(build_manifest), "files": files}
         (tmp / MANIFEST).write_text(json.dumps(full, indent=1, ensure_ascii=False, default=str) + "\n",
                                     encoding="utf-8")
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        if out.exists():
-            out.rename(old)
-        tmp.rename(out)
-        if old.exists():
-            shutil.rmtree(old)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out
 
 
@@ -321,21 +308,13 @@ def install_release(spec: str | os.PathLike[str], name: str, overwrite: bool = F
                                      "another dataset_name; to replace it, pass overwrite=True")
         log(f"replacing {what} in {target} with the release {_rel(folder)}")
     m = read_manifest(folder)
-    tmp = target.parent / f".{name}.new-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    shutil.copytree(folder, tmp)
-    (tmp / MANIFEST).unlink()
-    installed = {**(m.get("build") or {}),
-                 "release": {"folder": _rel(folder), "manifest_sha256": digest, "name": m.get("name"),
-                             "code": m.get("code"), "created": m.get("created")}}
-    (tmp / "manifest.json").write_text(json.dumps(installed, indent=1, default=str), encoding="utf-8")
-    old_dir = target.parent / f".{name}.old-{os.getpid()}"
-    if target.exists():
-        target.rename(old_dir)
-    tmp.rename(target)
-    if old_dir.exists():
-        shutil.rmtree(old_dir)
+    with staged_dir(target) as tmp:
+        shutil.copytree(folder, tmp, dirs_exist_ok=True)
+        (tmp / MANIFEST).unlink()
+        installed = {**(m.get("build") or {}),
+                     "release": {"folder": _rel(folder), "manifest_sha256": digest, "name": m.get("name"),
+                                 "code": m.get("code"), "created": m.get("created")}}
+        (tmp / "manifest.json").write_text(json.dumps(installed, indent=1, default=str), encoding="utf-8")
     log(f"installed the release {_rel(folder)} into {target}")
     return target
 

@@ -1,0 +1,90 @@
+"""Atomic writes where a user's work lives: the folder swap and file replacement of
+inferqa_utils.atomic. No model is loaded."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from inferqa_utils import atomic
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _folder(path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text)
+    return path
+
+
+# ------------------------------------------------------------------------------ the folder swap
+def test_replace_dir_drops_stale_files_and_moves_kept_entries(tmp_path):
+    target = _folder(tmp_path / "build", {"manifest.json": "old", "dev.json": "gone", "checkpoint/l.jsonl": "work"})
+    with atomic.staged_dir(target, keep=("checkpoint",)) as tmp:
+        _folder(tmp, {"manifest.json": "new", "test.json": "t"})
+    assert _tree(target) == {"manifest.json": "new", "test.json": "t", "checkpoint/l.jsonl": "work"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["build"]  # no temporary folder left
+
+
+def test_an_interrupted_write_or_swap_leaves_the_old_folder(tmp_path, monkeypatch):
+    before = {"manifest.json": "old", "checkpoint/l.jsonl": "work"}
+    target = _folder(tmp_path / "build", before)
+    with pytest.raises(KeyboardInterrupt), atomic.staged_dir(target, keep=("checkpoint",)) as tmp:
+        _folder(tmp, {"manifest.json": "half"})
+        raise KeyboardInterrupt  # Ctrl-C while the new folder is being written
+    assert _tree(target) == before and sorted(p.name for p in tmp_path.iterdir()) == ["build"]
+
+    real_rename = Path.rename
+
+    def fail_second(self, dst):  # the old folder is renamed away, then renaming the new one in fails
+        if ".new-" in self.name:
+            raise OSError("rename failed")
+        return real_rename(self, dst)
+
+    monkeypatch.setattr(Path, "rename", fail_second)
+    with pytest.raises(OSError, match="rename failed"), atomic.staged_dir(target, keep=("checkpoint",)) as tmp:
+        _folder(tmp, {"manifest.json": "new"})
+    assert _tree(target) == before and sorted(p.name for p in tmp_path.iterdir()) == ["build"]
+
+
+def _dead_pid() -> int:
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_swap_killed_between_its_renames_is_repaired(tmp_path):
+    """A killed process leaves either no folder (the old one renamed away) or the new folder without
+    the kept entries (still in the old one): the next swap, or a build, repairs both."""
+    pid = _dead_pid()
+    _folder(tmp_path / f".build.old-{pid}-ab", {"manifest.json": "old", "checkpoint/l.jsonl": "work"})
+    _folder(tmp_path / f".build.new-{pid}-ab", {"manifest.json": "half"})
+    target = tmp_path / "build"
+    assert atomic.recover_dir(target, keep=("checkpoint",))
+    assert _tree(target) == {"manifest.json": "old", "checkpoint/l.jsonl": "work"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["build"]
+
+    import shutil
+
+    shutil.rmtree(target)
+    _folder(target, {"manifest.json": "new"})  # killed after the new folder came in, before the kept entries
+    _folder(tmp_path / f".build.old-{pid}-cd", {"manifest.json": "old", "checkpoint/l.jsonl": "work"})
+    assert atomic.recover_dir(target, keep=("checkpoint",))
+    assert _tree(target) == {"manifest.json": "new", "checkpoint/l.jsonl": "work"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["build"]
+
+
+def test_write_text_atomic_replaces_the_file_instead_of_rewriting_it(tmp_path):
+    p = tmp_path / "f.json"
+    p.write_text("old")
+    with open(p) as reader:  # a reader that opened the file before keeps reading the old version
+        atomic.write_text_atomic(p, "new")
+        assert reader.read() == "old"
+    assert p.read_text() == "new" and sorted(x.name for x in tmp_path.iterdir()) == ["f.json"]
