@@ -4,7 +4,7 @@
 question type and difficulty, the parametric filter, splits, candidates and convergence (top-k
 hints), subset-permutation passages, labeling (checkpointed per question), the verification
 update, and the export (QUIT-shaped splits, ``corpus.jsonl``, TREC qrels, tables, manifest) to
-``build/datasets/<name>/``. Every dropped question is recorded with its reason; nothing crashes
+``build/datasets/<name>/`` (replacing that folder atomically). Every dropped question is recorded with its reason; nothing crashes
 on a bad record. LLM replies are cached, so a re-run with unchanged inputs makes no model call.
 
 Where the source stores a per-hint answer-leakage score (WikiHint), the build reports it beside
@@ -35,6 +35,7 @@ import pandas as pd
 
 from .. import sources
 from ..answering.guards import DEFAULT_GUARDS
+from ..atomic import recover_dir
 from ..config import PATHS, SEED
 from ..datamodel import LABEL_PARTIAL, Dataset, Hint, Passage, Question
 from ..embeddings import load_embedder
@@ -45,7 +46,7 @@ from ..qtype import classify_question
 from ..textnorm import normalize_answer
 from .convergence import RULES, convergence_from_scores, generate_candidates, gold_candidate, hint_scores
 from .difficulty import reference_complexity
-from .export_build import export_build
+from .export_build import CHECKPOINT_DIR, BuildConflictError, export_build, kept_entries, refuse_foreign_files
 from .labeling import LabelCheckpoint, QuestionLabels, label_questions
 from .leakage import AGREEMENT_COLUMNS, Leak, LeakageFilter
 from .parametric import parametric_answers, parametric_qids
@@ -55,10 +56,6 @@ from .verification import expansion_table, load_decisions, refusal_table, update
 
 #: bump when the labeling prompt, judge prompt or acceptance rule changes (names the checkpoint file)
 LABELING_VERSION = 2
-
-
-class BuildConflictError(InferQAError):
-    """The output folder holds a build made with other parameters."""
 
 
 @dataclass
@@ -134,7 +131,7 @@ class BuildConfig:
     @property
     def label_checkpoint(self) -> Path:
         """The labeling checkpoint of this configuration (JSONL, one finished question per line)."""
-        return self.out_dir / "checkpoint" / f"labels-{self.label_key()}.jsonl"
+        return self.out_dir / CHECKPOINT_DIR / f"labels-{self.label_key()}.jsonl"
 
     @property
     def decisions_path(self) -> Path:
@@ -265,10 +262,14 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     """Run paper 000 §3 end to end for ``cfg`` and export to ``cfg.out_dir`` (see module docstring).
 
     An existing export made with other parameters is never overwritten silently: it raises
-    :class:`BuildConflictError` unless ``overwrite=True``.
+    :class:`BuildConflictError` unless ``overwrite=True`` (a folder holding other files than a
+    build is never replaced). The export replaces ``cfg.out_dir`` as a whole and atomically, its
+    labeling ``checkpoint/`` kept (:mod:`.export_build`).
     """
 
     out = cfg.out_dir
+    recover_dir(out, kept_entries(cfg))  # a swap killed half-way: the old build (and its checkpoint) back
+    refuse_foreign_files(out, cfg)
     _check_conflict(out, cfg, overwrite, log)
     models = _Models(llm_loader or load_llm)
     timings: dict[str, float] = {}

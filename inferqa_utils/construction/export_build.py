@@ -1,12 +1,22 @@
-"""Export of a build (README, Data): QUIT-shaped splits, corpus, qrels, tables and the manifest."""
+"""Export of a build (README, Data): QUIT-shaped splits, corpus, qrels, tables and the manifest.
+
+The export replaces the output folder as a whole (:mod:`inferqa_utils.atomic`): everything is
+written to a new folder beside it that is swapped in once complete, so an interrupted export
+leaves the old build, and files the new build does not write do not survive. What is not the
+export's own — the labeling ``checkpoint/`` and a verification file kept inside the folder — is
+moved across from the old folder (:func:`kept_entries`).
+"""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..atomic import staged_dir
 from ..config import PATHS
+from ..errors import InferQAError
 from ..export import write_quit
 from ..fingerprint import sha256_file
 from ..manifest import git_commit, package_versions
@@ -15,17 +25,60 @@ from .leakage import leakage_disagreements
 from .stats import check_invariants, label_counts, table1
 
 if TYPE_CHECKING:
-    from .build import BuildResult
+    from .build import BuildConfig, BuildResult
+
+#: the labeling checkpoint's folder inside a build folder (carried across exports)
+CHECKPOINT_DIR = "checkpoint"
+
+
+class BuildConflictError(InferQAError):
+    """The output folder holds a build made with other parameters or source files (or files that
+    are not a build)."""
+
+
+def kept_entries(cfg: BuildConfig) -> tuple[str, ...]:
+    """Top-level entries of the output folder an export carries over from the old build: the
+    checkpoint folder, and the verification file's first path part when it lies inside the folder."""
+    keep = [CHECKPOINT_DIR]
+    try:
+        rel = cfg.decisions_path.resolve().relative_to(cfg.out_dir.resolve())
+    except ValueError:
+        rel = None
+    if rel is not None and rel.parts and rel.parts[0] not in keep:
+        keep.append(rel.parts[0])
+    return tuple(keep)
+
+
+def refuse_foreign_files(out: Path, cfg: BuildConfig) -> None:
+    """A :class:`BuildConflictError` when ``out`` holds files but no build (no ``manifest.json``)
+    beyond what an export keeps: the export replaces the whole folder and would delete them."""
+    if not out.is_dir() or (out / "manifest.json").exists():
+        return
+    foreign = sorted(p.name for p in out.iterdir() if p.name not in kept_entries(cfg))
+    if foreign:
+        raise BuildConflictError(
+            f"{out} holds files that are not a build ({', '.join(foreign[:5])}{', …' if len(foreign) > 5 else ''}): "
+            "a build's export replaces the whole folder. Choose another output_dir (or dataset_name), or move "
+            "those files away")
 
 
 def export_build(res: BuildResult, model_identities: dict[str, str],
                  model_backends: dict[str, dict[str, Any]] | None = None,
                  embed_backends: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Write everything under ``res.out_dir`` and return the manifest (also ``manifest.json``).
-    ``model_backends``: which backend served each LLM (:meth:`~inferqa_utils.llm.LLM.describe`);
-    ``embed_backends``: which encoded each embedding model (``Embedder.describe``)."""
-    out = res.out_dir
-    out.mkdir(parents=True, exist_ok=True)
+    """Write everything to ``res.out_dir``, replacing it atomically (module docstring), and return
+    the manifest (also ``manifest.json``). ``model_backends``: which backend served each LLM
+    (:meth:`~inferqa_utils.llm.LLM.describe`); ``embed_backends``: which encoded each embedding
+    model (``Embedder.describe``)."""
+    refuse_foreign_files(res.out_dir, res.config)
+    with staged_dir(res.out_dir, keep=kept_entries(res.config)) as tmp:
+        manifest = _write_export(res, tmp, model_identities, model_backends, embed_backends)
+    return manifest
+
+
+def _write_export(res: BuildResult, out: Path, model_identities: dict[str, str],
+                  model_backends: dict[str, dict[str, Any]] | None,
+                  embed_backends: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
+    """Every file of the export, written into the (new, empty) folder ``out``; the manifest."""
     ds, cfg = res.dataset, res.config
     written = write_quit(ds, out)
     written["distractors"] = out / "distractors.json"
@@ -112,7 +165,5 @@ def _source_files(source: str) -> list:
     if source in SHARED_SOURCES:
         return [shared_file(source)]
     _kind, _, rest = source.partition(":")
-    from pathlib import Path
-
     p = Path(rest or source)
     return [p] if p.is_file() else []
