@@ -9,6 +9,7 @@ keys its artifact by sha256 fingerprints of its inputs; they are all computed he
 * :func:`run_sha256` — a run's ids, order and scores rounded to 6 digits;
 * :func:`sha256_json` — any JSON-able object (keys sorted);
 * :func:`sha256_file` — a file's bytes;
+* :func:`files_sha256` — the contents of several files in order (never their names or locations);
 * :func:`dir_fingerprint` — a checkpoint folder's file names, sizes and mtimes (retraining changes it).
 """
 
@@ -62,6 +63,23 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def files_sha256(paths: Iterable[str | Path]) -> str:
+    """sha256 of the contents of ``paths``, in order — not their names or folders, so the same
+    files give the same value on every machine; ``""`` for no file. Each file is read once per
+    process while its size and modification time stay the same."""
+    digests = []
+    for p in paths:
+        st = Path(p).stat()
+        key = (str(Path(p).resolve()), st.st_size, st.st_mtime_ns)
+        if key not in _DIGESTS:
+            _DIGESTS[key] = sha256_file(p)
+        digests.append(_DIGESTS[key])
+    return sha256_json(digests) if digests else ""
 
 
 def dir_fingerprint(path: Path) -> str:

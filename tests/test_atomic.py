@@ -1,5 +1,5 @@
 """Atomic writes where a user's work lives: the folder swap and file replacement of
-inferqa_utils.atomic. No model is loaded."""
+inferqa_utils.atomic, and the label checkpoint's repair of a cut line. No model is loaded."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from inferqa_utils import atomic
+from inferqa_utils.construction.labeling import LabelCheckpoint, QuestionLabels
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -88,3 +89,21 @@ def test_write_text_atomic_replaces_the_file_instead_of_rewriting_it(tmp_path):
         atomic.write_text_atomic(p, "new")
         assert reader.read() == "old"
     assert p.read_text() == "new" and sorted(x.name for x in tmp_path.iterdir()) == ["f.json"]
+
+
+# ------------------------------------------------------------------------------ label checkpoint
+def _labels(qid: str) -> QuestionLabels:
+    return QuestionLabels(qid, {f"{qid}_1_0": {"m": "Venezia"}}, {f"{qid}_1_0": ["Venezia"]}, {f"{qid}_1_0": 2})
+
+
+def test_a_cut_last_checkpoint_line_is_removed_by_replacing_the_file(tmp_path):
+    ck = LabelCheckpoint(tmp_path / "labels.jsonl")
+    ck.append(_labels("q1"), "h1")
+    ck.append(_labels("q2"), "h2")
+    text = ck.path.read_text()
+    ck.path.write_text(text[:-20])  # interrupted while writing q2
+    with open(ck.path) as reader:
+        assert list(ck.load()) == ["q1"]
+        assert reader.read() == text[:-20]  # the file was replaced, not truncated under a reader
+    assert ck.path.read_text() == text.splitlines(keepends=True)[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["labels.jsonl"]

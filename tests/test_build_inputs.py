@@ -1,5 +1,7 @@
-"""The export replaces the build folder as a whole (checkpoint kept). Builds here use no model
-(no labeler, judge or embedder)."""
+"""What a build depends on is its inputs' content: the fingerprint and label key hash the source
+files' bytes (not their names or folders), each label checkpoint line carries its question's
+input hash, and the export replaces the build folder as a whole (checkpoint kept). Builds here
+use no model (no labeler, judge or embedder); the labeler of the checkpoint tests is scripted."""
 
 from __future__ import annotations
 
@@ -9,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from inferqa_utils import sources
+from inferqa_utils.config import Paths
 from inferqa_utils.construction import export_build as eb
 from inferqa_utils.construction.build import BuildConfig, BuildConflictError, build_dataset
+from inferqa_utils.construction.labeling import INPUTS_KEY, LabelCheckpoint, label_questions
+from inferqa_utils.construction.passages import build_passages
+from inferqa_utils.datamodel import Dataset, Hint, Question
+from inferqa_utils.export import write_quit
+from inferqa_utils.fingerprint import files_sha256
 
 
 def _trivia(qid: str, answer: str, hints: list[str]) -> dict:
@@ -42,6 +51,103 @@ def _no_model(name: str):
 
 def _build(cfg: BuildConfig, **kw):
     return build_dataset(cfg, progress=False, llm_loader=_no_model, **{"log": lambda s: None, **kw})
+
+
+# ------------------------------------------------------------------------------ fingerprints
+def test_fingerprint_and_label_key_follow_the_source_content_not_its_folder(tmp_path, monkeypatch):
+    """The same source files on two machines (here: two repository roots) give the same
+    fingerprint; a changed byte gives another fingerprint and another checkpoint file."""
+    keys = []
+    for root, text in ((tmp_path / "a", "[1]"), (tmp_path / "b", "[1]"), (tmp_path / "c", "[2]")):
+        f = Paths(root).embedded_dataset
+        f.parent.mkdir(parents=True)
+        f.write_text(text)
+        monkeypatch.setattr(sources, "PATHS", Paths(root))
+        cfg = BuildConfig(output_dir=str(tmp_path / "out"))
+        keys.append((cfg.fingerprint(), cfg.label_key(), cfg.label_checkpoint.name))
+    assert keys[0] == keys[1]
+    assert all(x != y for x, y in zip(keys[0], keys[2], strict=True))
+    assert BuildConfig().fingerprint("x" * 64) != BuildConfig().fingerprint("y" * 64)
+
+
+def test_a_changed_source_file_is_a_conflict_and_the_same_one_is_reused(tmp_path):
+    src = _source(tmp_path / "src")
+    cfg = _cfg(src, tmp_path / "out")
+    res = _build(cfg)
+    assert res.manifest["source_sha256"] == files_sha256([src]) and res.manifest["fingerprint"] == cfg.fingerprint()
+    said: list[str] = []
+    _build(cfg, log=said.append)
+    assert "reusing it" in said[0]
+    _source(tmp_path / "src", [RECORDS[0], _trivia("Q_1", "Plantain", RECORDS[1]["Hints"])])  # same name, new bytes
+    with pytest.raises(BuildConflictError, match="content of the source files") as e:
+        _build(cfg)
+    assert "other parameters or source files" in str(e.value)
+
+
+def test_source_files_are_the_files_the_loader_reads(tmp_path):
+    qs = {"q1": Question("q1", "Q?", ["A"], [Hint("h one"), Hint("h two")])}
+    ps = build_passages("q1", qs["q1"].hint_texts)
+    ds = Dataset("d", qs, {p.pid: p for p in ps}, {"q1": {p.pid: 1 for p in ps}}, {"test": ["q1"], "dev": []})
+    write_quit(ds, tmp_path / "quit")
+    loaded = sources.load_source(f"quit:{tmp_path / 'quit'}").meta["source_files"]
+    assert [str(f) for f in sources.source_files(f"quit:{tmp_path / 'quit'}")] == loaded
+    rec = {"id": "w1", "question": {"question": "Q?"}, "answer": {"answer": "A"}, "hints": [{"hint": "h"}]}
+    for name in ("test.json", "training.json"):
+        (tmp_path / "wh").mkdir(exist_ok=True)
+        (tmp_path / "wh" / name).write_text(json.dumps([rec | {"id": name}]))
+    loaded = sources.load_source(f"wikihint:{tmp_path / 'wh'}").meta["source_files"]
+    assert [str(f) for f in sources.source_files(f"wikihint:{tmp_path / 'wh'}")] == loaded
+    assert sources.source_files(f"triviahg:{tmp_path / 'missing.json'}") == []
+
+
+# ------------------------------------------------------------------------------ label checkpoint
+class _Labeler:
+    """A labeler without a model: answers "Venice" when the passage mentions canals, else "Rome";
+    records how many passages it read per question."""
+
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.read: list[str] = []
+
+    def chat(self, batch, max_tokens=None, desc="", progress=True, until=None):
+        self.read += [desc.split()[1] if desc else "?"] * len(batch)
+        return ["Venice" if "canals" in m[-1]["content"] else "Rome" for m in batch]
+
+
+def _questions(hint: str = "It has canals.", answers: tuple[str, ...] = ("Venice",)) -> list[Question]:
+    return [Question("q1", "Which city?", list(answers), [Hint(hint), Hint("It lies in Italy.")]),
+            Question("q2", "Which capital?", ["Rome"], [Hint("It has seven hills."), Hint("It lies in Italy.")])]
+
+
+def _label(qs: list[Question], ck: LabelCheckpoint, llm: _Labeler, said: list[str]):
+    by_q = {q.qid: build_passages(q.qid, q.hint_texts) for q in qs}
+    return label_questions(qs, by_q.__getitem__, [llm], None, ck, progress=False, log=said.append)
+
+
+@pytest.mark.parametrize("change", ["hint", "answers", "line without hash"])
+def test_a_checkpoint_line_made_for_other_inputs_is_discarded(tmp_path, change):
+    ck = LabelCheckpoint(tmp_path / "labels.jsonl")
+    first, said = _Labeler(), []
+    before = _label(_questions(), ck, first, said)
+    assert said == [] and all(INPUTS_KEY in json.loads(line) for line in ck.path.read_text().splitlines())
+    qs = _questions()
+    if change == "hint":  # another kept hint: other passages
+        qs = _questions(hint="It has gondolas.")
+    elif change == "answers":
+        qs = _questions(answers=("Venice", "Venezia"))
+    else:  # an older checkpoint: q1's line has no input hash
+        lines = [json.loads(line) for line in ck.path.read_text().splitlines()]
+        lines[0].pop(INPUTS_KEY)
+        ck.path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    again, said = _Labeler(), []
+    after = _label(qs, ck, again, said)
+    assert set(again.read) == {"q1"} and len(again.read) == len(first.read) // 2  # q2 came from the checkpoint
+    assert len(said) == 1 and "1 line(s) of 1 question(s)" in said[0] and "labelled again" in said[0]
+    assert after["q2"] == before["q2"]
+    quiet = _Labeler()
+    _label(qs, ck, quiet, said)
+    assert quiet.read == [] and len(said) == 1  # the new line is reused: nothing discarded, nothing said
 
 
 # ------------------------------------------------------------------------------ the export's folder swap

@@ -4,7 +4,9 @@
 question type and difficulty, the parametric filter, splits, candidates and convergence (top-k
 hints), subset-permutation passages, labeling (checkpointed per question), the verification
 update, and the export (QUIT-shaped splits, ``corpus.jsonl``, TREC qrels, tables, manifest) to
-``build/datasets/<name>/`` (replacing that folder atomically). Every dropped question is recorded with its reason; nothing crashes
+``build/datasets/<name>/`` (replacing that folder atomically). The fingerprint of a build and
+the name of its label checkpoint hash the parameters and the content of the source files; each
+checkpoint line, the labeling inputs of its question. Every dropped question is recorded with its reason; nothing crashes
 on a bad record. LLM replies are cached, so a re-run with unchanged inputs makes no model call.
 
 Where the source stores a per-hint answer-leakage score (WikiHint), the build reports it beside
@@ -40,6 +42,7 @@ from ..config import PATHS, SEED
 from ..datamodel import LABEL_PARTIAL, Dataset, Hint, Passage, Question
 from ..embeddings import load_embedder
 from ..errors import InferQAError
+from ..fingerprint import files_sha256
 from ..llm import load_llm
 from ..llm.base import LLM
 from ..qtype import classify_question
@@ -108,20 +111,32 @@ class BuildConfig:
     output_dir: str | None = None  # None → build/datasets/<name>
     seed: int = SEED
 
-    def fingerprint(self) -> str:
-        """Hash of everything that changes the built dataset (not the verification file)."""
+    def source_sha256(self) -> str:
+        """sha256 of the contents of the source's files on this machine
+        (:func:`~inferqa_utils.sources.source_files`; names and folders play no part, so the same
+        files give the same value everywhere); ``""`` when none is found (a hub source not
+        downloaded yet). Each file is read once per process while it is unchanged."""
+        return files_sha256(sources.source_files(self.source))
+
+    def fingerprint(self, source_sha256: str | None = None) -> str:
+        """Hash of everything that changes the built dataset: the parameters (not the verification
+        file nor the output folder) and the content of the source files (``source_sha256``, as
+        :meth:`source_sha256` computes it when not given: a build passes the value it computed once)."""
         d = asdict(self)
         d.pop("verification_file")
         d.pop("output_dir")
         d.pop("stored_leakage_threshold")  # reported beside the filter only: no built question changes
+        d["source_sha256"] = self.source_sha256() if source_sha256 is None else source_sha256
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
-    def label_key(self) -> str:
-        """Hash of what determines a question's passages and labels (names its checkpoint file)."""
+    def label_key(self, source_sha256: str | None = None) -> str:
+        """Hash of what determines a question's passages and labels, the source files' content
+        included (``source_sha256`` as in :meth:`fingerprint`); names the checkpoint file."""
         keys = ("source", "k_hints", "labelers", "judge_model", "convergence_model", "n_candidates", "max_candidates",
                 "convergence_method", "convergence_rule", "convergence_scope", "convergence_stored", "guards",
                 "leakage_fuzzy_threshold", "leakage_token_level")
         d = {k: getattr(self, k) for k in keys} | {"labeling_version": LABELING_VERSION}
+        d["source_sha256"] = self.source_sha256() if source_sha256 is None else source_sha256
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -131,7 +146,12 @@ class BuildConfig:
     @property
     def label_checkpoint(self) -> Path:
         """The labeling checkpoint of this configuration (JSONL, one finished question per line)."""
-        return self.out_dir / CHECKPOINT_DIR / f"labels-{self.label_key()}.jsonl"
+        return self.checkpoint_file()
+
+    def checkpoint_file(self, source_sha256: str | None = None) -> Path:
+        """:attr:`label_checkpoint` for source files with content hash ``source_sha256`` (as in
+        :meth:`fingerprint`)."""
+        return self.out_dir / CHECKPOINT_DIR / f"labels-{self.label_key(source_sha256)}.jsonl"
 
     @property
     def decisions_path(self) -> Path:
@@ -261,22 +281,23 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
                   llm_loader: Callable[[str], LLM] | None = None, log: Callable[[str], None] = print) -> BuildResult:
     """Run paper 000 §3 end to end for ``cfg`` and export to ``cfg.out_dir`` (see module docstring).
 
-    An existing export made with other parameters is never overwritten silently: it raises
-    :class:`BuildConflictError` unless ``overwrite=True`` (a folder holding other files than a
-    build is never replaced). The export replaces ``cfg.out_dir`` as a whole and atomically, its
-    labeling ``checkpoint/`` kept (:mod:`.export_build`).
+    An existing export made with other parameters or other source file contents is never
+    overwritten silently: it raises :class:`BuildConflictError` unless ``overwrite=True`` (a folder
+    holding other files than a build is never replaced). The export replaces ``cfg.out_dir`` as a
+    whole and atomically, its labeling ``checkpoint/`` kept (:mod:`.export_build`).
     """
 
     out = cfg.out_dir
     recover_dir(out, kept_entries(cfg))  # a swap killed half-way: the old build (and its checkpoint) back
     refuse_foreign_files(out, cfg)
-    _check_conflict(out, cfg, overwrite, log)
+    t = time.perf_counter()
+    src = sources.load_source(cfg.source)
+    source_sha = cfg.source_sha256()  # once per build, after loading (a hub source's files are now local)
+    _check_conflict(out, cfg, overwrite, log, source_sha)
     models = _Models(llm_loader or load_llm)
     timings: dict[str, float] = {}
     step_llm: dict[str, dict[str, dict[str, Any]]] = {}  # cumulative LLM counters after each step
-    t = time.perf_counter()
 
-    src = sources.load_source(cfg.source)
     every = list(src)
     qs = every[: cfg.max_questions] if cfg.max_questions is not None else every
     if cfg.questions is not None:
@@ -449,9 +470,10 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     # 7. labeling (checkpointed) of the questions an analysis reads; the others' own passages are 1
     t = time.perf_counter()
     labelers = [models(m) for m in cfg.labelers]
-    ckpt = LabelCheckpoint(cfg.label_checkpoint)
+    ckpt = LabelCheckpoint(cfg.checkpoint_file(source_sha))
     to_label = [q for q in in_split if q.qid in labelled_ids]
-    labels = label_questions(to_label, by_q.__getitem__, labelers, judge, ckpt, progress=progress, guards=cfg.guards)
+    labels = label_questions(to_label, by_q.__getitem__, labelers, judge, ckpt, progress=progress, guards=cfg.guards,
+                             log=log)
     timings["labeling"] = time.perf_counter() - t
     step_llm["labeling"] = models.stats()
 
@@ -476,7 +498,8 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     ds = Dataset(
         name=cfg.name, questions={q.qid: q for q in in_split}, passages=passages, qrels=qrels, splits=splits,
         generations={pid: g for q in in_split if q.qid in labels for pid, g in labels[q.qid].generations.items()},
-        meta={"source": cfg.source, "k_hints": cfg.k_hints, "fingerprint": cfg.fingerprint(),
+        meta={"source": cfg.source, "k_hints": cfg.k_hints, "fingerprint": cfg.fingerprint(source_sha),
+              "source_sha256": source_sha,
               "labelled_splits": label_splits, "distractor_questions": len(distractors),
               "distractor_hints": {q.qid: q.hint_texts for q in distractors}})
     qdf = pd.DataFrame(list(qrows.values()))
@@ -563,24 +586,28 @@ def parameter_differences(existing: dict[str, Any], cfg: BuildConfig) -> list[st
     return out
 
 
-def matching_profiles(fingerprint: str | None) -> list[str]:
-    """Profiles whose notebook-01 parameters give a build with this fingerprint (who made it)."""
+def matching_profiles(fingerprint: str | None, source_sha256: str | None = None) -> list[str]:
+    """Profiles whose notebook-01 parameters give a build with this fingerprint (who made it), for
+    source files with content hash ``source_sha256`` (that build's, as its manifest records it;
+    ``None``: each profile's source as it is on this machine)."""
     from ..config import profile_names
 
     out = []
     for name in profile_names():
         try:
-            if profile_build_config(name).fingerprint() == fingerprint:
+            if profile_build_config(name).fingerprint(source_sha256) == fingerprint:
                 out.append(name)
         except (KeyError, TypeError, ValueError):
             continue
     return out
 
 
-def _check_conflict(out: Path, cfg: BuildConfig, overwrite: bool, log: Callable[[str], None] = print) -> None:
-    """Refuse to overwrite a build made with other parameters (unless ``overwrite``): the error
-    names each differing parameter and the profile that made the existing build. A build with the
-    same parameters is reused (said in one line: the checkpoint and LLM cache make it cheap)."""
+def _check_conflict(out: Path, cfg: BuildConfig, overwrite: bool, log: Callable[[str], None] = print,
+                    source_sha256: str | None = None) -> None:
+    """Refuse to overwrite a build made with other parameters or other source file contents
+    (unless ``overwrite``): the error names each difference and the profile that made the existing
+    build. A build with the same fingerprint is reused (said in one line: the checkpoint and LLM
+    cache make it cheap). ``source_sha256``: the source files' content hash (computed when None)."""
     m = out / "manifest.json"
     if not m.exists():
         return
@@ -589,8 +616,10 @@ def _check_conflict(out: Path, cfg: BuildConfig, overwrite: bool, log: Callable[
     except json.JSONDecodeError:
         old = {}
     fp = old.get("fingerprint")
-    made = ", ".join(f"`make run PROFILE={p}`" for p in matching_profiles(fp)) or "another parameter set"
-    if fp == cfg.fingerprint():
+    here_sha = cfg.source_sha256() if source_sha256 is None else source_sha256
+    made = ", ".join(f"`make run PROFILE={p}`" for p in matching_profiles(fp, old.get("source_sha256", ""))) \
+        or "another parameter set"
+    if fp == cfg.fingerprint(here_sha):
         log(f"{out} holds a build with these parameters ({made}): reusing it — labelled questions come from "
             "the checkpoint, LLM replies from the cache")
         return
@@ -598,9 +627,14 @@ def _check_conflict(out: Path, cfg: BuildConfig, overwrite: bool, log: Callable[
         log(f"replacing the build in {out} (made by {made}): overwrite=True")
         return
     diffs = parameter_differences(old.get("parameters") or {}, cfg)
+    there_sha = old.get("source_sha256")
+    if there_sha != here_sha:
+        diffs.append(f"content of the source files of {cfg.source!r}: sha256 {str(there_sha or 'not recorded')[:12]} "
+                     f"there → {here_sha[:12] or 'no file found'} here")
     listed = "; ".join(diffs[:8]) + (f"; and {len(diffs) - 8} more" if len(diffs) > 8 else "")
     raise BuildConflictError(
-        f"{out} holds a build with other parameters (fingerprint {fp} ≠ {cfg.fingerprint()}; made by {made}). "
+        f"{out} holds a build with other parameters or source files (fingerprint {fp} ≠ "
+        f"{cfg.fingerprint(here_sha)}; made by {made}). "
         f"Differences: {listed or 'none recorded (an older manifest)'}. To show that build, set these parameters "
         "back (a notebook's defaults are the default profile's: scripts/sync_notebook_parameters.py); to keep "
         "both, choose another dataset_name; to replace it, pass overwrite=True")

@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..atomic import staged_dir
-from ..config import PATHS
 from ..errors import InferQAError
 from ..export import write_quit
 from ..fingerprint import sha256_file
 from ..manifest import git_commit, package_versions
-from ..sources import SHARED_SOURCES, shared_file
+from ..sources import source_files
 from .leakage import leakage_disagreements
 from .stats import check_invariants, label_counts, table1
 
@@ -80,6 +79,9 @@ def _write_export(res: BuildResult, out: Path, model_identities: dict[str, str],
                   embed_backends: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
     """Every file of the export, written into the (new, empty) folder ``out``; the manifest."""
     ds, cfg = res.dataset, res.config
+    source_sha = ds.meta.get("source_sha256")
+    if source_sha is None:
+        source_sha = cfg.source_sha256()
     written = write_quit(ds, out)
     written["distractors"] = out / "distractors.json"
     written["distractors"].write_text(json.dumps(
@@ -100,14 +102,15 @@ def _write_export(res: BuildResult, out: Path, model_identities: dict[str, str],
     t1.to_csv(out / "table1.csv")
     inv = check_invariants(ds, cfg.k_hints)
     inputs = {}
-    for f in ds.meta.get("source_files", []) or _source_files(cfg.source):
+    for f in source_files(cfg.source):
         inputs[str(f)] = sha256_file(f)
     if cfg.decisions_path.exists():
         inputs[str(cfg.decisions_path)] = sha256_file(cfg.decisions_path)
     dropped = res.dropped
     manifest = {
         "name": cfg.name,
-        "fingerprint": cfg.fingerprint(),
+        "fingerprint": cfg.fingerprint(source_sha),
+        "source_sha256": source_sha,
         "parameters": {k: v for k, v in cfg.__dict__.items()},
         "counts": {
             "source_questions": len(res.questions),
@@ -158,12 +161,3 @@ def _parametric_summary(res: BuildResult) -> dict[str, Any]:
                      "judged": int(g.groupby("qid")["correct"].any().sum())} for m, g in par.groupby("model")}
     return {"per_model": per_model, "parametric_questions": int(par.groupby("qid")["correct"].any().sum())}
 
-
-def _source_files(source: str) -> list:
-    if source == "embedded":
-        return [PATHS.embedded_dataset]
-    if source in SHARED_SOURCES:
-        return [shared_file(source)]
-    _kind, _, rest = source.partition(":")
-    p = Path(rest or source)
-    return [p] if p.is_file() else []

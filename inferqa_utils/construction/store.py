@@ -54,22 +54,22 @@ def built_labels(folder: str | Path) -> dict[str, QuestionLabels]:
     from dataclasses import fields
 
     from .build import BuildConfig
-    from .labeling import QuestionLabels
+    from .labeling import read_record
 
     folder = Path(folder)
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     names = {f.name for f in fields(BuildConfig)}
     params = {k: v for k, v in (manifest.get("parameters") or {}).items() if k in names}
     cfg = BuildConfig(**{**params, "output_dir": str(folder)})
-    path = cfg.label_checkpoint
+    path = cfg.checkpoint_file(manifest.get("source_sha256"))
     out: dict[str, QuestionLabels] = {}
     if not path.exists():
         return out
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         try:
             rec = json.loads(line)
         except json.JSONDecodeError:
             continue
         if isinstance(rec, dict) and "qid" in rec:
-            out[rec["qid"]] = QuestionLabels(**rec)
+            out[rec["qid"]] = read_record(rec, path, n)[0]
     return out

@@ -14,7 +14,7 @@ from .triviahg import load_triviahg
 from .wikihint import load_wikihint, load_wikihint_dir, load_wikihint_hub
 
 __all__ = ["SHARED_SOURCES", "load_embedded", "load_quit", "load_source", "load_triviahg", "load_wikihint",
-           "load_wikihint_dir", "load_wikihint_hub"]
+           "load_wikihint_dir", "load_wikihint_hub", "source_files"]
 
 #: Named sources inside ``../shared/data`` (or ``$INFERQA_SHARED_DATA``)
 SHARED_SOURCES = {
@@ -71,3 +71,51 @@ def load_source(spec: str | Path) -> Dataset:
         return load_wikihint(p)
     raise DataFormatError(p, "cannot tell the shape of this file (TriviaHG needs 'Q_ID'; WikiHint 'id' and "
                              "'question'; QUIT 'subsets')", record=0)
+
+
+def source_files(spec: str | Path) -> list[Path]:
+    """The files :func:`load_source` reads for ``spec``, found on this machine without loading
+    them or using the network (a hub source: its files in the local hub cache), in the order the
+    loader reads them; files that are not there are left out (``[]`` when none is: e.g. a hub
+    source not downloaded yet, or shared data that is absent)."""
+    s = str(spec)
+    if s == "embedded":
+        found = [PATHS.embedded_dataset]
+    elif s in SHARED_SOURCES:
+        root = PATHS.shared_data()
+        found = [root / SHARED_SOURCES[s]] if root is not None else []
+    elif s in ("quit", "wikihint"):
+        found = _hub_cached(s)
+    else:
+        kind, _, rest = s.partition(":")
+        path = Path(rest) if rest and kind in ("quit", "triviahg", "wikihint", "embedded") else Path(s)
+        found = _folder_files(kind, path) if path.is_dir() else [path]
+    return [f for f in found if f.is_file()]
+
+
+def _folder_files(kind: str, folder: Path) -> list[Path]:
+    """What :func:`load_source` reads from a folder: WikiHint's data files, else QUIT's split files and corpus."""
+    from .quit import SPLITS
+    from .wikihint import HUB_FILES
+
+    if kind == "wikihint":
+        return [folder / f for f in HUB_FILES]
+    return [*(folder / f"{split}.json" for split in SPLITS), folder / "corpus" / "corpus.jsonl"]
+
+
+def _hub_cached(name: str) -> list[Path]:
+    """The hub source ``name``'s files already in the local hub cache (no network)."""
+    from . import quit, wikihint
+
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - depends on the environment
+        return []
+    repo, files = ((quit.HUB_REPO, [f"{s}.json" for s in quit.SPLITS]) if name == "quit"
+                   else (wikihint.HUB_REPO, list(wikihint.HUB_FILES)))
+    found = [try_to_load_from_cache(repo, f, cache_dir=str(PATHS.cache / "hub"), repo_type="dataset")
+             for f in files]
+    paths = [Path(p) for p in found if isinstance(p, str)]
+    if name == "quit" and paths:
+        paths.append(paths[0].parent / "corpus" / "corpus.jsonl")
+    return paths
