@@ -1,8 +1,10 @@
 """Atomic writes where a user's work lives: the folder swap and file replacement of
-inferqa_utils.atomic, and the label checkpoint's repair of a cut line. No model is loaded."""
+inferqa_utils.atomic, the label checkpoint's repair of a cut line and the verification
+decisions. No model is loaded."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -10,6 +12,8 @@ import pytest
 
 from inferqa_utils import atomic
 from inferqa_utils.construction.labeling import LabelCheckpoint, QuestionLabels
+from inferqa_utils.construction.verification import load_decisions, save_decision, verification_widget
+from inferqa_utils.datamodel import Hint, Question
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -107,3 +111,29 @@ def test_a_cut_last_checkpoint_line_is_removed_by_replacing_the_file(tmp_path):
         assert reader.read() == text[:-20]  # the file was replaced, not truncated under a reader
     assert ck.path.read_text() == text.splitlines(keepends=True)[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["labels.jsonl"]
+
+
+# ------------------------------------------------------------------------------ verification decisions
+def test_each_decision_is_merged_into_the_file_as_it_is_now(tmp_path):
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps({"q1": {"Venezia": True}}))
+    save_decision(path, "q1", "Gondola", False)
+    # another kernel (or a person) writes a decision meanwhile
+    on_disk = load_decisions(path)
+    on_disk.setdefault("q2", {})["Rome"] = True
+    path.write_text(json.dumps(on_disk))
+    now = save_decision(path, "q1", "Venezia", False)
+    assert now == load_decisions(path) == {"q1": {"Venezia": False, "Gondola": False}, "q2": {"Rome": True}}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v.json"]
+
+
+def test_the_widget_keeps_decisions_written_after_it_opened(tmp_path):
+    q = Question("q1", "In which desert?", ["Gobi"], [Hint("It lies in Asia."), Hint("Dinosaur eggs.")])
+    q.meta["gold_answers"] = ["Gobi"]
+    res = QuestionLabels("q1", {"q1_1_0": {"m": "Desert of Gobi"}}, {"q1_1_0": ["Desert of Gobi"]}, {"q1_1_0": 2})
+    path = tmp_path / "v.json"
+    box = verification_widget([q], {"q1": res}, path)
+    path.write_text(json.dumps({"q9": {"Sahara": False}}))  # written elsewhere after the widget opened
+    row = box.children[1].children[1]
+    row.children[0].value = False  # the click
+    assert load_decisions(path) == {"q1": {"Desert of Gobi": False}, "q9": {"Sahara": False}}

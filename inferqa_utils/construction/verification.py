@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..atomic import write_text_atomic
 from ..datamodel import Question
 from ..errors import DataFormatError
 from ..textio import read_text
@@ -57,12 +58,20 @@ def load_decisions(path: str | Path) -> Decisions:
 
 
 def save_decisions(path: str | Path, decisions: Decisions) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(decisions, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    """Write ``decisions`` as the whole file, atomically (a unique temporary name, then
+    ``os.replace``: a reader or an interruption sees the old file or the new one)."""
+    return write_text_atomic(path, json.dumps(decisions, ensure_ascii=False, indent=1, sort_keys=True))
+
+
+def save_decision(path: str | Path, qid: str, answer: str, accepted: bool) -> Decisions:
+    """Record one decision: the file is read as it is on disk now, ``answer`` of ``qid`` set to
+    ``accepted`` there, and the result written back atomically (:func:`save_decisions`), so
+    decisions written by another kernel or by hand since a widget opened survive. Returns the
+    decisions now in the file."""
+    decisions = load_decisions(path)
+    decisions.setdefault(qid, {})[answer] = bool(accepted)
+    save_decisions(path, decisions)
+    return decisions
 
 
 def distinct_accepted(result: QuestionLabels) -> list[str]:
@@ -208,7 +217,8 @@ def verification_widget(questions: Sequence[Question], results: Mapping[str, Que
     this answer from the pool and moves 3 passages 2 → 1"), updated as you click; gold matches
     and answers the leakage filter removes are shown as fixed (disabled). Questions whose accepted
     answers are all gold matches are listed in one line: nothing to decide there. Every tick
-    saves ``path`` at once; the next build applies it (:func:`update_labels`)."""
+    saves ``path`` at once, merged into the file as it is then (:func:`save_decision`: decisions
+    written elsewhere meanwhile are kept); the next build applies it (:func:`update_labels`)."""
     import html
 
     import ipywidgets as w
@@ -245,8 +255,9 @@ def verification_widget(questions: Sequence[Question], results: Mapping[str, Que
             previews[e.answer] = label
             if e.decidable:
                 def on_change(change, qid=q.qid, ans=e.answer, refresh=refresh):
-                    decisions.setdefault(qid, {})[ans] = bool(change["new"])
-                    save_decisions(path, decisions)
+                    now = save_decision(path, qid, ans, bool(change["new"]))  # merged into the file as it is now
+                    decisions.clear()
+                    decisions.update(now)
                     refresh()
 
                 cb.observe(on_change, names="value")
