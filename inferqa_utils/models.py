@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import artifacts
+from .atomic import write_text_atomic
 from .config import PATHS
-from .errors import InferQAError
+from .errors import DataFormatError, InferQAError
 from .fingerprint import sha256_file
 from .hub import download, require_hub
 
@@ -119,18 +120,45 @@ def _local_registry_path() -> Path:
 
 
 def register_local(name: str, kind: str, path: str | Path, description: str = "") -> ModelSpec:
-    """Register a checkpoint we trained (e.g. ``FT-MiniLM``) so notebooks accept its name."""
+    """Register a checkpoint we trained (e.g. ``FT-MiniLM``) so notebooks accept its name. The
+    registry is read as it is on disk now and rewritten atomically (a temporary file, then
+    ``os.replace``: an interruption leaves the previous registry)."""
     reg = _load_local()
     reg[name] = {"kind": kind, "path": str(Path(path).resolve()), "description": description}
-    p = _local_registry_path()
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(reg, indent=2))
+    write_text_atomic(_local_registry_path(), json.dumps(reg, indent=2))
     return get_spec(name)
+
+
+def _read_json_object(path: Path, what: str) -> dict:
+    """The JSON object in ``path``; a :class:`DataFormatError` naming the file (and saying what it
+    holds) when it is not valid UTF-8 JSON or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise DataFormatError(path, f"not UTF-8 (byte {e.start}): expected {what}; fix or delete the file") from None
+    except json.JSONDecodeError as e:
+        raise DataFormatError(path, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}; expected {what}; "
+                                    "fix or delete the file") from None
+    if not isinstance(data, dict):
+        raise DataFormatError(path, f"expected {what}, got {type(data).__name__}; fix or delete the file")
+    return data
 
 
 def _load_local() -> dict[str, dict]:
     p = _local_registry_path()
-    return json.loads(p.read_text()) if p.exists() else {}
+    if not p.exists():
+        return {}
+    return _read_json_object(p, "the local model registry, an object {name: {kind, path, description}}")
+
+
+def _local_spec(name: str, entry: object) -> ModelSpec:
+    """The :class:`ModelSpec` of a local registry entry; a :class:`DataFormatError` naming the
+    registry, the model and the field when the entry is not ``{kind, path, ...}`` with strings."""
+    for key in ("kind", "path"):
+        if not isinstance(entry, dict) or not isinstance(entry.get(key), str):
+            raise DataFormatError(_local_registry_path(), "expected {kind, path, description} with string values",
+                                  record=name, field=key)
+    return ModelSpec(name, entry["kind"], "local", str(entry.get("description", "")), extra={"path": entry["path"]})
 
 
 def get_spec(name: str) -> ModelSpec:
@@ -138,8 +166,7 @@ def get_spec(name: str) -> ModelSpec:
         return REGISTRY[name]
     local = _load_local()
     if name in local:
-        e = local[name]
-        return ModelSpec(name, e["kind"], "local", e.get("description", ""), extra={"path": e["path"]})
+        return _local_spec(name, local[name])
     raise ModelError(f"unknown model {name!r}; known: {', '.join(all_names())}")
 
 
@@ -217,17 +244,15 @@ def fetch(name: str, log=print) -> Path:
         f = package_dir(spec.packages[0], spec.pip) / spec.relpath
         if not f.exists():
             raise ModelError(f"{name}: {f} is missing; reinstall {spec.pip} with --no-deps")
-        stamp_dir = PATHS.models / f"{name}.verified"
-        marker = stamp_dir / "stamp.json"
+        marker = PATHS.models / f"{name}.verified" / "stamp.json"
         st = f.stat()
-        if marker.exists() and json.loads(marker.read_text()) == {"path": str(f), "size": st.st_size,
-                                                                  "mtime": int(st.st_mtime)}:
+        seen = {"path": str(f), "size": st.st_size, "mtime": int(st.st_mtime)}
+        if marker.exists() and _read_json_object(marker, "a verification marker {path, size, mtime}") == seen:
             return f
         digest = sha256_file(f)
         if spec.sha256 and digest != spec.sha256:
             raise ModelError(f"{name}: checksum mismatch for {f}: got {digest}, expected {spec.sha256}")
-        stamp_dir.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps({"path": str(f), "size": st.st_size, "mtime": int(st.st_mtime)}))
+        write_text_atomic(marker, json.dumps(seen))
         log(f"[models] {name}: sha256 verified -> {f}")
         return f
     if spec.source in ("packaged-dir", "packaged-engine"):

@@ -1,6 +1,6 @@
 """Atomic writes where a user's work lives: the folder swap and file replacement of
-inferqa_utils.atomic, the label checkpoint's repair of a cut line and the verification
-decisions. No model is loaded."""
+inferqa_utils.atomic, the label checkpoint's repair of a cut line, the verification
+decisions, and the local model registry and its verification marker. No model is loaded."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from inferqa_utils import atomic
+from inferqa_utils import atomic, models
 from inferqa_utils.construction.labeling import LabelCheckpoint, QuestionLabels
 from inferqa_utils.construction.verification import load_decisions, save_decision, verification_widget
 from inferqa_utils.datamodel import Hint, Question
+from inferqa_utils.errors import DataFormatError
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -137,3 +138,47 @@ def test_the_widget_keeps_decisions_written_after_it_opened(tmp_path):
     row = box.children[1].children[1]
     row.children[0].value = False  # the click
     assert load_decisions(path) == {"q1": {"Desert of Gobi": False}, "q9": {"Sahara": False}}
+
+
+# ------------------------------------------------------------------------------ local model registry
+@pytest.fixture
+def model_paths(tmp_path, monkeypatch):
+    monkeypatch.setattr(models, "PATHS", models.PATHS.__class__(tmp_path))
+    return models.PATHS.models
+
+
+def test_registry_is_replaced_atomically_and_a_corrupt_one_is_named(model_paths, tmp_path):
+    models.register_local("FT-a", "sentence-transformers", tmp_path)
+    reg = model_paths / models.LOCAL_REGISTRY_FILE
+    with open(reg) as reader:
+        models.register_local("FT-b", "cross-encoder", tmp_path)
+        assert set(json.loads(reader.read())) == {"FT-a"}
+    assert set(json.loads(reg.read_text())) == {"FT-a", "FT-b"}
+    assert sorted(p.name for p in model_paths.iterdir()) == [models.LOCAL_REGISTRY_FILE]
+    reg.write_text('{"FT-a": {"kind": "sentence-transformers", "path": ')  # cut short
+    with pytest.raises(DataFormatError, match="invalid JSON") as e:
+        models.get_spec("FT-a")
+    assert e.value.file == str(reg)
+    reg.write_text(json.dumps({"FT-a": {"kind": "cross-encoder"}}))
+    with pytest.raises(DataFormatError) as e:
+        models.get_spec("FT-a")
+    assert (e.value.file, e.value.record, e.value.field) == (str(reg), "FT-a", "path")
+
+
+def test_a_corrupt_verification_marker_is_named(model_paths, tmp_path, monkeypatch):
+    name = f"fakefile_{tmp_path.name.replace('-', '_')}"
+    pkg = tmp_path / "site" / name
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m.gguf").write_bytes(b"GGUF")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    spec = models.ModelSpec("fake-file", "gguf", "packaged-file", "test", (name,), "m.gguf", None, "fake")
+    monkeypatch.setitem(models.REGISTRY, "fake-file", spec)
+    f = models.fetch("fake-file", log=lambda s: None)
+    marker = model_paths / "fake-file.verified" / "stamp.json"
+    assert json.loads(marker.read_text())["path"] == str(f)
+    assert sorted(p.name for p in marker.parent.iterdir()) == ["stamp.json"]
+    marker.write_text("{")
+    with pytest.raises(DataFormatError) as e:
+        models.fetch("fake-file", log=lambda s: None)
+    assert e.value.file == str(marker) and "delete" in str(e.value)
