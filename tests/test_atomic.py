@@ -1,12 +1,15 @@
 """Atomic writes where a user's work lives: the folder swap and file replacement of
 inferqa_utils.atomic, the label checkpoint's repair of a cut line, the verification
-decisions, and the local model registry and its verification marker. No model is loaded."""
+decisions, the local model registry and its verification marker, and the replacement of a
+fine-tuned model. No model is loaded."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -15,6 +18,7 @@ from inferqa_utils.construction.labeling import LabelCheckpoint, QuestionLabels
 from inferqa_utils.construction.verification import load_decisions, save_decision, verification_widget
 from inferqa_utils.datamodel import Hint, Question
 from inferqa_utils.errors import DataFormatError
+from inferqa_utils.finetune import training
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -182,3 +186,48 @@ def test_a_corrupt_verification_marker_is_named(model_paths, tmp_path, monkeypat
     with pytest.raises(DataFormatError) as e:
         models.fetch("fake-file", log=lambda s: None)
     assert e.value.file == str(marker) and "delete" in str(e.value)
+
+
+# ------------------------------------------------------------------------------ fine-tuned models
+class _Stop(Exception):
+    pass
+
+
+class _Trainer:
+    """Stands in for a Hugging Face Trainer: ``train`` raises when told to, else does two steps."""
+
+    def __init__(self, stop: bool) -> None:
+        self.stop = stop
+        self.state = SimpleNamespace(global_step=0, log_history=[])
+
+    def add_callback(self, cb: object) -> None:
+        pass
+
+    def train(self, resume_from_checkpoint: str | None = None) -> None:
+        if self.stop:
+            raise _Stop("interrupted")
+        self.state.global_step, self.state.log_history = 2, [{"step": 2, "loss": 0.5}]
+
+
+def _train(folder: Path, fp: str, stop: bool = False) -> training.TrainedModel:
+    def save(trainer: _Trainer, path: Path) -> None:
+        _folder(path, {"weights.txt": fp})
+
+    return training.run_training("FT-x", "sentence-transformers", folder, fp, {"n_positives": 1},
+                                 lambda ckpt: _Trainer(stop), save, log=lambda s: None)
+
+
+def test_a_new_training_replaces_the_old_model_only_when_complete(tmp_path, monkeypatch):
+    monkeypatch.setattr(training, "_progress_recorder", lambda *a: None)
+    folder = tmp_path / "FT-x"
+    first = _train(folder, "A")
+    assert (folder / "model" / "weights.txt").read_text() == "A" and first.path == str(folder / "model")
+    with pytest.raises(_Stop):
+        _train(folder, "B", stop=True)  # other data: interrupted before the new model exists
+    assert (folder / "model" / "weights.txt").read_text() == "A"
+    assert training.finished_model(folder, "A") is not None
+    second = _train(folder, "B")
+    assert (folder / "model" / "weights.txt").read_text() == "B" and second.path == str(folder / "model")
+    assert training.finished_model(folder, "B") is not None and not training.staging_folder(folder).exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["FT-x"]
+    assert sorted(os.listdir(folder)) == ["model", "training.json"]

@@ -10,7 +10,11 @@ Layout of one trained model (ignored by git, under ``build/models/<dataset>/<nam
   the model is reused without training.
 * **Resume**: an unfinished folder with the same fingerprint resumes from its last checkpoint
   (``Trainer.train(resume_from_checkpoint=...)``: weights, optimizer, scheduler, RNG states and
-  the position in the epoch). A different fingerprint wipes the folder first.
+  the position in the epoch). A different fingerprint wipes an unfinished folder first.
+* **Replace**: a folder holding a *finished* model of another fingerprint stays as it is while
+  the new model trains (and resumes) in ``.<name>.next/`` beside it; the complete new folder
+  replaces it at the end (:func:`inferqa_utils.atomic.replace_dir`), so an interrupted training
+  never leaves the folder without a model.
 * **Wall time** (``seconds``): time of the training steps kept — earlier sessions count up to
   their last checkpoint (recorded at every save), plus the finishing session.
 """
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import embeddings, models
+from ..atomic import replace_dir
 from ..config import PATHS, SEED
 from ..rerank.cross_encoder import CROSS_ENCODER_KIND as RERANKER_KIND
 
@@ -233,6 +238,28 @@ def _progress_recorder(folder: Path, prior_seconds: float, t0: float) -> Any:
     return _Recorder()
 
 
+def staging_folder(folder: Path) -> Path:
+    """Where a model replacing the finished one in ``folder`` trains: ``.<name>.next`` beside it."""
+    return folder.parent / f".{folder.name}.next"
+
+
+def _work_folder(name: str, folder: Path, fp: str, log: Callable[[str], None]) -> Path:
+    """The folder to train ``fp`` in (module docstring): ``folder`` itself unless it holds a
+    finished model of another fingerprint, else :func:`staging_folder`; a run of another
+    fingerprint found in the chosen folder is wiped first."""
+    info = _read_json(folder / "training.json")
+    keep_old = bool(info and info.get("finished") and (folder / "model").is_dir())
+    work = staging_folder(folder) if keep_old else folder
+    winfo = _read_json(work / "training.json") if keep_old else info
+    if work.exists() and (not winfo or winfo.get("fingerprint") != fp):
+        log(f"[finetune] {name}: {work} holds another training run (different data or parameters) — replaced")
+        shutil.rmtree(work)
+    if keep_old:
+        log(f"[finetune] {name}: {folder} holds a model trained on other data or parameters; it stays until the "
+            f"new one is complete (training in {work})")
+    return work
+
+
 def run_training(name: str, kind: str, folder: Path, fp: str, meta: Mapping[str, Any],
                  make_trainer: Callable[[Path], Any], save_model: Callable[[Any, Path], None],
                  callbacks: list[Any] | None = None, log: Callable[[str], None] = print) -> TrainedModel:
@@ -243,47 +270,48 @@ def run_training(name: str, kind: str, folder: Path, fp: str, meta: Mapping[str,
     ``callbacks`` are extra Trainer callbacks (tests use one to interrupt a run).
     """
     folder = Path(folder)
+    if finished_model(staging_folder(folder), fp) is not None:  # finished, then stopped before the swap
+        replace_dir(staging_folder(folder), folder)
     done = finished_model(folder, fp)
     if done is not None:
         log(f"[finetune] {name}: finished model with the same training fingerprint found in {folder} — reused")
         return done
-    info = _read_json(folder / "training.json")
-    if folder.exists() and (not info or info.get("fingerprint") != fp):
-        log(f"[finetune] {name}: {folder} holds another training run (different data or parameters) — replaced")
-        shutil.rmtree(folder)
-        info = None
-    folder.mkdir(parents=True, exist_ok=True)
-    resume = last_checkpoint(folder)
+    work = _work_folder(name, folder, fp, log)
+    info = _read_json(work / "training.json")
+    work.mkdir(parents=True, exist_ok=True)
+    resume = last_checkpoint(work)
     prior = float(info.get("checkpoint_seconds", 0.0)) if (info and resume is not None) else 0.0
-    _write_json(folder / "training.json", {"fingerprint": fp, "name": name, "kind": kind, "finished": False,
-                                           "meta": dict(meta), "checkpoint_seconds": prior,
-                                           "checkpoint_step": int(resume.name.split("-")[-1]) if resume else 0})
-    trainer = make_trainer(folder / "checkpoints")
+    _write_json(work / "training.json", {"fingerprint": fp, "name": name, "kind": kind, "finished": False,
+                                         "meta": dict(meta), "checkpoint_seconds": prior,
+                                         "checkpoint_step": int(resume.name.split("-")[-1]) if resume else 0})
+    trainer = make_trainer(work / "checkpoints")
     t0 = time.perf_counter()
-    trainer.add_callback(_progress_recorder(folder, prior, t0))
+    trainer.add_callback(_progress_recorder(work, prior, t0))
     for cb in callbacks or []:
         trainer.add_callback(cb)
     if resume is not None:
         log(f"[finetune] {name}: resuming from {resume.name}")
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     seconds = prior + (time.perf_counter() - t0)
-    final, tmp = folder / "model", folder / "model.tmp"
+    final, tmp = work / "model", work / "model.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     save_model(trainer, tmp)
     shutil.rmtree(final, ignore_errors=True)
     tmp.replace(final)
     loss = [(int(r["step"]), float(r["loss"])) for r in trainer.state.log_history if "loss" in r and "step" in r]
-    result = TrainedModel(name=name, kind=kind, path=str(final), fingerprint=fp,
+    result = TrainedModel(name=name, kind=kind, path=str(folder / "model"), fingerprint=fp,
                           n_positives=int(meta.get("n_positives", 0)), n_examples=int(meta.get("n_examples", 0)),
                           epochs=float(meta.get("epochs", 0)), steps=int(trainer.state.global_step), seconds=seconds,
                           resumed_from=int(resume.name.split("-")[-1]) if resume else None, loss=loss,
                           params=dict(meta))
-    _write_json(folder / "training.json", {"fingerprint": fp, "name": name, "kind": kind, "finished": True,
-                                           "meta": dict(meta), "result": asdict(result),
-                                           "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
-    shutil.rmtree(folder / "checkpoints", ignore_errors=True)
+    _write_json(work / "training.json", {"fingerprint": fp, "name": name, "kind": kind, "finished": True,
+                                         "meta": dict(meta), "result": asdict(result),
+                                         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    shutil.rmtree(work / "checkpoints", ignore_errors=True)
+    if work != folder:
+        replace_dir(work, folder)  # the finished new model takes the old one's place in one rename
     log(f"[finetune] {name}: {result.steps} steps in {seconds:.1f} s, final logged loss "
-        f"{loss[-1][1] if loss else float('nan'):.4f} -> {final}")
+        f"{loss[-1][1] if loss else float('nan'):.4f} -> {result.path}")
     return result
 
 
