@@ -13,12 +13,16 @@ embedding model): ``INFERQA_EMBED_SERVER``, ``INFERQA_EMBED_SERVERS=name=url[#se
 (default 4) and ``INFERQA_EMBED_RETRIES`` (default 4); see :func:`embed_route`.
 
 :func:`backend_record` / :func:`embed_backend_record` are what a run manifest stores per model:
-the backend, and for a server its URL (user and password removed) and served model id.
+the backend, and for a server its URL (user and password removed) and served model id. Error
+messages never show credentials written into a URL (:func:`redact_credentials`), and
+:func:`is_loopback` tells whether a bearer token sent over plain ``http://`` stays on this machine.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +56,8 @@ def check_url(url: str, where: str) -> str:
         u = u[:-3]
     parts = urlsplit(u)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"{where}: {url!r} is not an http(s) URL (expected e.g. http://127.0.0.1:8080)")
+        raise ValueError(f"{where}: {redact_credentials(url)!r} is not an http(s) URL (expected e.g. "
+                         "http://127.0.0.1:8080)")
     return u
 
 
@@ -71,7 +76,8 @@ def parse_servers(text: str, var: str = SERVERS_ENV) -> dict[str, tuple[str, str
             continue
         name, eq, url = item.partition("=")
         if not eq or not name.strip() or not url.strip():
-            raise ValueError(f"{var}: entry {item!r} must look like name=http://host:port[#served-id]")
+            raise ValueError(f"{var}: entry {redact_credentials(item)!r} must look like "
+                             "name=http://host:port[#served-id]")
         out[name.strip()] = split_served(url, name.strip(), f"{var} entry {name.strip()!r}")
     return out
 
@@ -105,6 +111,29 @@ def public_url(url: str) -> str:
         host = f"[{host}]"
     netloc = f"{host}:{p.port}" if p.port else host
     return urlunsplit((p.scheme, netloc, p.path, "", ""))
+
+
+#: ``scheme://user:password@`` in free text (the user information of a URL, up to its last ``@``)
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s'\"]*@")
+#: query parameters that carry a secret (``?token=…``, ``&api_key=…``)
+_SECRET_QUERY = re.compile(r"(?i)([?&](?:token|api[_-]?key|key|password|passwd|secret|access_token)=)[^&#\s'\"]*")
+
+
+def redact_credentials(text: str) -> str:
+    """``text`` with the user and password of every URL in it replaced by ``***`` (and secret query
+    parameters such as ``?token=…`` blanked), for error messages and log lines."""
+    return _SECRET_QUERY.sub(r"\1***", _USERINFO.sub(r"\1***@", str(text)))
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url``'s host is this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def backend_record(name: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -43,18 +43,30 @@ Prompts are sent in sorted order so that the server's prefix cache sees shared p
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..errors import InferQAError
 from .base import LLM, Messages
 from .cache import GenerationCache
 from .chatformat import ChatFormat, GGUFVocab, HFTokenizerVocab, registry_vocab
-from .routing import API_KEY_ENV, CONCURRENCY_ENV, RETRIES_ENV, SERVER_ENV, check_url, env_int, public_url
+from .routing import (
+    API_KEY_ENV,
+    CONCURRENCY_ENV,
+    RETRIES_ENV,
+    SERVER_ENV,
+    check_url,
+    env_int,
+    is_loopback,
+    public_url,
+    redact_credentials,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -67,8 +79,30 @@ RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 GREEDY_EXTRA: dict[str, Any] = {"repeat_penalty": 1.0}
 
 
+_log = logging.getLogger(__name__)
+_warned_plain_http: set[str] = set()  # servers already warned about (public URLs)
+
+
 class ServerError(InferQAError, RuntimeError):
-    """The LLM server refused a request, could not be reached, or kept failing after retries."""
+    """The LLM server refused a request, could not be reached, or kept failing after retries.
+    Its message never shows credentials written into a URL (:func:`.routing.redact_credentials`)."""
+
+    def __init__(self, message: object = "") -> None:
+        super().__init__(redact_credentials(str(message)))
+
+
+def warn_plain_http_token(url: str) -> bool:
+    """Log a warning (once per server and process) when a bearer token is about to go over plain
+    ``http://`` to a host that is not this machine, where anyone on the way can read it; True
+    when a warning was logged."""
+    where = public_url(url)
+    if urlsplit(url).scheme != "http" or is_loopback(url) or where in _warned_plain_http:
+        return False
+    _warned_plain_http.add(where)
+    _log.warning("an API key is sent as a bearer token over plain http:// to %s, which is not this machine: "
+                 "anyone on the network path can read it. Serve the API over https:// (or reach it through an "
+                 "SSH tunnel to 127.0.0.1)", where)
+    return True
 
 
 class _Aborted(Exception):
@@ -113,6 +147,8 @@ class HTTPBackend:
                 import httpx
 
                 key = self._api_key or next((os.environ[v] for v in self._api_key_envs if os.environ.get(v)), "")
+                if key:
+                    warn_plain_http_token(self.base_url)
                 headers = {"Authorization": f"Bearer {key}"} if key else {}
                 self._client = httpx.Client(
                     timeout=httpx.Timeout(self.timeout * self.concurrency, connect=self.connect_timeout),
@@ -160,7 +196,8 @@ class HTTPBackend:
                     try:
                         return r.json()
                     except ValueError:
-                        raise ServerError(f"{url}: HTTP {r.status_code} reply is not JSON: {r.text[:300]!r}") from None
+                        raise ServerError(f"{public_url(url)}: HTTP {r.status_code} reply is not JSON: "
+                                          f"{r.text[:300]!r}") from None
                 message = fatal(r.status_code, r.text) if fatal is not None else None
                 if message:
                     raise ServerError(message)
