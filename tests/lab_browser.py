@@ -6,13 +6,15 @@ pinned selenium) for tests/test_browser_lab.py. Nothing is installed here: ``mak
 config/data/runtime folders (so a user's kernels and settings play no part: the kernel is this
 environment's ``python3``) and with notebook windowing off (every cell stays in the DOM).
 :class:`LabPage` opens a notebook, runs it from the menu, and reads outputs the way a person sees
-them; :meth:`LabPage.shot` saves a screenshot per step.
+them; :meth:`LabPage.shot` saves a screenshot per step. No failure message shows the server's
+token (:func:`redact_token`): JupyterLab's log prints its URL with ``?token=…``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -29,6 +31,16 @@ from inferqa_utils.config import PATHS
 
 #: where the browser test's screenshots go (git-ignored)
 SCREENSHOTS = PATHS.root / "screenshots" / "browser"
+
+
+_TOKEN_PARAM = re.compile(r"(?i)(\btoken=)[^\s&#'\"]+")
+
+
+def redact_token(text: str, token: str | None = None) -> str:
+    """``text`` with every ``token=…`` URL parameter blanked, and ``token`` itself wherever it
+    occurs (an ``Authorization`` header, a command line): for failure messages and logs."""
+    out = _TOKEN_PARAM.sub(r"\1***", str(text))
+    return out.replace(token, "***") if token else out
 
 
 def browser_binaries() -> tuple[str, str]:
@@ -52,7 +64,16 @@ class LabServer:
 
     @property
     def url(self) -> str:
+        """The server's address, without the token (safe to print)."""
         return f"http://127.0.0.1:{self.port}"
+
+    def authorised_url(self, path: str) -> str:
+        """``url/path`` with the token: for the browser only, never for a message."""
+        return f"{self.url}/{path}?token={self.token}"
+
+    def log_tail(self, chars: int = 3000) -> str:
+        """The end of JupyterLab's log, token redacted."""
+        return redact_token(self.log.read_text(errors="replace")[-chars:], self.token)
 
     def start(self, timeout: float = 300) -> LabServer:
         settings = self.work / "lab-settings"
@@ -83,7 +104,7 @@ class LabServer:
         t0 = time.monotonic()
         while time.monotonic() - t0 < timeout:
             if self.proc.poll() is not None:
-                raise AssertionError(f"JupyterLab exited ({self.proc.returncode}):\n{self.log.read_text()[-3000:]}")
+                raise AssertionError(f"JupyterLab exited ({self.proc.returncode}):\n{self.log_tail()}")
             try:
                 req = urllib.request.Request(f"{self.url}/api/status", headers={"Authorization": f"token {self.token}"})
                 with urllib.request.urlopen(req, timeout=5) as r:
@@ -91,7 +112,7 @@ class LabServer:
                         return self
             except OSError:
                 time.sleep(1)
-        raise AssertionError(f"JupyterLab did not answer within {timeout} s:\n{self.log.read_text()[-3000:]}")
+        raise AssertionError(f"JupyterLab did not answer within {timeout} s:\n{self.log_tail()}")
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -138,8 +159,19 @@ class LabPage:
         return self.d.execute_script(script, *args)
 
     # -- notebook ---------------------------------------------------------------------------
+    def _navigate(self, path: str) -> str | None:
+        """Load ``path`` of the lab with the token; the browser's error (token redacted) or None.
+        The tokenised URL and the driver's exception stay inside this frame."""
+        try:
+            self.d.get(self.server.authorised_url(path))
+        except Exception as e:  # selenium's message may quote the URL
+            return f"{type(e).__name__}: {redact_token(str(e), self.server.token)}"
+        return None
+
     def open(self, name: str, timeout: float = 300) -> None:
-        self.d.get(f"{self.server.url}/lab/tree/{name}?token={self.server.token}")
+        error = self._navigate(f"lab/tree/{name}")
+        if error is not None:
+            raise AssertionError(f"cannot open {self.server.url}/lab/tree/{name}: {error}")
         self.wait("the notebook's cells", lambda: self.js(
             "return document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell').length") > 1, timeout)
         # the status bar names the kernel once it is connected ("Python 3 (inferqa) | Idle")
@@ -193,12 +225,21 @@ class LabPage:
         return json.loads(path.read_text(encoding="utf-8"))
 
     def error_outputs(self) -> list[str]:
-        """Text of every output showing a traceback (error outputs render as stderr in JupyterLab)."""
-        return self.js("return [...document.querySelectorAll('.jp-OutputArea-output')].map(e => e.innerText)"
+        """Text of every output showing a traceback (error outputs render as stderr in JupyterLab),
+        token redacted."""
+        outs = self.js("return [...document.querySelectorAll('.jp-OutputArea-output')].map(e => e.innerText)"
                        ".filter(t => /Traceback|Error:|Exception:/.test(t))")
+        return [redact_token(t, self.server.token) for t in outs]
 
     def text_of(self, css: str) -> str:
-        return self.js("const e = document.querySelector(arguments[0]); return e ? e.innerText : '';", css)
+        """The visible text of the first element matching ``css`` ('' when none), token redacted
+        (the text goes into assertion messages)."""
+        text = self.js("const e = document.querySelector(arguments[0]); return e ? e.innerText : '';", css)
+        return redact_token(text, self.server.token)
+
+    def notebook_text(self) -> str:
+        """The visible text of the open notebook, token redacted."""
+        return self.text_of(".jp-NotebookPanel:not(.lm-mod-hidden)")
 
     def select(self, css: str, label_prefix: str) -> str:
         """Choose the option of ``<select>`` ``css`` whose text starts with ``label_prefix`` (as a click does)."""

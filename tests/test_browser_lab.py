@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_browser import SCREENSHOTS, LabPage, LabServer, browser_binaries, chrome
+from lab_browser import SCREENSHOTS, LabPage, LabServer, browser_binaries, chrome, redact_token
 
 from inferqa_utils.config import PATHS, profile
 from inferqa_utils.construction.store import load_built
@@ -70,12 +70,12 @@ def page(lab: tuple[LabServer, Path]) -> Iterator[LabPage]:
 
 def _no_errors(page: LabPage, saved: dict) -> None:
     errors = [o for c in saved["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    assert not errors, [f"{e['ename']}: {e['evalue']}" for e in errors]
+    assert not errors, [redact_token(f"{e['ename']}: {e['evalue']}", page.server.token) for e in errors]
     assert page.error_outputs() == []
 
 
 def _widgets_render(page: LabPage) -> None:
-    text = page.js("return document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)').innerText")
+    text = page.notebook_text()
     for bad in ("Loading widget", "Error displaying widget", "VBox(children", "Dropdown(", "IntProgress("):
         assert bad not in text, f"a widget did not render: {bad!r} on the page"
 
@@ -174,7 +174,7 @@ def test_notebook_01_reuses_the_build_in_jupyterlab(page: LabPage, lab: tuple[La
     _, nbdir = lab
     page.open("01_dataset_construction.ipynb")
     _run_all_without_errors(page, nbdir / "01_dataset_construction.ipynb", "notebook 01")
-    text = page.js("return document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)').innerText")
+    text = page.notebook_text()
     assert "reusing it" in text and "BuildConflictError" not in text
     page.shot_text("notebook01_build_reused", "reusing it")
     ver = ".inferqa-verification"

@@ -1,6 +1,7 @@
-"""Secrets stay out of messages: credentials in a server URL are redacted in every error, and an
-API key sent over plain http to another machine is warned about once. A stub HTTP server on
-127.0.0.1 stands in for an LLM or embedding server (no model)."""
+"""Secrets stay out of messages: credentials in a server URL are redacted in every error, an API
+key sent over plain http to another machine is warned about once, and the browser test's failure
+messages never show the JupyterLab token. A stub HTTP server on 127.0.0.1 stands in for an LLM or
+embedding server (no model)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from lab_browser import LabPage, LabServer, redact_token
 from local_servers import free_port
 
 from inferqa_utils.embeddings import ServerEmbedder
@@ -97,3 +99,24 @@ def test_a_key_over_plain_http_to_another_machine_is_warned_about_once(monkeypat
     assert len(caplog.records) == 1
     message = caplog.records[0].getMessage()
     assert "http://10.1.2.3:8000" in message and "https" in message and SECRET not in message
+
+
+# ------------------------------------------------------------------------------ the browser test's token
+def test_the_lab_token_is_redacted_from_logs_and_navigation_errors(tmp_path):
+    lab = LabServer(tmp_path, tmp_path)
+    lab.log.write_text(f"[I ServerApp] Jupyter Server is running at:\n"
+                       f"[I ServerApp] http://127.0.0.1:{lab.port}/lab?token={lab.token}\n"
+                       f"    http://127.0.0.1:{lab.port}/lab?token={lab.token}&x=1\n")
+    tail = lab.log_tail()
+    assert lab.token not in tail and "/lab?token=***" in tail
+    assert redact_token(f"Authorization: token {lab.token}", lab.token) == "Authorization: token ***"
+
+    class Driver:
+        def get(self, url: str) -> None:
+            raise RuntimeError(f"unknown error: net::ERR_CONNECTION_REFUSED loading {url}")
+
+    page = LabPage(Driver(), lab, tmp_path / "shots", log=lambda s: None)
+    with pytest.raises(AssertionError) as e:
+        page.open("00_quickstart.ipynb")
+    assert lab.token not in str(e.value) and "token=***" in str(e.value)
+    assert e.value.__cause__ is None and e.value.__context__ is None
