@@ -44,7 +44,7 @@ def main() -> None:
     meta = ds.meta["built"]
     params = meta["parameters"]
     cfg = BuildConfig(**{f.name: params[f.name] for f in fields(BuildConfig) if f.name in params})
-    ckpt = cfg.label_checkpoint
+    ckpt = cfg.checkpoint_file(meta.get("source_sha256"))  # the build's source files, as it recorded them
     if not ckpt.is_file():
         raise SystemExit(f"{ckpt}: no labeling checkpoint of this build; build {args.dataset!r} first (notebook 01)")
     guarded = LabelCheckpoint(ckpt).load()
