@@ -65,20 +65,23 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-_DIGESTS: dict[tuple[str, int, int], str] = {}
+_DIGESTS: dict[tuple[str, int, int, int, int], str] = {}
+
+
+def sha256_file_once(path: str | Path) -> str:
+    """:func:`sha256_file`, read once per process while the file keeps its inode, size and
+    modification and change times."""
+    st = Path(path).stat()
+    key = (str(Path(path).resolve()), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = sha256_file(path)
+    return _DIGESTS[key]
 
 
 def files_sha256(paths: Iterable[str | Path]) -> str:
     """sha256 of the contents of ``paths``, in order — not their names or folders, so the same
-    files give the same value on every machine; ``""`` for no file. Each file is read once per
-    process while its size and modification time stay the same."""
-    digests = []
-    for p in paths:
-        st = Path(p).stat()
-        key = (str(Path(p).resolve()), st.st_size, st.st_mtime_ns)
-        if key not in _DIGESTS:
-            _DIGESTS[key] = sha256_file(p)
-        digests.append(_DIGESTS[key])
+    files give the same value on every machine; ``""`` for no file (:func:`sha256_file_once`)."""
+    digests = [sha256_file_once(p) for p in paths]
     return sha256_json(digests) if digests else ""
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..atomic import staged_dir
 from ..errors import InferQAError
 from ..export import write_quit
-from ..fingerprint import sha256_file
+from ..fingerprint import sha256_file, sha256_file_once
 from ..manifest import git_commit, package_versions
 from ..sources import source_files
 from .leakage import leakage_disagreements
@@ -103,7 +103,7 @@ def _write_export(res: BuildResult, out: Path, model_identities: dict[str, str],
     inv = check_invariants(ds, cfg.k_hints)
     inputs = {}
     for f in source_files(cfg.source):
-        inputs[str(f)] = sha256_file(f)
+        inputs[str(f)] = sha256_file_once(f)  # read once: the fingerprint hashed them already
     if cfg.decisions_path.exists():
         inputs[str(cfg.decisions_path)] = sha256_file(cfg.decisions_path)
     dropped = res.dropped
