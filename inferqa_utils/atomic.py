@@ -73,9 +73,9 @@ def _leftovers(target: Path, kind: str) -> list[Path]:
     """Temporary folders of ``kind`` ("new"/"old") beside ``target`` whose process is gone, newest first."""
     prefix = f".{target.name}.{kind}-"
     found = []
-    for p in target.parent.glob(f"{prefix}*"):
+    for p in target.parent.iterdir():
         pid = p.name[len(prefix):].split("-")[0]
-        if p.is_dir() and pid.isdigit() and not _pid_alive(int(pid)):
+        if p.name.startswith(prefix) and p.is_dir() and pid.isdigit() and not _pid_alive(int(pid)):
             found.append(p)
     return sorted(found, key=lambda p: p.stat().st_mtime_ns, reverse=True)
 
