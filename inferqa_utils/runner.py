@@ -2,7 +2,10 @@
 
 Each notebook has one cell tagged ``parameters``; a profile is a set of parameter values and
 each notebook receives the ones it declares. Executed copies and the run manifest go to
-``build/executions/<timestamp>-<profile>/`` (never overwriting an earlier run).
+``build/executions/<timestamp>-<profile>/`` (never overwriting an earlier run). Each notebook's
+entry in the manifest says how its kernel ended (``kernel_exit``: ``0``, ``"exit N"``,
+``"signal N (NAME)"``; :mod:`inferqa_utils.kernels`): a kernel that died after its cells finished
+leaves the notebook's status ``ok`` but is logged as a warning.
 """
 
 from __future__ import annotations
@@ -117,6 +120,8 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     """Execute the numbered notebooks; returns the written manifest."""
     import papermill as pm
 
+    from .kernels import recording_manager
+
     if profile_name not in profile_names():
         raise KeyError(f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}")
     params_all = {**profile(profile_name), **(overrides or {})}
@@ -158,9 +163,11 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             os.environ[COST_STAGE_ENV] = nb.stem
             t0 = time.perf_counter()
             nb_status = "ok"
+            km_class = recording_manager()
             try:
                 pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
-                                    cwd=str(nb.parent), progress_bar=False, report_mode=False)
+                                    cwd=str(nb.parent), progress_bar=False, report_mode=False,
+                                    kernel_manager_class=km_class)
             except Exception:
                 status = nb_status = f"failed in {nb.name}"
                 log(f"[inferqa] {nb.name} FAILED after {time.perf_counter() - t0:.1f} s; "
@@ -174,7 +181,8 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                 dt = round(time.perf_counter() - t0, 1)
                 manifest.timings[nb.stem] = dt
                 manifest.extra["notebooks"][nb.name] = {"parameters": params, "output": str(out),
-                                                        "status": nb_status}
+                                                        "status": nb_status,
+                                                        "kernel_exit": _kernel_exit(nb.name, km_class, log)}
             manifest.extra["llm_costs"] = per_stage(read_log(out_dir / COST_LOG_NAME))
             log(f"[inferqa] {nb.name} done in {dt:.1f} s")
             # written after every notebook: a run stopped later keeps the times of what finished
@@ -200,6 +208,17 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             pass
     log(f"[inferqa] total {manifest.timings['total']:.1f} s; manifest {out_dir / 'manifest.json'}")
     return manifest
+
+
+def _kernel_exit(notebook: str, km_class: Any, log: Any) -> int | str | None:
+    """How the notebook's kernel ended (:func:`inferqa_utils.kernels.kernel_exit`); a warning line
+    when abnormally, the notebook's cells having finished or not."""
+    from .kernels import abnormal, kernel_exit
+
+    status = kernel_exit(km_class)
+    if abnormal(status):
+        log(f"[inferqa] warning: the kernel of {notebook} ended abnormally: {status}")
+    return status
 
 
 def _declared_params(declared: dict[str, Any], params_all: dict[str, Any], profile_name: str) -> dict[str, Any]:

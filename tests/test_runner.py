@@ -94,3 +94,20 @@ def test_interrupted_run_keeps_the_times_of_finished_notebooks(tmp_path):
     assert man["notebooks"]["00_quick.ipynb"]["status"] == "ok"
     assert man["notebooks"]["01_slow.ipynb"]["status"] == "interrupted in 01_slow.ipynb"
     assert man["timings_s"]["01_slow"] < 60
+
+
+@pytest.mark.slow
+def test_kernel_that_dies_after_its_cells_finished_is_reported(tmp_path):
+    """The last cell makes the kernel die with SIGSEGV at its exit: papermill returns normally, the
+    manifest records the signal for the notebook and the runner logs a warning."""
+    nbdir = tmp_path / "nb"
+    nbdir.mkdir()
+    _nb(nbdir / "00_dies.ipynb", "x = 1", "import atexit, os, signal\n"
+                                          "atexit.register(lambda: os.kill(os.getpid(), signal.SIGSEGV))")
+    _nb(nbdir / "01_fine.ipynb", "x = 1", "y = x + 1")
+    lines: list[str] = []
+    m = run_notebooks("smoke", out_dir=tmp_path / "exec", notebooks_dir=nbdir, log=lines.append)
+    assert m.extra["status"] == "ok"
+    assert m.extra["notebooks"]["00_dies.ipynb"]["kernel_exit"] == "signal 11 (SIGSEGV)"
+    assert m.extra["notebooks"]["01_fine.ipynb"]["kernel_exit"] == 0
+    assert any("the kernel of 00_dies.ipynb ended abnormally: signal 11" in line for line in lines), lines
