@@ -36,8 +36,19 @@ def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
     return out
 
 
-def git_commit(root: Path = PATHS.root) -> dict[str, Any]:
-    """The HEAD commit and whether the work tree has uncommitted changes."""
+def git_commit(root: Path | None = None) -> dict[str, Any]:
+    """The HEAD commit and whether the work tree has uncommitted changes, of the work tree holding
+    ``root``; by default the project root's, or, when the root is in no work tree (a test root, an
+    ``INFERQA_ROOT`` elsewhere), the one holding this package's code. ``None`` values when unknown."""
+    folders = [root] if root is not None else [PATHS.root, Path(__file__).resolve().parent.parent]
+    for folder in folders:
+        found = _git_commit_at(folder)
+        if found["commit"]:
+            return found
+    return {"commit": None, "dirty": None}
+
+
+def _git_commit_at(root: Path) -> dict[str, Any]:
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                              timeout=10).stdout.strip()

@@ -1,12 +1,39 @@
-"""Shared fixtures. Tests needing ../shared/data skip with a message when it is absent."""
+"""Shared fixtures. Tests needing ../shared/data skip with a message when it is absent.
+
+A session runs in a test root outside the checkout (tests/isolated_root.py): ``INFERQA_ROOT`` is
+pointed at it here, before anything imports ``inferqa_utils`` (which reads it once), so nothing a
+test or a notebook it runs writes lands in the checkout's ``results/``, ``figures/`` or ``build/``.
+"""
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
+from isolated_root import CHECKOUT, isolate
 
-from inferqa_utils.config import PATHS
+if "inferqa_utils.config" in sys.modules:  # its PATHS would name another root
+    raise RuntimeError("inferqa_utils was imported before tests/conftest.py set INFERQA_ROOT to the test root")
+TEST_ROOT, TEST_ROOT_CHOSEN = isolate()
+
+from inferqa_utils.config import PATHS  # noqa: E402  (after INFERQA_ROOT is set)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"test root (INFERQA_ROOT): {TEST_ROOT}; package from {CHECKOUT}"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A temporary test root goes when every test passed; a chosen one (INFERQA_TEST_ROOT) stays."""
+    if exitstatus in (0, 5) and not TEST_ROOT_CHOSEN:  # passed, or nothing collected
+        shutil.rmtree(TEST_ROOT, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if exitstatus not in (0, 5) or TEST_ROOT_CHOSEN:
+        terminalreporter.write_line(f"test root kept: {TEST_ROOT} (executed notebooks in build/executions/)")
 
 
 @pytest.fixture(scope="session")
@@ -34,10 +61,11 @@ SMOKE_NOTEBOOKS = ["01", "02", "03", "04", "05", "06", "07"]
 
 @pytest.fixture(scope="session")
 def smoke_outputs() -> str:
-    """The smoke profile's built dataset and its stage outputs (runs, readings, EM patterns), as
-    ``make smoke`` or tests/test_notebooks.py (earlier in a full run) leave them; notebooks 01–07
-    are run on the smoke profile here when the build is missing or was made with other parameters,
-    or an output is missing. Returns the dataset name."""
+    """The smoke profile's built dataset and its stage outputs (runs, readings, EM patterns) in the
+    test root, as tests/test_notebooks.py (earlier in a full run) or an earlier session in the same
+    ``INFERQA_TEST_ROOT`` leave them; notebooks 01–07 are run on the smoke profile here when the
+    build is missing or was made with other parameters, or an output is missing. Returns the
+    dataset name."""
     import json
 
     from inferqa_utils.config import profile

@@ -25,12 +25,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from isolated_root import CHECKOUT
 from local_servers import free_port, stop_process
 
-from inferqa_utils.config import PATHS
-
-#: where the browser test's screenshots go (git-ignored)
-SCREENSHOTS = PATHS.root / "screenshots" / "browser"
+#: where the browser test's screenshots go: the checkout's screenshots/browser/ (git-ignored), where
+#: `make browser-test` says to look (the test root is removed after a session that passed)
+SCREENSHOTS = CHECKOUT / "screenshots" / "browser"
 
 
 _TOKEN_PARAM = re.compile(r"(?i)(\btoken=)[^\s&#'\"]+")

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from isolated_root import CHECKOUT
 from lab_browser import SCREENSHOTS, LabPage, LabServer, browser_binaries, chrome, redact_token
 
 from inferqa_utils.config import PATHS, profile
@@ -51,7 +52,7 @@ def lab(smoke_outputs: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     nbdir = work / "notebooks"
     for name in ("00_quickstart.ipynb", "01_dataset_construction.ipynb"):
         parameterized_copy(PATHS.notebooks / name, "smoke", nbdir)
-    server = LabServer(nbdir, work, env={"INFERQA_ROOT": str(PATHS.root), "PYTHONPATH": str(PATHS.root)})
+    server = LabServer(nbdir, work, env={"INFERQA_ROOT": str(PATHS.root), "PYTHONPATH": str(CHECKOUT)})
     server.start()
     try:
         yield server, nbdir

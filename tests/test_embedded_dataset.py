@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 
 import pytest
+from isolated_root import CHECKOUT
 
 from inferqa_utils.config import PATHS
 from inferqa_utils.construction.leakage import LeakageFilter
@@ -69,7 +70,7 @@ def test_two_references_that_name_the_answer(ds):
 def test_stored_convergence_is_up_to_date():
     """Every hint carries the convergence measured by scripts/score_embedded_convergence.py for its
     current text and candidates (the script's --check)."""
-    r = subprocess.run([sys.executable, str(PATHS.root / "scripts" / "score_embedded_convergence.py"), "--check"],
+    r = subprocess.run([sys.executable, str(CHECKOUT / "scripts" / "score_embedded_convergence.py"), "--check"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     raw = json.loads(PATHS.embedded_dataset.read_text(encoding="utf-8"))

@@ -60,9 +60,9 @@ def test_parameter_defaults_equal_the_default_profile():
     import subprocess
     import sys
 
-    from inferqa_utils.config import PATHS
+    from isolated_root import CHECKOUT
 
-    r = subprocess.run([sys.executable, str(PATHS.root / "scripts" / "sync_notebook_parameters.py"), "--check"],
+    r = subprocess.run([sys.executable, str(CHECKOUT / "scripts" / "sync_notebook_parameters.py"), "--check"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from isolated_root import CHECKOUT
 
 from inferqa_utils import stages
 from inferqa_utils.config import PATHS, profile
@@ -35,7 +36,7 @@ def _report_in(root: Path, name: str, qid: str) -> dict:
         "print(json.dumps({'notes': r.notes, 'summary': r.summary(), 'heavy': heavy,"
         " 'ranks': r.ranks is not None, 'readings': r.readings is not None, 'patterns': r.patterns is not None}))\n"
     )
-    env = {**os.environ, "INFERQA_ROOT": str(root), "PYTHONPATH": str(PATHS.root)}
+    env = {**os.environ, "INFERQA_ROOT": str(root), "PYTHONPATH": str(CHECKOUT)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -175,7 +176,7 @@ def test_a_failing_report_is_shown_in_the_widget(smoke_outputs: str, tmp_path: P
     code = ("from inferqa_utils.inspector import inspector_widget\n"
             f"box = inspector_widget({name!r})\n"
             "print(box.children[1].value)\n")
-    env = {**os.environ, "INFERQA_ROOT": str(tmp_path), "PYTHONPATH": str(PATHS.root)}
+    env = {**os.environ, "INFERQA_ROOT": str(tmp_path), "PYTHONPATH": str(CHECKOUT)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0, out.stderr
     assert "KeyError" in out.stdout.strip().splitlines()[-1], out.stdout
