@@ -5,7 +5,10 @@ each notebook receives the ones it declares. Executed copies and the run manifes
 ``build/executions/<timestamp>-<profile>/`` (never overwriting an earlier run). Each notebook's
 entry in the manifest says how its kernel ended (``kernel_exit``: ``0``, ``"exit N"``,
 ``"signal N (NAME)"``; :mod:`inferqa_utils.kernels`): a kernel that died after its cells finished
-leaves the notebook's status ``ok`` but is logged as a warning.
+leaves the notebook's status ``ok`` but is logged as a warning. The results tables and figures
+each notebook added or changed are listed under its ``outputs`` and recorded in
+``results/provenance.json`` with the run's identity (:mod:`inferqa_utils.provenance`); the run id
+(the run folder's name) reaches the kernels as ``INFERQA_RUN_ID``.
 """
 
 from __future__ import annotations
@@ -120,6 +123,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     """Execute the numbered notebooks; returns the written manifest."""
     import papermill as pm
 
+    from . import provenance
     from .kernels import recording_manager
 
     if profile_name not in profile_names():
@@ -134,6 +138,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     out_dir = out_dir or PATHS.executions / f"{stamp}-{profile_name}"
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(kind="notebook-run", parameters={"profile": profile_name, **params_all})
+    manifest.extra["run_id"] = run_id = out_dir.name
     manifest.extra["notebooks"] = {}
     manifest.extra["llm_backends"] = llm_backends(params_all)
     manifest.extra["embed_backends"] = embed_backends(params_all)
@@ -146,6 +151,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     if env_path not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = env_path + os.pathsep + os.environ.get("PATH", "")
     os.environ["INFERQA_PROFILE"] = profile_name
+    os.environ[provenance.RUN_ID_ENV] = run_id
     log(f"[inferqa] profile {profile_name}: {len(nbs)} notebook(s) -> {out_dir}")
     t_all = time.perf_counter()
     status = "ok"
@@ -164,6 +170,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             t0 = time.perf_counter()
             nb_status = "ok"
             km_class = recording_manager()
+            before = provenance.snapshot()
             try:
                 pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
                                     cwd=str(nb.parent), progress_bar=False, report_mode=False,
@@ -180,9 +187,10 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             finally:
                 dt = round(time.perf_counter() - t0, 1)
                 manifest.timings[nb.stem] = dt
-                manifest.extra["notebooks"][nb.name] = {"parameters": params, "output": str(out),
-                                                        "status": nb_status,
-                                                        "kernel_exit": _kernel_exit(nb.name, km_class, log)}
+                manifest.extra["notebooks"][nb.name] = {
+                    "parameters": params, "output": str(out), "status": nb_status,
+                    "kernel_exit": _kernel_exit(nb.name, km_class, log),
+                    "outputs": _record_outputs(before, run_id, profile_name, nb.name, params_all, log)}
             manifest.extra["llm_costs"] = per_stage(read_log(out_dir / COST_LOG_NAME))
             log(f"[inferqa] {nb.name} done in {dt:.1f} s")
             # written after every notebook: a run stopped later keeps the times of what finished
@@ -196,6 +204,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
         _restore_sigterm(previous_term)
         os.environ.pop(COST_LOG_ENV, None)
         os.environ.pop(COST_STAGE_ENV, None)
+        os.environ.pop(provenance.RUN_ID_ENV, None)
         manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
         manifest.extra["status"] = status
         manifest.write(out_dir / "manifest.json")
@@ -208,6 +217,40 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             pass
     log(f"[inferqa] total {manifest.timings['total']:.1f} s; manifest {out_dir / 'manifest.json'}")
     return manifest
+
+
+def _record_outputs(before: dict, run_id: str, profile_name: str, notebook: str, params: dict[str, Any],
+                    log: Any) -> list[str]:
+    """Record the results tables and figures the notebook added or changed since the ``before``
+    snapshot as written by this run (:mod:`inferqa_utils.provenance`); returns them as
+    ``results/<name>``, ``figures/<name>``. A provenance file that cannot be written is a warning."""
+    from . import provenance
+    from .errors import DataFormatError
+    from .manifest import git_commit
+
+    dataset = params.get("dataset_name")
+    run = provenance.run_identity(run_id, profile_name, notebook, dataset, _dataset_fingerprint(dataset),
+                                  git_commit())
+    try:
+        files = provenance.changed_since(before)
+        provenance.record(files, run)
+    except (OSError, DataFormatError) as exc:
+        log(f"[inferqa] warning: the outputs of {notebook} were not recorded in {provenance.PROVENANCE_FILE}: {exc}")
+        return []
+    return [f"{key}/{name}" for key, name in files]
+
+
+def _dataset_fingerprint(dataset: Any) -> str | None:
+    """The ``fingerprint`` in the built dataset's manifest, or ``None`` (not built, unreadable)."""
+    from .construction.store import built_dir
+
+    if not isinstance(dataset, str) or not dataset:
+        return None
+    try:
+        found = json.loads((built_dir(dataset) / "manifest.json").read_text(encoding="utf-8")).get("fingerprint")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
 
 
 def _kernel_exit(notebook: str, km_class: Any, log: Any) -> int | str | None:

@@ -15,7 +15,7 @@ PKG = Path(inferqa_utils.__file__).parent
 LAYERS: dict[str, int] = {
     **dict.fromkeys(["__init__", "config", "errors", "datamodel", "textnorm", "metrics", "trec", "llm", "models",
                      "hub", "manifest", "uncertainty", "embeddings", "lexical", "qtype", "sources", "figures",
-                     "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio"], 0),
+                     "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio", "provenance"], 0),
     "answering": 1,
     "construction": 2, "stages": 2,
     "retrieval": 3,
