@@ -95,12 +95,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return 0
     profile = args.profile or "default"
     if args.update:
-        for o in chk.update(profile):
+        for o in chk.update(profile, allow_unrecorded=args.allow_unrecorded):
             print(o.line().replace("expected", "was", 1))
         print(f"[check] expected values of profile {profile} rewritten in {chk.MATRIX}: review the diff")
         return 0
     try:
-        fails = chk.check(profile, notebooks=args.notebooks, report=args.report, findings_table=not args.no_findings)
+        fails = chk.check(profile, notebooks=args.notebooks, report=args.report, findings_table=not args.no_findings,
+                          allow_unrecorded=args.allow_unrecorded)
     except KeyError as exc:
         print(f"[check] {exc.args[0]}")
         return 2
@@ -143,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="also write a Markdown report and, beside it, FILE.json (the record results-page reads)")
     c.add_argument("--only", dest="notebooks", nargs="+", metavar="NN", help="conditions of these notebooks only")
     c.add_argument("--no-findings", action="store_true", help="conditions only, no findings table")
+    c.add_argument("--allow-unrecorded", action="store_true",
+                   help="accept tables results/provenance.json has no run record of (written by hand or by an older "
+                        "runner); tables another run wrote still FAIL")
     c.add_argument("--update", action="store_true",
                    help="rewrite the profile's expected values from the current results (deliberate; review the diff)")
     c.set_defaults(func=_cmd_check)

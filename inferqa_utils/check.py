@@ -8,6 +8,14 @@ a tolerance. :func:`check` reads the tables the latest run of that profile wrote
 per condition, then the papers' findings scored on the same run (:mod:`inferqa_utils.findings`),
 and reports failure when a condition is off by more than its tolerance or its table/row is missing.
 
+A number counts only when its table was written by the run checked (:func:`runs_checked`: per
+notebook, the newest run of the profile in which that notebook finished — the runs whose times the
+check record reports), as ``results/provenance.json`` records it (:mod:`inferqa_utils.provenance`):
+a table another run wrote (another profile's, e.g. the shared ``00_quickstart_answers.csv``, or an
+older or failed run of the same profile), a table changed after its run wrote it, and a table with
+no record (written by hand or by an older runner; accepted with ``allow_unrecorded``) FAIL with a
+reason naming the table and both runs.
+
 Expected values are recorded from a real run and changed only deliberately:
 ``python -m inferqa_utils check --profile NAME --update`` rewrites them from the current results
 (the diff of ``reproduction.yaml`` then shows in review).
@@ -29,12 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from . import findings as fnd
+from . import provenance
 from .config import PATHS, profile
 from .errors import DataFormatError
 
 MATRIX = Path(__file__).with_name("reproduction.yaml")
 #: version of the check record's layout (:func:`check_record`); readers refuse other versions
-RECORD_SCHEMA = 1
+RECORD_SCHEMA = 2
 #: verdict table column → check record key
 _FINDING_KEYS = {"finding": "finding", "source": "source", "paper a": "paper_a", "paper b": "paper_b",
                  "ours a": "ours_a", "ours b": "ours_b", "statistic": "statistic", "p": "p", "p (Holm)": "p_holm",
@@ -76,6 +85,10 @@ class Outcome:
     status: str  # OK | FAIL
     got: float | None
     why: str = ""
+    #: ``{"run_id", "profile"}`` of the run checked for the condition's notebook, and of the run that
+    #: wrote its table (``None``: no such run / no record)
+    run_checked: dict[str, Any] | None = None
+    written_by: dict[str, Any] | None = None
 
     def line(self) -> str:
         c = self.condition
@@ -149,23 +162,49 @@ def read_value(c: Condition, dataset: str, split: str, folder: Path | None = Non
     return v, ""
 
 
-def evaluate(conditions: Sequence[Condition], dataset: str, split: str, folder: Path | None = None) -> list[Outcome]:
-    out = []
-    for c in conditions:
-        got, why = read_value(c, dataset, split, folder)
-        if got is None:
-            out.append(Outcome(c, "FAIL", None, why))
-        elif c.expected is None:
-            out.append(Outcome(c, "FAIL", got, "no expected value recorded (--update)"))
-        elif (math.isnan(got) and math.isnan(c.expected)) or abs(got - c.expected) <= c.tolerance + 1e-9:
-            out.append(Outcome(c, "OK", got))
-        else:
-            out.append(Outcome(c, "FAIL", got, f"off by {got - c.expected:+.2f}"))
+def runs_checked(profile_name: str, executions: Path | None = None) -> dict[str, dict[str, Any]]:
+    """``{notebook number: {"run_id", "profile"}}``: for each notebook, the newest run of the profile
+    (manifests under ``executions``, default ``build/executions``) in which it finished. One full
+    run names itself for every notebook; a profile run a notebook at a time names each one's run."""
+    from .runner import run_manifests
+
+    out: dict[str, dict[str, Any]] = {}
+    for path, m in run_manifests(profile_name, executions):
+        for stem in _finished_notebooks(m):
+            out.setdefault(stem.split("_", 1)[0], {"run_id": path.parent.name, "profile": profile_name})
     return out
 
 
-def update(profile_name: str, path: str | Path | None = None, folder: Path | None = None) -> list[Outcome]:
-    """Rewrite the profile's expected values from the current results (deliberate, reviewed)."""
+def evaluate(conditions: Sequence[Condition], dataset: str, split: str, folder: Path | None = None,
+             runs: dict[str, dict[str, Any]] | None = None, allow_unrecorded: bool = False) -> list[Outcome]:
+    """One outcome per condition. With ``runs`` (:func:`runs_checked`) a number counts only when
+    its table was written by the run of its notebook (module docstring); ``None`` skips that test."""
+    out = []
+    for c in conditions:
+        got, why = read_value(c, dataset, split, folder)
+        run = (runs or {}).get(c.notebook)
+        written = None
+        if got is not None and runs is not None:
+            rec, refused = provenance.check_table(c.file(dataset, split), run, folder, allow_unrecorded)
+            written = provenance.written_by(rec)
+            if refused:
+                out.append(Outcome(c, "FAIL", got, refused, run, written))
+                continue
+        if got is None:
+            out.append(Outcome(c, "FAIL", None, why, run, written))
+        elif c.expected is None:
+            out.append(Outcome(c, "FAIL", got, "no expected value recorded (--update)", run, written))
+        elif (math.isnan(got) and math.isnan(c.expected)) or abs(got - c.expected) <= c.tolerance + 1e-9:
+            out.append(Outcome(c, "OK", got, "", run, written))
+        else:
+            out.append(Outcome(c, "FAIL", got, f"off by {got - c.expected:+.2f}", run, written))
+    return out
+
+
+def update(profile_name: str, path: str | Path | None = None, folder: Path | None = None,
+           executions: Path | None = None, allow_unrecorded: bool = False) -> list[Outcome]:
+    """Rewrite the profile's expected values from the current results (deliberate, reviewed); a
+    value whose table the run checked did not write (module docstring) is left as it was (FAIL)."""
     import yaml
 
     path = Path(path) if path is not None else MATRIX
@@ -173,9 +212,13 @@ def update(profile_name: str, path: str | Path | None = None, folder: Path | Non
     spec = raw["profiles"][profile_name]
     conditions = load_matrix(path)[profile_name]["conditions"]
     dataset = profile(profile_name)["dataset_name"]
+    split, runs = spec.get("split", "test"), runs_checked(profile_name, executions)
     outcomes = []
     for entry, c in zip(spec["conditions"], conditions, strict=True):
-        got, why = read_value(c, dataset, spec.get("split", "test"), folder)
+        got, why = read_value(c, dataset, split, folder)
+        if got is not None:
+            why = provenance.check_table(c.file(dataset, split), runs.get(c.notebook), folder, allow_unrecorded)[1]
+            got = None if why else got
         if got is not None:
             entry["expected"] = round(got, 4)
         outcomes.append(Outcome(c, "SET" if got is not None else "FAIL", got, why))
@@ -185,11 +228,12 @@ def update(profile_name: str, path: str | Path | None = None, folder: Path | Non
 
 def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str | Path | None = None,
           findings_table: bool = True, folder: Path | None = None, path: str | Path | None = None,
-          log: Any = print, executions: Path | None = None) -> int:
+          log: Any = print, executions: Path | None = None, allow_unrecorded: bool = False) -> int:
     """Print OK / FAIL per condition of the profile (only ``notebooks`` when given) and the findings
     verdicts; with ``report`` write a Markdown report and, beside it, the check record
     (:func:`record_path`; run timings from the newest manifest under ``executions``, default
-    ``build/executions``). Returns the number of FAILs."""
+    ``build/executions``). A condition whose table the run checked did not write FAILs (module
+    docstring; ``allow_unrecorded`` accepts tables with no run record). Returns the number of FAILs."""
 
     matrix = load_matrix(path)
     params = profile(profile_name)  # an unknown profile is a KeyError
@@ -199,9 +243,12 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
     spec = matrix.get(profile_name, {"split": params.get("split", "test"), "conditions": []})
     dataset, split = params["dataset_name"], spec["split"]
     conds = [c for c in spec["conditions"] if not notebooks or c.notebook in notebooks]
-    outcomes = evaluate(conds, dataset, split, folder)
+    runs = runs_checked(profile_name, executions)
+    outcomes = evaluate(conds, dataset, split, folder, runs, allow_unrecorded)
     log(f"[check] profile {profile_name}: dataset {dataset}, split {split}, {len(conds)} condition(s), "
         f"results in {folder or PATHS.results}")
+    log(f"[check] runs checked: {_runs_line(runs)}" + ("; tables with no run record accepted" if allow_unrecorded
+                                                       else ""))
     for o in outcomes:
         log(o.line())
     fails = sum(o.status == "FAIL" for o in outcomes)
@@ -218,10 +265,21 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
         Path(report).write_text(markdown_report(profile_name, dataset, split, outcomes, verdicts), encoding="utf-8")
         log(f"[check] report written to {report}")
         rec = record_path(report)
-        record = check_record(profile_name, dataset, split, outcomes, verdicts, notebooks, executions)
+        record = check_record(profile_name, dataset, split, outcomes, verdicts, notebooks, executions,
+                              allow_unrecorded)
         rec.write_text(json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
         log(f"[check] record written to {rec}")
     return fails
+
+
+def _runs_line(runs: dict[str, dict[str, Any]]) -> str:
+    """``notebooks 00, 01: run R1; 02: run R2`` (or that no run finished a notebook)."""
+    if not runs:
+        return "no run of the profile finished a notebook"
+    by_run: dict[str, list[str]] = {}
+    for nn, run in sorted(runs.items()):
+        by_run.setdefault(str(run["run_id"]), []).append(nn)
+    return "; ".join(f"notebook{'s' * (len(nns) > 1)} {', '.join(nns)}: run {rid}" for rid, nns in by_run.items())
 
 
 def record_path(report: str | Path) -> Path:
@@ -289,17 +347,22 @@ def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] |
 
 
 def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any,
-                 notebooks: Sequence[str] | None = None, executions: Path | None = None) -> dict[str, Any]:
+                 notebooks: Sequence[str] | None = None, executions: Path | None = None,
+                 allow_unrecorded: bool = False) -> dict[str, Any]:
     """The machine-readable record of one check (JSON-safe): profile, dataset, split, date (UTC),
     git commit and dirty flag at check time, the machine (:func:`inferqa_utils.manifest.machine_info`),
     the newest run manifest of the profile (``run``: total and per-notebook seconds, status, its
-    commit; ``None`` when no run folder exists), the notebooks filter, the condition outcomes and the
-    findings verdict table as records (``None`` when findings were not scored)."""
+    commit; ``None`` when no run folder exists), the notebooks filter, whether tables with no run
+    record were accepted, the condition outcomes (each with its table's file, the run checked and
+    the run that wrote the table) and the findings verdict table as records (``None`` when findings
+    were not scored)."""
     from .manifest import git_commit, machine_info
 
     conditions = [{"id": o.condition.id, "notebook": o.condition.notebook, "table": o.condition.table,
-                   "column": o.condition.column, "status": o.status, "expected": _number(o.condition.expected),
-                   "got": _number(o.got), "tolerance": o.condition.tolerance, "why": o.why} for o in outcomes]
+                   "file": o.condition.file(dataset, split), "column": o.condition.column, "status": o.status,
+                   "expected": _number(o.condition.expected), "got": _number(o.got),
+                   "tolerance": o.condition.tolerance, "why": o.why, "run_checked": o.run_checked,
+                   "written_by": o.written_by} for o in outcomes]
     rows = None
     if verdicts is not None:
         rows = []
@@ -317,7 +380,8 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
     return {"schema": RECORD_SCHEMA, "kind": "inferqa-check", "profile": profile_name, "dataset": dataset,
             "split": split, "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), "git": git_commit(),
             "machine": machine_info(), "run": _run_summary(profile_name, executions),
-            "notebooks": list(notebooks) if notebooks else None, "conditions": conditions, "findings": rows}
+            "notebooks": list(notebooks) if notebooks else None, "allow_unrecorded": bool(allow_unrecorded),
+            "conditions": conditions, "findings": rows}
 
 
 def _p(v: Any) -> str:

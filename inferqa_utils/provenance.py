@@ -179,9 +179,3 @@ def check_table(name: str, run: Mapping[str, Any] | None, results: Path | None =
 def written_by(rec: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """``{"run_id", "profile"}`` of a record, for reports."""
     return None if rec is None else {"run_id": rec.get("run_id"), "profile": rec.get("profile")}
-
-
-def run_of_manifest(path: Path, manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"run_id", "profile"}`` of a run manifest at ``<run folder>/manifest.json``."""
-    params = manifest.get("parameters") if isinstance(manifest.get("parameters"), dict) else {}
-    return {"run_id": manifest.get("run_id") or path.parent.name, "profile": params.get("profile")}

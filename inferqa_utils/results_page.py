@@ -9,6 +9,12 @@ one row per profile asked for ("not run" when no record exists), then one sectio
 ``inferqa_utils/paper_numbers.yaml`` (its text, the paper's source and numbers, the rule) with one
 row per profile that was run. ``python -m inferqa_utils results-page`` (``make results-page``)
 regenerates the page; nothing here runs a notebook or a model.
+
+A record is refused (:class:`~inferqa_utils.errors.DataFormatError`) when a condition it counts
+as OK was read from a table another run wrote than the run it checked (the message names the
+table and both runs; ``check`` FAILs such conditions, so only a record edited by hand or made
+otherwise has one), or from a table with no run record, unless the check accepted those
+(``check --allow-unrecorded``, shown in the *Runs* table).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from .check import RECORD_SCHEMA
 from .errors import DataFormatError
 from .findings import CONTRADICTED, HOLDS, INCONCLUSIVE
 from .paper import Finding, load_paper_numbers
+from .provenance import describe_run
 
 #: the profiles the page lists by default, in this order
 DEFAULT_PROFILES = ("smoke", "default", "triviahg", "wikihint")
@@ -84,6 +91,7 @@ def load_record(path: str | Path) -> dict[str, Any]:
     run = _need(path, rec, "run", dict, nullable=True)
     if run is not None:
         _need(path, run, "total_s", (int, float), "run.", nullable=True)
+    allow_unrecorded = _need(path, rec, "allow_unrecorded", bool)
     for n, c in enumerate(_need(path, rec, "conditions", list)):
         where = f"conditions[{n}]."
         if not isinstance(c, dict):
@@ -92,6 +100,7 @@ def load_record(path: str | Path) -> dict[str, Any]:
         if _need(path, c, "status", str, where) not in _STATUSES:
             raise DataFormatError(path, f"status {c['status']!r} is not one of {', '.join(_STATUSES)}",
                                   field=f"{where}status")
+        _check_condition_run(path, c, where, allow_unrecorded)
     for n, f in enumerate(_need(path, rec, "findings", list, nullable=True) or []):
         where = f"findings[{n}]."
         if not isinstance(f, dict):
@@ -103,6 +112,27 @@ def load_record(path: str | Path) -> dict[str, Any]:
                                   field=f"{where}verdict")
         _need(path, f, "p_holm", (int, float), where, nullable=True)
     return rec
+
+
+def _check_condition_run(path: Path, c: Mapping[str, Any], where: str, allow_unrecorded: bool) -> None:
+    """An OK condition's table was written by the run checked for it (module docstring)."""
+    _need(path, c, "file", str, where)
+    runs = {}
+    for key in ("run_checked", "written_by"):
+        run = runs[key] = _need(path, c, key, dict, where, nullable=True)
+        if run is not None:
+            _need(path, run, "run_id", str, f"{where}{key}.")
+            _need(path, run, "profile", str, f"{where}{key}.", nullable=True)
+    if c["status"] != "OK":
+        return
+    checked, written = runs["run_checked"], runs["written_by"]
+    if written is None and not allow_unrecorded:
+        raise DataFormatError(path, f"condition {c['id']!r} is OK, but its table {c['file']} has no run record "
+                                    "(and the check did not accept unrecorded tables)", field=f"{where}written_by")
+    if written is not None and (checked is None or written["run_id"] != checked["run_id"]):
+        raise DataFormatError(path, f"condition {c['id']!r} is OK, but table {c['file']} was written by "
+                                    f"{describe_run(written)}, not by the run checked, {describe_run(checked)}",
+                              field=f"{where}written_by")
 
 
 def results_folder(root: str | Path) -> Path:
@@ -216,7 +246,15 @@ def _conditions(rec: Mapping[str, Any]) -> str:
     text = f"{ok} OK, {len(rec['conditions']) - ok} FAIL"
     if rec.get("notebooks"):
         text += f" (notebooks {', '.join(map(str, rec['notebooks']))} only)"
+    if rec.get("allow_unrecorded"):
+        text += "; tables with no run record accepted"
     return text
+
+
+def _runs_checked(rec: Mapping[str, Any]) -> str:
+    """The run ids the conditions were checked against, in order of first appearance."""
+    ids = dict.fromkeys(str(c["run_checked"]["run_id"]) for c in rec["conditions"] if c.get("run_checked"))
+    return ", ".join(f"`{i}`" for i in ids) or "—"
 
 
 def _verdicts(rec: Mapping[str, Any]) -> str:
@@ -251,7 +289,8 @@ def render(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str] = D
              "Each profile runs the notebooks on its own data and models ([README, *Profiles*](../README.md#profiles)). "
              "A *condition* "
              "is one expected number of the reproduction matrix (`inferqa_utils/reproduction.yaml`), OK when "
-             "the run reproduces it within its tolerance. A *finding* is a claim of the papers, scored on the "
+             "the run reproduces it within its tolerance, read from a table the run checked wrote (*runs checked*: the "
+             "run folders `build/executions/<run>` whose tables the conditions read). A *finding* is a claim of the papers, scored on the "
              "run from two of our per-question quantities *a* and *b*: the statistic (a − b, a / b or "
              "|a − b| / b) comes with its seeded 95 % bootstrap interval; the finding **holds** when the "
              "interval lies inside the region its rule states, is **contradicted** when it lies outside, and "
@@ -264,12 +303,12 @@ def render(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str] = D
     for p in profiles:
         r = records.get(p)
         if r is None:
-            runs.append([p, "not run", "—", "—", "—", "—", "—", "—", "—"])
+            runs.append([p, "not run", "—", "—", "—", "—", "—", "—", "—", "—"])
         else:
             runs.append([p, f"`{r['dataset']}`", r["split"], _when(r), _commit_cell(r), _machine(r["machine"]),
-                         _duration(r.get("run")), _conditions(r), _verdicts(r)])
+                         _duration(r.get("run")), _conditions(r), _verdicts(r), _runs_checked(r)])
     lines += _table(["profile", "dataset", "split", "checked", "commit", "machine", "notebook time",
-                     "conditions", "findings"], runs)
+                     "conditions", "findings", "runs checked"], runs)
     lines += ["", "## Findings", ""]
     known = {f.id for f in findings}
     extra: dict[str, Mapping[str, Any]] = {}

@@ -2,20 +2,48 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 import yaml
 
 from inferqa_utils import check as chk
+from inferqa_utils import provenance as prov
 from inferqa_utils.errors import DataFormatError
+
+#: the smoke run that wrote the hand-made tables of these tests
+RUN_ID = "20261123-120000-smoke"
+EM_TABLE = "04_embedded-smoke_test_em.csv"
+
+
+def record_run(tmp_path, run_id=RUN_ID, notebooks=("04_reading",), status="ok"):
+    """``tmp_path/executions/<run_id>/manifest.json``: a run of the profile in the id that finished
+    (or not, per ``status``) the notebooks; returns the executions folder."""
+    folder = tmp_path / "executions" / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "manifest.json").write_text(json.dumps({
+        "status": status, "parameters": {"profile": run_id.split("-", 2)[2]},
+        "timings_s": {**dict.fromkeys(notebooks, 1.0), "total": float(len(notebooks))},
+        "notebooks": {f"{nb}.ipynb": {"status": status} for nb in notebooks}}), encoding="utf-8")
+    return tmp_path / "executions"
+
+
+def record_table(results, name=EM_TABLE, run_id=RUN_ID, notebook="04_reading.ipynb"):
+    """The run record of ``results/<name>`` as the runner writes it."""
+    run = {"run_id": run_id, "profile": run_id.split("-", 2)[2], "notebook": notebook}
+    prov.record([("results", name)], run, {"results": results, "figures": results.parent / "figures"}, results)
 
 
 def _setup(tmp_path, expected=6.25, tolerance=0.02):
+    """A results folder with the EM table written by run RUN_ID (recorded), its run manifest under
+    ``tmp_path/executions``, and a matrix of two conditions on the table."""
     results = tmp_path / "results"
     results.mkdir()
     pd.DataFrame({"setting": ["pipeline", "pipeline", "Optimal"], "system": ["bm25", "bm25", "x"],
-                  "k": [3.0, 1.0, None], "EM": [6.25, 4.17, 52.08]}).to_csv(
-        results / "04_embedded-smoke_test_em.csv", index=False)
+                  "k": [3.0, 1.0, None], "EM": [6.25, 4.17, 52.08]}).to_csv(results / EM_TABLE, index=False)
+    record_table(results)
+    record_run(tmp_path)
     matrix = tmp_path / "m.yaml"
     matrix.write_text(yaml.safe_dump({"profiles": {"smoke": {"split": "test", "conditions": [
         {"id": "bm25 k=3 EM", "notebook": "04", "table": "04_{dataset}_{split}_em.csv",
@@ -27,15 +55,21 @@ def _setup(tmp_path, expected=6.25, tolerance=0.02):
     return results, matrix
 
 
+def _check(tmp_path, results, matrix, lines=None, **kw):
+    """``check("smoke")`` of the conditions only, on ``results`` and the runs of ``tmp_path/executions``."""
+    return chk.check("smoke", folder=results, path=matrix, executions=tmp_path / "executions", findings_table=False,
+                     log=(lines.append if lines is not None else lambda *_: None), **kw)
+
+
 def test_ok_when_within_tolerance_and_fail_beyond(tmp_path):
     results, matrix = _setup(tmp_path)
     lines: list[str] = []
-    assert chk.check("smoke", folder=results, path=matrix, findings_table=False, log=lines.append) == 0
+    assert _check(tmp_path, results, matrix, lines) == 0
     assert sum(line.startswith("OK") for line in lines) == 2
     (tmp_path / "b").mkdir()
     results2, matrix2 = _setup(tmp_path / "b", expected=8.33)  # one question of 48 off
     lines = []
-    assert chk.check("smoke", folder=results2, path=matrix2, findings_table=False, log=lines.append) == 1
+    assert _check(tmp_path / "b", results2, matrix2, lines) == 1
     fail = next(line for line in lines if line.startswith("FAIL"))
     assert "bm25 k=3 EM" in fail and "off by -2.08" in fail
 
@@ -52,7 +86,7 @@ def test_missing_table_row_or_expected_value_fails(tmp_path):
                   "row": {"setting": "Optimal"}, "column": "EM", "expected": None})
     matrix.write_text(yaml.safe_dump(m))
     lines: list[str] = []
-    assert chk.check("smoke", folder=results, path=matrix, findings_table=False, log=lines.append) == 3
+    assert _check(tmp_path, results, matrix, lines) == 3
     text = "\n".join(lines)
     assert "06_embedded-smoke_test_intervals.csv not found (run notebook 06)" in text
     assert "2 rows of 04_embedded-smoke_test_em.csv match" in text and "no expected value recorded" in text
@@ -60,11 +94,11 @@ def test_missing_table_row_or_expected_value_fails(tmp_path):
 
 def test_update_rewrites_expected_values_only(tmp_path):
     results, matrix = _setup(tmp_path, expected=1.0)
-    outcomes = chk.update("smoke", path=matrix, folder=results)
+    outcomes = chk.update("smoke", path=matrix, folder=results, executions=tmp_path / "executions")
     assert [o.got for o in outcomes] == [6.25, 52.08]
     text = matrix.read_text()
     assert text.startswith("# Reproduction matrix") and "expected: 6.25" in text
-    assert chk.check("smoke", folder=results, path=matrix, findings_table=False, log=lambda *_: None) == 0
+    assert _check(tmp_path, results, matrix) == 0
 
 
 def test_matrix_errors_name_the_condition(tmp_path):
@@ -101,3 +135,79 @@ def test_profile_without_conditions_scores_the_findings_only(tmp_path):
     assert any(x.startswith("[check] findings on this run") for x in lines)
     with pytest.raises(KeyError):
         chk.check("no-such-profile", folder=tmp_path, log=lines.append)
+
+
+# ----------------------------------------------------------------------------- which run wrote the table
+
+
+def _fail_lines(lines):
+    return [line for line in lines if line.startswith("FAIL")]
+
+
+def test_a_table_another_profiles_run_wrote_fails_naming_both_runs(tmp_path):
+    results, matrix = _setup(tmp_path)
+    record_table(results, run_id="20261124-090000-default")  # e.g. the shared quickstart table
+    lines: list[str] = []
+    assert _check(tmp_path, results, matrix, lines) == 2
+    why = ("table 04_embedded-smoke_test_em.csv was written by run 20261124-090000-default (profile default), "
+           "not by the run checked, run 20261123-120000-smoke (profile smoke)")
+    assert all(line.endswith(why) for line in _fail_lines(lines)) and len(_fail_lines(lines)) == 2
+    assert "[check] runs checked: notebook 04: run 20261123-120000-smoke" in lines
+
+
+def test_a_table_a_later_failed_run_rewrote_fails(tmp_path):
+    """A newer run of the same profile rewrote the table, then failed in that notebook: the run
+    checked for notebook 04 is still the older one, in which 04 finished."""
+    results, matrix = _setup(tmp_path)
+    record_run(tmp_path, "20261123-130000-smoke", status="failed in 04_reading.ipynb")
+    record_table(results, run_id="20261123-130000-smoke")
+    lines: list[str] = []
+    assert _check(tmp_path, results, matrix, lines) == 2
+    assert "written by run 20261123-130000-smoke (profile smoke), not by the run checked, run " \
+           "20261123-120000-smoke (profile smoke)" in _fail_lines(lines)[0]
+    record_run(tmp_path, "20261123-140000-smoke")  # 04 re-run and finished: it is the run checked now
+    record_table(results, run_id="20261123-140000-smoke")
+    assert _check(tmp_path, results, matrix) == 0
+
+
+def test_a_table_without_run_record_fails_unless_allowed(tmp_path):
+    results, matrix = _setup(tmp_path)
+    (results / prov.PROVENANCE_FILE).unlink()  # written by hand, or by an older runner
+    lines: list[str] = []
+    assert _check(tmp_path, results, matrix, lines) == 2
+    assert "table 04_embedded-smoke_test_em.csv has no run record in provenance.json" in _fail_lines(lines)[0]
+    assert "--allow-unrecorded" in _fail_lines(lines)[0]
+    lines = []
+    assert _check(tmp_path, results, matrix, lines, allow_unrecorded=True) == 0
+    assert any(line.endswith("tables with no run record accepted") for line in lines)
+
+
+def test_a_table_edited_after_its_run_or_without_a_finished_run_fails(tmp_path):
+    results, matrix = _setup(tmp_path)
+    with open(results / EM_TABLE, "a", encoding="utf-8") as fh:
+        fh.write("pipeline,bm25,5.0,9.0\n")
+    lines: list[str] = []
+    assert _check(tmp_path, results, matrix, lines) == 2
+    assert "was changed after run 20261123-120000-smoke (profile smoke) wrote it" in _fail_lines(lines)[0]
+    (tmp_path / "b").mkdir()
+    results2, matrix2 = _setup(tmp_path / "b")
+    (tmp_path / "b" / "executions" / RUN_ID / "manifest.json").unlink()  # no run of the profile
+    lines = []
+    assert _check(tmp_path / "b", results2, matrix2, lines) == 2
+    assert "but no run checked finished its notebook" in _fail_lines(lines)[0]
+    assert "[check] runs checked: no run of the profile finished a notebook" in lines
+
+
+def test_update_leaves_a_foreign_tables_values_alone(tmp_path):
+    results, matrix = _setup(tmp_path, expected=1.0)
+    record_table(results, run_id="20261124-090000-default")
+    outcomes = chk.update("smoke", path=matrix, folder=results, executions=tmp_path / "executions")
+    assert [o.status for o in outcomes] == ["FAIL", "FAIL"] and "profile default" in outcomes[0].why
+    assert "expected: 6.25" not in matrix.read_text()
+
+
+def test_cli_accepts_allow_unrecorded(capsys):
+    from inferqa_utils.__main__ import main
+
+    assert main(["check", "--profile", "smoke", "--no-findings", "--allow-unrecorded"]) in (0, 1)
+    assert "tables with no run record accepted" in capsys.readouterr().out

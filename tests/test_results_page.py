@@ -23,6 +23,14 @@ def _finding(fid: str, verdict: str, ours_a: str, why: str = "the interval lies 
             "ours_is": "ours"}
 
 
+def _condition(cid: str, status: str, run_id: str = "20261123-120000-smoke", written: str | None = None,
+               profile: str = "smoke") -> dict[str, Any]:
+    """A condition of a check record, its table written by the run checked unless ``written`` says."""
+    checked = {"run_id": run_id, "profile": profile}
+    return {"id": cid, "status": status, "file": f"04_{cid}.csv", "run_checked": checked,
+            "written_by": {"run_id": written, "profile": "default"} if written else checked}
+
+
 def _record(profile: str, findings: list[dict[str, Any]] | None, **over: Any) -> dict[str, Any]:
     rec = {"schema": chk.RECORD_SCHEMA, "kind": "inferqa-check", "profile": profile, "dataset": f"ds-{profile}",
            "split": "test", "date": "2026-11-23T14:00:00+00:00",
@@ -32,8 +40,8 @@ def _record(profile: str, findings: list[dict[str, Any]] | None, **over: Any) ->
            "run": {"manifest": "build/executions/x/manifest.json", "status": "ok", "total_s": 4778.0,
                    "notebooks_s": {f"0{i}_nb": 1.0 for i in range(8)},
                    "git": {"commit": "99a18c3aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "dirty": False}},
-           "notebooks": None,
-           "conditions": [{"id": "c1", "status": "OK"}, {"id": "c2", "status": "OK"}, {"id": "c3", "status": "FAIL"}],
+           "notebooks": None, "allow_unrecorded": False,
+           "conditions": [_condition("c1", "OK"), _condition("c2", "OK"), _condition("c3", "FAIL")],
            "findings": findings}
     rec.update(over)
     return rec
@@ -85,6 +93,7 @@ def test_page_header_runs_table_and_not_run(page: str):
     assert smoke[6] == "4,778 s (80 min), 8 notebooks"
     assert smoke[7] == "2 OK, 1 FAIL"
     assert smoke[8] == "0 holds, 0 contradicted, 2 inconclusive"
+    assert smoke[9] == "`20261123-120000-smoke`" and runs["triviahg"][9] == "—"
     # the check ran on another (dirty) commit than the notebooks: both are shown
     assert default[4] == "`1cb6dc9` (uncommitted changes); notebooks run at `99a18c3`"
     assert default[8] == "1 holds, 1 contradicted, 0 inconclusive"
@@ -174,7 +183,7 @@ def test_check_report_writes_the_record_beside_it(tmp_path: Path):
     results, matrix = _setup(tmp_path)
     executions = tmp_path / "executions"
     for stamp, total in (("20261120-100000", 10.0), ("20261123-120000", 4778.0)):
-        (executions / f"{stamp}-smoke").mkdir(parents=True)
+        (executions / f"{stamp}-smoke").mkdir(parents=True, exist_ok=True)  # the second wrote the tables
         (executions / f"{stamp}-smoke" / "manifest.json").write_text(json.dumps(
             {"started": "x", "status": "ok", "git": {"commit": "abc", "dirty": False},
              "timings_s": {"00_quickstart": 1.5, "04_reading": total - 1.5, "total": total}}))
@@ -190,6 +199,9 @@ def test_check_report_writes_the_record_beside_it(tmp_path: Path):
     assert (rec["profile"], rec["dataset"], rec["split"]) == ("smoke", "embedded-smoke", "test")
     assert [(c["id"], c["status"], c["got"]) for c in rec["conditions"]] == [("bm25 k=3 EM", "OK", 6.25),
                                                                               ("Optimal", "OK", 52.08)]
+    run = {"run_id": "20261123-120000-smoke", "profile": "smoke"}
+    assert all(c["run_checked"] == c["written_by"] == run for c in rec["conditions"])
+    assert rec["conditions"][0]["file"] == "04_embedded-smoke_test_em.csv" and rec["allow_unrecorded"] is False
     assert rec["run"]["total_s"] == 4778.0 and rec["run"]["notebooks_s"] == {"00_quickstart": 1.5,
                                                                              "04_reading": 4776.5}
     assert rec["machine"]["cpus"] and "git" in rec and dt.datetime.fromisoformat(rec["date"]).tzinfo
@@ -205,8 +217,10 @@ def test_check_report_writes_the_record_beside_it(tmp_path: Path):
 
 def test_check_without_report_writes_no_record(tmp_path: Path):
     results, matrix = _setup(tmp_path)
-    chk.check("smoke", folder=results, path=matrix, findings_table=False, log=lambda *_: None)
-    assert not list(tmp_path.rglob("*.json"))
+    before = sorted(tmp_path.rglob("*.json"))  # the run manifest and the run records
+    chk.check("smoke", folder=results, path=matrix, findings_table=False, log=lambda *_: None,
+              executions=tmp_path / "executions")
+    assert sorted(tmp_path.rglob("*.json")) == before
 
 
 def test_record_numbers_are_json_safe():
@@ -240,3 +254,42 @@ def test_run_times_combine_the_newest_finished_run_of_each_notebook(tmp_path: Pa
     assert run["total_s"] == 5435.0 and len(run["manifests"]) == 4
     assert run["manifest"].endswith("20261123-140000-triviahg/manifest.json")
     assert rp._duration(run) == "5,435 s (91 min), 4 notebooks from 4 runs"
+
+
+# ----------------------------------------------------------------------------- which run wrote the tables
+
+
+def test_a_record_counting_a_table_another_run_wrote_is_refused(tmp_path: Path):
+    rec = _record("default", [], conditions=[
+        _condition("quickstart", "OK", "20261123-120000-default", written="20261124-090000-smoke", profile="default")])
+    rec["conditions"][0]["written_by"]["profile"] = "smoke"
+    path = _write(tmp_path, rec)
+    with pytest.raises(DataFormatError) as err:
+        rp.collect([tmp_path], log=lambda *_: None)
+    assert err.value.file == str(path) and err.value.field == "conditions[0].written_by"
+    assert ("table 04_quickstart.csv was written by run 20261124-090000-smoke (profile smoke), not by the run "
+            "checked, run 20261123-120000-default (profile default)") in str(err.value)
+
+
+def test_a_failed_condition_may_name_another_run(tmp_path: Path):
+    """check FAILs such a condition: the record is shown, the FAIL counted."""
+    rec = _record("smoke", [], conditions=[_condition("c1", "FAIL", written="20261124-090000-default")])
+    _write(tmp_path, rec)
+    records = rp.collect([tmp_path], log=lambda *_: None)
+    assert _rows(rp.render(records, ["smoke"]), "## Runs")["smoke"][7] == "0 OK, 1 FAIL"
+
+
+def test_an_unrecorded_table_is_refused_unless_the_check_accepted_it(tmp_path: Path):
+    rec = _record("smoke", [], conditions=[{**_condition("c1", "OK"), "written_by": None}])
+    _write(tmp_path, rec)
+    with pytest.raises(DataFormatError, match=r"its table 04_c1\.csv has no run record"):
+        rp.collect([tmp_path], log=lambda *_: None)
+    _write(tmp_path, {**rec, "allow_unrecorded": True})
+    page = rp.render(rp.collect([tmp_path], log=lambda *_: None), ["smoke"])
+    assert _rows(page, "## Runs")["smoke"][7] == "1 OK, 0 FAIL; tables with no run record accepted"
+
+
+def test_a_record_of_the_earlier_layout_is_refused(tmp_path: Path):
+    _write(tmp_path, _record("smoke", [], schema=1))
+    with pytest.raises(DataFormatError, match="re-run `python -m inferqa_utils check --report`"):
+        rp.collect([tmp_path], log=lambda *_: None)
