@@ -20,6 +20,9 @@ the notebooks they run write then goes to the test root, never into the checkout
   ``make run``'s own caches, so a test run never changes what a run reads, and keep a developer's
   second ``make test`` fast; CI starts from a fresh clone and fills them once.
 
+The shared TriviaHG data stays the checkout's (``INFERQA_SHARED_DATA`` = ``../shared/data`` beside
+the checkout, unless set), as the root's parent is no longer the checkout's.
+
 The root is a new temporary folder, removed at the end of a session that passed (kept, and named,
 when tests failed). ``INFERQA_TEST_ROOT=DIR`` chooses a folder that is kept instead, e.g. to
 reuse a smoke build across sessions (``INFERQA_TEST_ROOT=/tmp/iq pytest -m browser``).
@@ -86,14 +89,18 @@ def _link_entries(source: Path, folder: Path, skip: set[str]) -> None:
 
 
 def isolate(environ: MutableMapping[str, str] = os.environ) -> tuple[Path, bool]:
-    """Make a test root and point ``INFERQA_ROOT`` at it (and ``INFERQA_LLM_CACHE`` at the tests'
-    generation cache unless set) in ``environ``; returns ``(root, chosen)``, ``chosen`` when it
+    """Make a test root and point ``INFERQA_ROOT`` at it in ``environ`` (and, unless set,
+    ``INFERQA_LLM_CACHE`` at the tests' generation cache and ``INFERQA_SHARED_DATA`` at the
+    checkout's ``../shared/data`` when it exists); returns ``(root, chosen)``, ``chosen`` when it
     came from ``INFERQA_TEST_ROOT`` (then it is never removed)."""
     chosen = environ.get(TEST_ROOT_ENV)
     root = Path(chosen) if chosen else Path(tempfile.mkdtemp(prefix="inferqa-tests-"))
     root = make_root(root.resolve())
     environ["INFERQA_ROOT"] = str(root)
     environ.setdefault("INFERQA_LLM_CACHE", str(shared_cache() / "llm" / "cache.sqlite"))
+    shared = CHECKOUT.parent / "shared" / "data"
+    if shared.is_dir():
+        environ.setdefault("INFERQA_SHARED_DATA", str(shared))
     return root, bool(chosen)
 
 

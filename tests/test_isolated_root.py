@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from isolated_root import CHECKOUT, inside, make_root, shared_cache
 
 from inferqa_utils.config import PATHS
@@ -48,6 +49,13 @@ def test_notebooks_are_copies_of_the_checkouts():
 def test_generation_cache_is_the_tests_own():
     cache = Path(os.environ["INFERQA_LLM_CACHE"])
     assert cache != CHECKOUT / ".cache" / "llm" / "cache.sqlite"  # make run's cache is not touched
+
+
+def test_shared_data_is_still_found_beside_the_checkout():
+    """The real-data tests read ../shared/data beside the checkout, not beside the test root."""
+    if not (CHECKOUT.parent / "shared" / "data").is_dir():
+        pytest.skip("no ../shared/data beside the checkout")
+    assert PATHS.shared_data() is not None and not inside(PATHS.shared_data(), PATHS.root.parent / "shared")
 
 
 def test_a_child_interpreter_sees_the_test_root():
