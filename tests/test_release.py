@@ -48,7 +48,8 @@ def _build_folder(tmp: Path) -> Path:
 def tiny_release(tmp_path) -> Path:
     judgments = pd.DataFrame([{"corpus": "answer-containing, LLM-judged", "qid": "t_a_1", "pid": "ref:t_a_1",
                                "label": 2, "answer": "Mirror", "source": "pooled"}])
-    return rel.write_release(_build_folder(tmp_path), tmp_path / "release", {"name": "tiny", "profile": "test"},
+    return rel.write_release(_build_folder(tmp_path), tmp_path / "release",
+                             {"name": "tiny", "profile": "test", "parameters": {"control": {"reader_model": "lab"}}},
                              control_corpus={"ref:t_a_1": "A mirror reflects light."}, judgments=judgments)
 
 
@@ -190,3 +191,40 @@ def test_release_folder_names_and_paths(tmp_path):
     with pytest.raises(rel.ReleaseError, match="not a dataset release"):
         rel.read_manifest(tmp_path)
     shutil.rmtree(tmp_path)
+
+
+class _Reader:
+    """A reader without a model: answers "fresh" and records the contexts it was asked about."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.contexts = name, []
+
+    def chat(self, batch, max_tokens=None, desc="", progress=True, until=None):
+        self.contexts += [m[-1]["content"].split("Context: ")[1].split("\nQuestion:")[0] for m in batch]
+        return ["fresh"] * len(batch)
+
+
+def test_the_builds_own_readings_are_reused_not_read_again(tiny_release, tmp_path, monkeypatch):
+    """Notebooks 04-07 reuse what the build read with the same model and prompt: the labelling
+    answer of each passage and, from an installed release, its pooled control judgments."""
+    from inferqa_utils.answering.reader import read
+    from inferqa_utils.config import Paths
+    from inferqa_utils.construction.store import load_built
+    from inferqa_utils.reading.experiments import known_answers
+
+    monkeypatch.setattr(rel, "PATHS", Paths(tmp_path / "root"))
+    folder = rel.install_release(tiny_release, "tiny", log=lambda s: None)
+    ds = load_built("tiny", folder=folder)
+    known = known_answers(ds, "lab")
+    p = ds.passages["t_a_1_11_01"]
+    q = ds.questions["t_a_1"].question
+    assert known.answers[(q, p.text)] == "Mirror"
+    assert known.answers[(q, "A mirror reflects light.")] == "Mirror"  # the release's control judgment
+    reader = _Reader("lab")
+    outs = read(reader, [q, q, q], [p.text, "A mirror reflects light.", "It is a reflective surface. Unseen."],
+                known=known)
+    assert [o.answer for o in outs] == ["Mirror", "Mirror", "fresh"]
+    assert reader.contexts == ["It is a reflective surface. Unseen."]
+    other = _Reader("another-model")  # another model's answers are not this one's
+    assert [o.answer for o in read(other, [q], [p.text], known=known)] == ["fresh"]
+    assert [o.answer for o in read(reader, [q], [p.text], known=known, layout="question-first")] == ["fresh"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..llm.base import LLM
@@ -51,14 +51,41 @@ class ReaderOutput:
         return self.answer == NO_ANSWER
 
 
+@dataclass(frozen=True)
+class KnownAnswers:
+    """Answers ``model`` already gave to ``(question, context)`` with the reader prompt in
+    ``layout`` — e.g. the labelling and pooled judgments a dataset release ships — which
+    :func:`read` returns without a model call (greedy decoding: the same prompt, the same answer)."""
+
+    model: str
+    layout: str
+    answers: Mapping[tuple[str, str], str]
+
+    def get(self, llm: LLM, layout: str, question: str, context: str) -> str | None:
+        if self.model != llm.name or self.layout != layout:
+            return None
+        return self.answers.get((question, context))
+
+
 def read(llm: LLM, questions: Sequence[str], contexts: Sequence[str], desc: str | None = None,
-         progress: bool = True, layout: str = READER_LAYOUT) -> list[ReaderOutput]:
-    """Answer each question from its context (one batch, cached, prefix-ordered)."""
+         progress: bool = True, layout: str = READER_LAYOUT, known: KnownAnswers | None = None) -> list[ReaderOutput]:
+    """Answer each question from its context (one batch, cached, prefix-ordered); answers in
+    ``known`` (same model and layout) are taken as they are."""
     if len(questions) != len(contexts):
         raise ValueError(f"{len(questions)} questions for {len(contexts)} contexts")
-    msgs = [reader_messages(q, c, layout=layout) for q, c in zip(questions, contexts, strict=True)]
-    raws = llm.chat(msgs, max_tokens=MAX_NEW_TOKENS, desc=desc or f"read ({llm.name})", progress=progress)
-    return [ReaderOutput(r, postprocess(r)) for r in raws]
+    outs: list[ReaderOutput | None] = [None] * len(questions)
+    todo = []
+    for i, (q, c) in enumerate(zip(questions, contexts, strict=True)):
+        a = known.get(llm, layout, q, c) if known is not None else None
+        if a is None:
+            todo.append(i)
+        else:
+            outs[i] = ReaderOutput(a, a)
+    msgs = [reader_messages(questions[i], contexts[i], layout=layout) for i in todo]
+    raws = llm.chat(msgs, max_tokens=MAX_NEW_TOKENS, desc=desc or f"read ({llm.name})", progress=progress) if msgs else []
+    for i, r in zip(todo, raws, strict=True):
+        outs[i] = ReaderOutput(r, postprocess(r))
+    return outs  # type: ignore[return-value]
 
 
 def read_closed_book(llm: LLM, questions: Sequence[str], progress: bool = True,

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 from .. import artifacts
 from ..config import require_input
 from ..metrics import evaluate
-from ..reading.experiments import read_run as read_one
+from ..reading.experiments import read_runs
 from ..stages import result_path, run_dir
 from ..trec import Run, read_run
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..answering.reader import KnownAnswers
     from ..datamodel import Dataset
     from ..llm.base import LLM
 
@@ -86,15 +87,11 @@ def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
 
 def read_systems(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Run], qids: Sequence[str],
                  k: int = 3, union: str = "norm", corpus: Mapping[str, str] | None = None,
-                 progress: bool = True) -> pd.DataFrame:
-    """Per-question answers of every run read at top-``k`` with ``union`` (one
-    :func:`inferqa_utils.reading.experiments.read_run` per system; cached engine)."""
-    import pandas as pd
-
-
-    frames = [read_one(reader, judge, ds, run, list(qids), ks=(k,), unions=(union,), corpus=corpus, system=name,
-                       progress=progress) for name, run in runs.items()]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+                 progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
+    """Per-question answers of every run read at top-``k`` with ``union``: all systems in one reader
+    batch and one judge batch (:func:`inferqa_utils.reading.experiments.read_runs`)."""
+    return read_runs(reader, judge, ds, runs, list(qids), ks=(k,), unions=(union,), corpus=corpus, progress=progress,
+                     known=known)
 
 
 def report_table(runs: Mapping[str, Run], kinds: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..answering.prompts import READER_LAYOUT
 from ..atomic import staged_dir
 from ..errors import InferQAError
 from ..export import write_quit
@@ -112,6 +113,7 @@ def _write_export(res: BuildResult, out: Path, model_identities: dict[str, str],
         "fingerprint": cfg.fingerprint(source_sha),
         "source_sha256": source_sha,
         "parameters": {k: v for k, v in cfg.__dict__.items()},
+        "reader_layout": READER_LAYOUT,  # the reader prompt the labelers' answers were generated with
         "counts": {
             "source_questions": len(res.questions),
             "questions": len(ds.questions),

@@ -265,11 +265,21 @@ def read_judgments(folder: str | os.PathLike[str]) -> pd.DataFrame | None:
     return j
 
 
-def _control_ids(folder: Path) -> set[str]:
-    path = folder / CONTROL_CORPUS
+def control_texts(folder: str | os.PathLike[str]) -> dict[str, str]:
+    """``{id: text}`` of a release's answer-containing control corpus (empty when it has none)."""
+    path = Path(folder) / CONTROL_CORPUS
     if not path.is_file():
-        return set()
-    return {json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+        return {}
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            out[rec["id"]] = rec["contents"]
+    return out
+
+
+def _control_ids(folder: Path) -> set[str]:
+    return set(control_texts(folder))
 
 
 def installed_release(ds: Dataset) -> Path | None:
@@ -313,7 +323,8 @@ def install_release(spec: str | os.PathLike[str], name: str, overwrite: bool = F
         (tmp / MANIFEST).unlink()
         installed = {**(m.get("build") or {}),
                      "release": {"folder": _rel(folder), "manifest_sha256": digest, "name": m.get("name"),
-                                 "code": m.get("code"), "created": m.get("created")}}
+                                 "code": m.get("code"), "created": m.get("created"),
+                                 "control": (m.get("parameters") or {}).get("control")}}
         (tmp / "manifest.json").write_text(json.dumps(installed, indent=1, default=str), encoding="utf-8")
     log(f"installed the release {_rel(folder)} into {target}")
     return target

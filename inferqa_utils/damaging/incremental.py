@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..answering.guards import occurs_in
-from ..answering.reader import read
+from ..answering.reader import KnownAnswers, read
 from ..datamodel import Dataset
 from ..figures import INTERVAL_NOTE, error_bars
 from ..llm.base import LLM
@@ -87,7 +87,8 @@ def subset_context(passages: Sequence[Sequence[str]], keep: Sequence[int]) -> st
 
 
 def read_unique(reader: LLM, judge: LLM | None, ds: Dataset, items: Sequence[tuple[str, str]],
-                desc: str | None = None, progress: bool = True) -> dict[tuple[str, str], dict]:
+                desc: str | None = None, progress: bool = True,
+                known: KnownAnswers | None = None) -> dict[tuple[str, str], dict]:
     """Read each distinct ``(qid, context)`` once (one batch: cached, prefix-ordered) and score it.
 
     Returns ``{(qid, context): {"answer", "em", "judged", "no_answer"}}``; each distinct
@@ -99,7 +100,7 @@ def read_unique(reader: LLM, judge: LLM | None, ds: Dataset, items: Sequence[tup
     if not unique:
         return {}
     outs = read(reader, [ds.questions[q].question for q, _ in unique], [c for _, c in unique],
-                desc=desc, progress=progress)
+                desc=desc, progress=progress, known=known)
     answers = {item: o.answer for item, o in zip(unique, outs, strict=True)}
     pairs = list(dict.fromkeys((q, a) for (q, _), a in answers.items()))
     scored = score_answers(ds, [q for q, _ in pairs], [a for _, a in pairs], judge, progress=progress)
@@ -116,7 +117,7 @@ def read_unique(reader: LLM, judge: LLM | None, ds: Dataset, items: Sequence[tup
 
 def incremental_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[str], n: int,
                           corpus: Mapping[str, str] | None = None, system: str = "",
-                          progress: bool = True) -> pd.DataFrame:
+                          progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
     """paper 004 incremental inference: read every question with its top-1 … top-N passages.
 
     One row per (question, k = 1..N): ``qid, k, pid`` (the k-th passage; empty when the run has
@@ -140,7 +141,8 @@ def incremental_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run,
                          "adds": k <= len(pids) and (k == 1 or ctx != ctxs[k - 2]),
                          "context_chars": len(ctx), "_ctx": ctx})
             items.append((qid, ctx))
-    res = read_unique(reader, judge, ds, items, desc=f"incremental {system} N={n}".strip(), progress=progress)
+    res = read_unique(reader, judge, ds, items, desc=f"incremental {system} N={n}".strip(), progress=progress,
+                      known=known)
     df = pd.DataFrame(rows)
     scored = pd.DataFrame([res[(r["qid"], r["_ctx"])] for r in rows])
     df = pd.concat([df.drop(columns="_ctx"), scored], axis=1)
@@ -178,7 +180,7 @@ def pattern_table(inc: pd.DataFrame) -> pd.DataFrame:
 def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: pd.DataFrame,
                     ks: Sequence[int] = PROBE_KS, probes: Sequence[str] = tuple(PROBES),
                     metrics: Sequence[str] = METRICS, corpus: Mapping[str, str] | None = None,
-                    progress: bool = True) -> pd.DataFrame:
+                    progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
     """Probe@k (paper 004, paper 004 §6.1): re-read the passages each probe keeps among the top-k.
 
     ``inc`` is one system's :func:`incremental_inference` frame. For each question, metric (its EM
@@ -205,7 +207,7 @@ def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: 
                     rows.append({"system": system, "qid": qid, "metric": metric, "k": k, "probe": probe,
                                  "n_kept": len(keep), "kept": " ".join(str(i + 1) for i in keep), "_ctx": ctx})
                     items.append((qid, ctx))
-    res = read_unique(reader, judge, ds, items, desc=f"probes {system}".strip(), progress=progress)
+    res = read_unique(reader, judge, ds, items, desc=f"probes {system}".strip(), progress=progress, known=known)
     for r in rows:
         out = res[(r["qid"], r.pop("_ctx"))]
         r["answer"] = out["answer"]

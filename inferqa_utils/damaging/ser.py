@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 import pandas as pd
 
+from ..answering.reader import KnownAnswers
 from ..config import SEED
 from ..construction.difficulty import contains_answer
 from ..datamodel import Dataset
@@ -55,7 +56,7 @@ def containing_gold_candidates(control_qrels: Mapping[str, Mapping[str, int]], q
 
 def select_gold(reader: LLM, ds: Dataset, candidates: Mapping[str, Sequence[str]],
                 corpus: Mapping[str, str] | None = None, max_tries: int = 3,
-                progress: bool = True) -> dict[str, tuple[str, str]]:
+                progress: bool = True, known: KnownAnswers | None = None) -> dict[str, tuple[str, str]]:
     """Per question, the first candidate passage (of at most ``max_tries``) read alone with a
     correct strict-EM answer: ``{qid: (pid, base answer)}``; questions without one are left out.
     Candidates are tried in rounds (all questions' first candidates in one batch, then the second…)."""
@@ -67,7 +68,7 @@ def select_gold(reader: LLM, ds: Dataset, candidates: Mapping[str, Sequence[str]
         if not todo:
             break
         res = read_unique(reader, None, ds, [(q, _context(ds, [pid], corpus)) for q, pid in todo],
-                          desc=f"SER gold passages (try {t + 1})", progress=progress)
+                          desc=f"SER gold passages (try {t + 1})", progress=progress, known=known)
         for q, pid in todo:
             out = res[(q, _context(ds, [pid], corpus))]
             if out["em"]:
@@ -127,7 +128,8 @@ def sample_negatives(ds: Dataset, gold: Mapping[str, tuple[str, str]], corpus: M
 
 def ser_inference(reader: LLM, ds: Dataset, gold: Mapping[str, tuple[str, str]],
                   negatives: Mapping[str, Mapping[str, Sequence[Sequence[str]]]],
-                  corpus: Mapping[str, str] | None = None, progress: bool = True) -> pd.DataFrame:
+                  corpus: Mapping[str, str] | None = None, progress: bool = True,
+                  known: KnownAnswers | None = None) -> pd.DataFrame:
     """Read good passage + the first m extras for every question, kind, sample and m (one batch).
 
     One row per reading: ``kind, qid, sample, m, gold_pid, extras, base_answer, answer, em, changed``.
@@ -142,7 +144,7 @@ def ser_inference(reader: LLM, ds: Dataset, gold: Mapping[str, tuple[str, str]],
                     rows.append({"kind": kind, "qid": qid, "sample": s, "m": m, "gold_pid": gpid,
                                  "extras": " ".join(extras[:m]), "base_answer": base, "_ctx": ctx})
                     items.append((qid, ctx))
-    res = read_unique(reader, None, ds, items, desc="SER", progress=progress)
+    res = read_unique(reader, None, ds, items, desc="SER", progress=progress, known=known)
     for r in rows:
         out = res[(r["qid"], r.pop("_ctx"))]
         r["answer"], r["em"] = out["answer"], out["em"]

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..answering.judge import judge_answers
 from ..answering.prompts import NO_ANSWER
-from ..answering.reader import read
+from ..answering.reader import KnownAnswers, read
 from ..datamodel import Dataset, Question
 from ..llm.base import LLM
 from ..trec import Run
@@ -61,6 +61,34 @@ def contexts_from_run(ds: Dataset, run: Run, qids: Iterable[str], k: int, union:
     return out
 
 
+def known_answers(ds: Dataset, model: str) -> KnownAnswers:
+    """The answers ``model`` gave while the dataset was built, for :func:`~inferqa_utils.answering.reader.read`
+    to reuse: its labelling answer to every labelled passage (the passage text as the context), and
+    — for a dataset installed from a release — its answers in the release's pooled control
+    judgments (notebook 02; supporting-corpus passages and control references), each under the
+    reader layout they were generated with. A context that equals a passage (top-1, an oracle
+    union of one question's hints) is then not read again."""
+    from ..construction.release import control_texts, installed_release, released_judgments
+    from ..retrieval.pooled import CONTAINING_JUDGED
+
+    built = ds.meta.get("built") or {}
+    answers: dict[tuple[str, str], str] = {}
+    for pid, gens in ds.generations.items():
+        a, p = (gens or {}).get(model), ds.passages.get(pid)
+        if a and p is not None and p.qid in ds.questions:
+            answers[(ds.questions[p.qid].question, p.text)] = a
+    control = ((built.get("release") or {}).get("control") or {})
+    judgments = released_judgments(ds) if control.get("reader_model") == model else None
+    if judgments is not None and len(judgments):
+        refs = control_texts(installed_release(ds))
+        for corpus, qid, pid, a in zip(judgments["corpus"], judgments["qid"], judgments["pid"], judgments["answer"],
+                                       strict=True):
+            text = refs.get(pid) if corpus == CONTAINING_JUDGED else (ds.passages[pid].text if pid in ds.passages else None)
+            if a and text is not None and qid in ds.questions:
+                answers.setdefault((ds.questions[qid].question, text), a)
+    return KnownAnswers(model, built.get("reader_layout", "context-first"), answers)
+
+
 def gold_of(q: Question) -> list[str]:
     """The gold answers/aliases (what the judge is shown); the EM pool is ``q.answers``."""
     return list(q.meta.get("gold_answers") or q.answers)
@@ -95,23 +123,25 @@ def read_contexts(reader: LLM, judge: LLM | None, ds: Dataset, contexts: Mapping
 def read_run(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[str],
              ks: Sequence[int] = (1, 3, 5), unions: Sequence[str] = UNIONS, alpha: float = ALPHA,
              beta: float = BETA, corpus: Mapping[str, str] | None = None, system: str = "",
-             setting: str = "pipeline", progress: bool = True) -> pd.DataFrame:
+             setting: str = "pipeline", progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
     """Per-question answers for every (k, union) over one run (:func:`read_runs` of one run)."""
     return read_runs(reader, judge, ds, {system: run}, qids, ks, unions, alpha, beta, corpus,
-                     settings={system: setting}, progress=progress)
+                     settings={system: setting}, progress=progress, known=known)
 
 
 def read_runs(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Run], qids: Sequence[str],
               ks: Sequence[int] = (1, 3, 5), unions: Sequence[str] = UNIONS, alpha: float = ALPHA,
               beta: float = BETA, corpus: Mapping[str, str] | None = None,
-              settings: Mapping[str, str] | None = None, progress: bool = True) -> pd.DataFrame:
+              settings: Mapping[str, str] | None = None, progress: bool = True,
+              known: KnownAnswers | None = None) -> pd.DataFrame:
     """Per-question answers for every (run, k, union): one row per (system, k, union, question),
     in that order, with ``setting`` (``settings[system]``, default ``pipeline``).
 
     Every context is read in **one** reader batch and every answer judged in **one** judge batch:
     the engine orders the prompts so that contexts extending one another (top-1 ⊂ top-3 ⊂ top-5)
     run one after another and share their prefix, and reads a context that several runs or both
-    unions produce once (e.g. k = 1, where Union_norm = Union_freq)."""
+    unions produce once (e.g. k = 1, where Union_norm = Union_freq). Answers in ``known``
+    (:func:`known_answers`: the build's own readings of the same prompts) are not read again."""
     jobs = []
     for system, run in runs.items():
         for k in ks:
@@ -122,7 +152,7 @@ def read_runs(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Ru
         return pd.DataFrame()
     contexts = [j[4] for j in jobs]
     outs = read(reader, [ds.questions[j[3]].question for j in jobs], contexts,
-                desc=f"read {len(runs)} run(s) × k {list(ks)} × {list(unions)}", progress=progress)
+                desc=f"read {len(runs)} run(s) × k {list(ks)} × {list(unions)}", progress=progress, known=known)
     df = score_answers(ds, [j[3] for j in jobs], [o.answer for o in outs], judge, progress=progress,
                        contexts=contexts)
     df["context_chars"] = [len(c) for c in contexts]
