@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..answering.prompts import NO_ANSWER, reader_messages
-from ..answering.reader import read
+from ..answering.reader import KnownAnswers, read
 from ..fingerprint import run_sha256
 from ..textnorm import fold_accents, normalize_answer
 from ..trec import Run
@@ -124,9 +124,10 @@ def _llm_support(reader: LLM, question: str, pids: Sequence[str], corpus: Mappin
 def candidate_support_run(questions: Mapping[str, str], first: Run, corpus: Mapping[str, str], reader: LLM,
                           embedder: Embedder, pool: int = 10, top_c: int = 3, depth: int = 100,
                           agreement_weight: float = 1.0, support: str = "dense",
-                          progress: bool = True) -> tuple[Run, dict[str, Any]]:
+                          progress: bool = True, known: KnownAnswers | None = None) -> tuple[Run, dict[str, Any]]:
     """CSR over ``first`` (module docstring). Returns the run (rank-based scores) and, per question,
-    the probe answers of the pool and the weighted candidates."""
+    the probe answers of the pool and the weighted candidates. Probe readings in ``known`` (the
+    build's own readings of the same passages) are not read again."""
     import numpy as np
 
 
@@ -135,7 +136,7 @@ def candidate_support_run(questions: Mapping[str, str], first: Run, corpus: Mapp
     qids = [q for q in questions if q in first]
     jobs = [(q, p) for q in qids for p in top_ids(first, q, pool)]
     outs = read(reader, [questions[q] for q, _ in jobs], [corpus[p] for _, p in jobs],
-                desc=f"CSR probe ({reader.name})", progress=progress)
+                desc=f"CSR probe ({reader.name})", progress=progress, known=known)
     probe: dict[str, dict[str, str]] = {q: {} for q in qids}
     for (q, p), o in zip(jobs, outs, strict=True):
         probe[q][p] = o.answer
@@ -167,7 +168,7 @@ def csr_method(name: str, questions: Mapping[str, str], first: Run, corpus: Mapp
 
     first = {q: first.get(q, []) for q in questions}
     stamp = base_stamp(corpus, questions, VERSION, reader=reader.identity, embedder=embedder.identity,
-                       first=run_sha256(first), **{k: v for k, v in kw.items() if k != "progress"})
+                       first=run_sha256(first), **{k: v for k, v in kw.items() if k not in ("progress", "known")})
     return cached_method(name, out_dir, stamp,
                          lambda: candidate_support_run(questions, first, corpus, reader, embedder, **kw),
                          len(questions), [reader])
