@@ -156,20 +156,18 @@ def test_duplicate_prompts_in_a_batch_run_once():
     assert out[0] == out[2] and llm.stats.model_calls == 2 and llm.stats.cache_hits == 1
 
 
-def test_a_judge_reply_stops_once_it_is_decided():
-    """``until`` ends generation at the first token that decides a Yes/No reply; what a reader of
-    the reply's start sees is unchanged."""
-    from inferqa_utils.answering.judge import parse_yes_no
-    from inferqa_utils.answering.prompts import judge_messages
+def test_a_reply_stops_once_it_is_decided():
+    """``until`` ends generation at the first token whose text decides the reply (for a judge:
+    "yes"/"no"); the reply is then a prefix of the unconstrained one, cut right after the decision."""
+    from inferqa_utils.llm.base import decided
 
+    assert decided(' **Yes**, it is', ("yes", "no")) and decided("No.", ("yes", "no")) and not decided("Maybe", ("no",))
     llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
-    prompts = [judge_messages("What object shows your reflection?", ["Mirror"], a)
-               for a in ("a mirror", "a window", "glass", "Mirror")]
-    full = llm.chat(prompts, max_tokens=3, progress=False)
-    generated = llm.stats.generated_tokens
-    short = llm.chat(prompts, max_tokens=3, until=("yes", "no"), progress=False)
-    assert [parse_yes_no(x) for x in short] == [parse_yes_no(x) for x in full]
-    assert llm.stats.generated_tokens - generated < generated
+    msgs = _batch()[2]
+    full = llm.chat([msgs], max_tokens=6, progress=False)[0]
+    first = full.strip().split()[0].lower()
+    short = llm.chat([msgs], max_tokens=6, until=(first,), progress=False)[0]
+    assert full.startswith(short) and len(short) < len(full) and short.strip().lower().startswith(first)
 
 
 def test_a_few_shot_prefix_persisted_by_one_engine_is_restored_by_the_next(tmp_path):
