@@ -10,9 +10,9 @@ PROFILE ?= default
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup browser run smoke test browser-test lint models results-page llama-server clean-executions help
+.PHONY: setup browser run release smoke test browser-test lint models results-page llama-server clean-executions help
 help:
-	@echo "make run | make test | make smoke | make browser-test | make lint | make models | make results-page | make llama-server  (PROFILE=$(PROFILE))"
+	@echo "make run | make release | make test | make smoke | make browser-test | make lint | make models | make results-page | make llama-server  (PROFILE=$(PROFILE))"
 
 $(STAMP): requirements.txt requirements-models.txt pyproject.toml scripts/setup_env.sh
 	@bash scripts/setup_env.sh "$(PYTHON)" "$(VENV)"
@@ -33,6 +33,11 @@ run: setup models
 	echo "[make run] profile $(PROFILE) finished in $$(( $$(date +%s) - start )) s"; \
 	$(PY) -m inferqa_utils check --profile $(PROFILE) --report results/check_$(PROFILE).md || \
 	  echo "[make run] some numbers differ from inferqa_utils/reproduction.yaml (FAIL lines above)"
+
+# the complete construction of the profile's dataset (notebook 01 + notebook 02's control judgments),
+# written as a dataset release to data/<dataset>/release (resumable; replaces the release atomically)
+release: setup models
+	@$(PY) -m inferqa_utils release --profile $(PROFILE)
 
 smoke:
 	@$(MAKE) --no-print-directory run PROFILE=smoke

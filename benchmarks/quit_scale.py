@@ -1,4 +1,4 @@
-"""QUIT at full size on one laptop: load, index, search and evaluate 2.4 M passages (issue 20, item 5).
+"""QUIT at full size on one laptop: load, index, search and evaluate 2.4 M passages.
 
 Writes a release in the official QUIT shape (``train.json``/``dev.json``/``test.json`` with
 ``id``, ``question``, ``answers``, ``hints`` and ``subsets`` {mask: {permutation: {model: answer}}},
@@ -34,7 +34,7 @@ the copy's first hint are 2 (261 of 325), written as the labelers' answers in ``
 answer for 2, ``NO ANSWER`` for 1) so the loader derives them as it does for the real release.
 The metric values therefore mean nothing; the point is size, time and memory.
 
-Target (issue 20): ≤ 30 min and ≤ 12 GB peak on 2 cores at 7,401 questions.
+Target: ≤ 30 min and ≤ 12 GB peak on 2 cores at 7,401 questions.
 
     .venv/bin/python benchmarks/quit_scale.py [--questions 7401] [--out DIR] [--overwrite] [--keep]
 

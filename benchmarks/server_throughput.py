@@ -24,7 +24,7 @@ asking for an explanation of about 80 words; use ``--max-tokens 96``): it separa
 does for token generation from what it cannot do for prompt evaluation, which dominates the reader
 workload (about 110 new prompt tokens and 5 generated per request).
 
-Target (issue 20): >= 2x requests/s at 8 in flight vs 1 on 2 cores, the same answers.
+Target: >= 2x requests/s at 8 in flight vs 1 on 2 cores, the same answers.
 """
 
 from __future__ import annotations

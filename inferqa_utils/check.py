@@ -55,11 +55,14 @@ HEADER = """\
 # column's unit). Expected values come from a real run; rewrite them only deliberately with
 # `python -m inferqa_utils check --profile NAME --update` and review the diff.
 #
-# Tolerance: greedy llama.cpp decoding, fixed seeds and stamped caches make a run on one machine
-# reproduce exactly. Measured: two smoke runs, one from an empty generation cache, gave identical
-# numbers in every results table (README, "Reproduction matrix"). The tolerance (0.02) only absorbs
-# the rounding of the CSVs, as Pyserini's 2CR does (isclose, abs_tol 2e-2). A different CPU or
-# llama.cpp build may change a near-tie greedy token: a FAIL there is a real difference to look at.
+# Tolerance: greedy llama.cpp decoding, fixed seeds and stamped caches make a run reproduce exactly.
+# llama-cpp-python is compiled for one fixed instruction set on every x86-64 machine
+# (scripts/setup_env.sh: GGML_NATIVE=OFF, AVX2/FMA/F16C, no AVX-512), so the greedy tokens do not
+# depend on the CPU the package was installed on; benchmarks/llama_builds.py compares a native
+# build with it (identical logits and answers on the machine it was measured on). The tolerance
+# (0.02) only absorbs the rounding of the CSVs, as Pyserini's 2CR does (isclose, abs_tol 2e-2).
+# The dataset the default profile reads is a release (data/embedded/release): fixed data.
+# A FAIL is a real difference to look at.
 """
 
 

@@ -61,6 +61,7 @@ def main() -> int:
         return 0
     from tqdm.auto import tqdm
 
+    from inferqa_utils.atomic import write_text_atomic
     from inferqa_utils.construction.convergence import convergence_from_scores, hint_scores
     from inferqa_utils.llm import load_llm
 
@@ -75,7 +76,7 @@ def main() -> int:
                             "scores": {c: int(sc[c]) for c in cands},
                             "convergence_judge": f"{a.model} {METHOD}", "convergence_of": key_of(q, h["hint"], cands)}
         if n % 20 == 0 or n == len(todo):  # checkpoint: an interrupted run keeps what it scored
-            path.write_text(json.dumps(recs, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+            write_text_atomic(path, json.dumps(recs, ensure_ascii=False, indent=1) + "\n")
     print(f"wrote {path}")
     return 0
 

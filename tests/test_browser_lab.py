@@ -1,4 +1,4 @@
-"""JupyterLab in a real browser (issue 21): the quickstart and notebook 01 opened on the smoke
+"""JupyterLab in a real browser: the quickstart and notebook 01 opened on the smoke
 build, run from the menu, and read the way a teacher sees them.
 
 Real components only: ``python -m jupyterlab`` on 127.0.0.1 with a token, Debian's chromium and

@@ -263,7 +263,7 @@ def test_stability_error_ratio_empty_and_mismatch():
         stability_error_ratio(["x"], ["x", "y"])
 
 
-# ---------------------------------------------------------------- issue 8: hand-written patterns
+# ---------------------------------------------------------------- hand-written patterns
 
 
 @pytest.mark.parametrize(

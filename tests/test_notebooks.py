@@ -73,7 +73,7 @@ def test_parameter_defaults_equal_the_default_profile():
 
 
 def test_notebook_01_defaults_make_the_default_profile_build():
-    """Notebook 01 opened in JupyterLab after `make run` reuses that run's build (issue 21: a default
+    """Notebook 01 opened in JupyterLab after `make run` reuses that run's build (a default
     that differed from the profile's made Run All stop with a BuildConflictError): its parameters
     cell and set-up cell, run as written, give the default profile's build fingerprint."""
     import nbformat
