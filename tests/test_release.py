@@ -22,6 +22,9 @@ HINTS = {
     "t_b_1": ("Which planet is the largest?", ["Jupiter"], ["It is a gas giant.", "It has a great red spot."]),
 }
 
+#: the tiny release's labeler: a real packaged model, so that its answers can be reused by name
+LABELER = "smollm2-135m"
+
 
 def _build_folder(tmp: Path) -> Path:
     """A two-question export in the shape build_dataset writes (k = 2: 4 passages each, test split,
@@ -32,13 +35,13 @@ def _build_folder(tmp: Path) -> Path:
         ps = build_passages(qid, hints)
         passages.update((p.pid, p) for p in ps)
         qrels[qid] = {p.pid: 2 if p.n_hints == 2 else 1 for p in ps}
-        gens.update((p.pid, {"lab": answers[0] if p.n_hints == 2 else "NO ANSWER"}) for p in ps)
+        gens.update((p.pid, {LABELER: answers[0] if p.n_hints == 2 else "NO ANSWER"}) for p in ps)
     ds = Dataset("tiny", qs, passages, qrels, {"test": list(qs)}, gens)
     folder = tmp / "build"
     write_quit(ds, folder)
     (folder / "questions.csv").write_text("qid,status\nt_a_1,kept\nt_b_1,kept\n", encoding="utf-8")
     manifest = {"name": "tiny", "fingerprint": "f" * 16, "labelled_splits": ["test"],
-                "parameters": {"k_hints": 2, "labelers": ["lab"], "source": "embedded"},
+                "parameters": {"k_hints": 2, "labelers": [LABELER], "source": "embedded"},
                 "counts": {"per_split": {"test": 2}, "passages": 8}, "invariants": {"ok": True, "problems": []}}
     (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return folder
@@ -49,7 +52,7 @@ def tiny_release(tmp_path) -> Path:
     judgments = pd.DataFrame([{"corpus": "answer-containing, LLM-judged", "qid": "t_a_1", "pid": "ref:t_a_1",
                                "label": 2, "answer": "Mirror", "source": "pooled"}])
     return rel.write_release(_build_folder(tmp_path), tmp_path / "release",
-                             {"name": "tiny", "profile": "test", "parameters": {"control": {"reader_model": "lab"}}},
+                             {"name": "tiny", "profile": "test", "parameters": {"control": {"reader_model": LABELER}}},
                              control_corpus={"ref:t_a_1": "A mirror reflects light."}, judgments=judgments)
 
 
@@ -193,17 +196,6 @@ def test_release_folder_names_and_paths(tmp_path):
     shutil.rmtree(tmp_path)
 
 
-class _Reader:
-    """A reader without a model: answers "fresh" and records the contexts it was asked about."""
-
-    def __init__(self, name: str) -> None:
-        self.name, self.contexts = name, []
-
-    def chat(self, batch, max_tokens=None, desc="", progress=True, until=None):
-        self.contexts += [m[-1]["content"].split("Context: ")[1].split("\nQuestion:")[0] for m in batch]
-        return ["fresh"] * len(batch)
-
-
 def test_the_builds_own_readings_are_reused_not_read_again(tiny_release, tmp_path, monkeypatch):
     """Notebooks 04-07 reuse what the build read with the same model and prompt: the labelling
     answer of each passage and, from an installed release, its pooled control judgments."""
@@ -215,16 +207,21 @@ def test_the_builds_own_readings_are_reused_not_read_again(tiny_release, tmp_pat
     monkeypatch.setattr(rel, "PATHS", Paths(tmp_path / "root"))
     folder = rel.install_release(tiny_release, "tiny", log=lambda s: None)
     ds = load_built("tiny", folder=folder)
-    known = known_answers(ds, "lab")
+    known = known_answers(ds, LABELER)
     p = ds.passages["t_a_1_11_01"]
     q = ds.questions["t_a_1"].question
     assert known.answers[(q, p.text)] == "Mirror"
     assert known.answers[(q, "A mirror reflects light.")] == "Mirror"  # the release's control judgment
-    reader = _Reader("lab")
+    from inferqa_utils.llm import load_llm
+
+    reader = load_llm(LABELER, use_cache=False, shared=False, n_ctx=2048)
     outs = read(reader, [q, q, q], [p.text, "A mirror reflects light.", "It is a reflective surface. Unseen."],
-                known=known)
-    assert [o.answer for o in outs] == ["Mirror", "Mirror", "fresh"]
-    assert reader.contexts == ["It is a reflective surface. Unseen."]
-    other = _Reader("another-model")  # another model's answers are not this one's
-    assert [o.answer for o in read(other, [q], [p.text], known=known)] == ["fresh"]
-    assert [o.answer for o in read(reader, [q], [p.text], known=known, layout="question-first")] == ["fresh"]
+                known=known, progress=False)
+    assert [o.answer for o in outs[:2]] == ["Mirror", "Mirror"]
+    assert reader.stats.model_calls == 1  # only the unseen context reached the model
+    # another model's answers are not this one's; another prompt layout is another prompt
+    read(reader, [q], [p.text], known=known_answers(ds, "qwen2.5-coder-1.5b"), progress=False)
+    assert reader.stats.model_calls == 2
+    read(reader, [q], [p.text], known=known, layout="question-first", progress=False)
+    assert reader.stats.model_calls == 3
+    reader.close()
