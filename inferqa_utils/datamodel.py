@@ -4,7 +4,7 @@ A *question* carries its hints (sentences that describe the answer without namin
 answer with aliases, candidate answers (for convergence, paper 000 §3.1.2), TREC type,
 difficulty and an optional answer-containing reference passage (the control corpus of paper 000 §4, §5.1–5.2).
 A *passage* is an ordered concatenation of some of a question's hints, identified QUIT-style
-as ``{qid}_{subset_mask}_{permutation}`` (README, Data (QUIT release)). Labels (0/1/2) are TREC qrels:
+as ``{qid}_{subset_mask}_{permutation}`` (docs/data.md, *The QUIT release shape*). Labels (0/1/2) are TREC qrels:
 ``{qid: {pid: label}}``.
 """
 
@@ -74,7 +74,7 @@ class Question:
 
 @dataclass(frozen=True, slots=True)
 class Passage:
-    """An ordered concatenation of hints of question ``qid`` (README, Data (QUIT release)).
+    """An ordered concatenation of hints of question ``qid`` (docs/data.md, *The QUIT release shape*).
 
     Slotted: QUIT holds 2.4 M of them, and a per-instance ``__dict__`` would cost ~100 bytes each."""
 
@@ -111,7 +111,7 @@ def parse_passage_id(pid: str) -> tuple[str, str, tuple[int, ...]]:
 
 
 def join_hints(hints: Sequence[str], hint_ids: Iterable[int]) -> str:
-    """Passage text: the hints in permutation order joined by one space (README, Data (QUIT release))."""
+    """Passage text: the hints in permutation order joined by one space (docs/data.md, *The QUIT release shape*)."""
     return " ".join(hints[i].strip() for i in hint_ids)
 
 

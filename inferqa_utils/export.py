@@ -1,4 +1,4 @@
-"""Writers for README, Data: QUIT-shaped split files, corpus JSONL, TREC qrels and BEIR layout."""
+"""Writers for docs/data.md: QUIT-shaped split files, corpus JSONL, TREC qrels and BEIR layout."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .trec import write_qrels
 
 
 def quit_records(ds: Dataset, split: str) -> list[dict]:
-    """Records in the official QUIT shape (README, Data (QUIT release)) for one split."""
+    """Records in the official QUIT shape (docs/data.md, *The QUIT release shape*) for one split."""
     out = []
     wanted = set(ds.splits.get(split, ()))
     by_question: dict[str, list] = {}

@@ -1,4 +1,4 @@
-"""Model/dataset hub access that fails fast and clearly when there is no network (README, Models).
+"""Model/dataset hub access that fails fast and clearly when there is no network (docs/models.md).
 
 On a machine without network, ``huggingface_hub`` retries for ~70 s before failing. We check
 reachability first (one TCP connect with a short timeout) and honour ``HF_HUB_OFFLINE=1``.

@@ -1,4 +1,4 @@
-"""BM25 with bm25s (Lucene variant, k1 = 0.9, b = 0.4 — Pyserini's defaults, README, Models)."""
+"""BM25 with bm25s (Lucene variant, k1 = 0.9, b = 0.4 — Pyserini's defaults)."""
 
 from __future__ import annotations
 

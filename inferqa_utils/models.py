@@ -1,4 +1,4 @@
-"""Model registry: short names → sources (README, Models).
+"""Model registry: short names → sources (docs/models.md).
 
 * **packaged** models ship inside PyPI wheels and work offline: GGUF LLMs split across
   data-only wheels (joined in order, sha256-verified, cached in ``.cache/models``), a single

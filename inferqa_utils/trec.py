@@ -1,4 +1,4 @@
-"""TREC qrels and run files (README, Data): ``qid 0 docid label`` and ``qid Q0 docid rank score tag``."""
+"""TREC qrels and run files (docs/data.md): ``qid 0 docid label`` and ``qid Q0 docid rank score tag``."""
 
 from __future__ import annotations
 

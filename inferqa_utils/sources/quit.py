@@ -1,4 +1,4 @@
-"""Official QUIT release loader (README, Data (QUIT release)), from local files or the hub.
+"""Official QUIT release loader (docs/data.md, *The QUIT release shape*), from local files or the hub.
 
 Split files ``train.json``/``dev.json``/``test.json``: one record per question with ``id``,
 ``question``, ``answers`` (the expanded answer pool), ``hints`` ([{"hint": ...}] or strings)

@@ -1,4 +1,4 @@
-"""TriviaHG loader (README, Data (TriviaHG)), both shapes.
+"""TriviaHG loader (docs/data.md, *Sources*), both shapes.
 
 * ``validation_2024.json`` shape: ``Q_ID, Question, Hints, Snippet, ExactAnswer (str), MajorType,
   MinorType, Exact_Answer_Popularity{Category}, ...`` — no convergence scores.

@@ -1,4 +1,4 @@
-"""WikiHint loader (README, Data (WikiHint)); also reads our embedded dataset, which uses the same shape.
+"""WikiHint loader (docs/data.md, *Sources*); also reads our embedded dataset, which uses the same shape.
 
 Record: ``{"id", "question": {"question", "question_type": {"major", "minor"}, "difficulty",
 "candidate_answers" (gold last), ...}, "answer": {"answer", "aliases"?}, "hints": [{"hint",
