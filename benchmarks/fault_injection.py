@@ -312,7 +312,8 @@ def run_child(op: str, target: Path, env: dict[str, str], at: str | None = None,
     cmd = [sys.executable, str(SCRIPT), "child", op, str(target), *extra, *(["--at", at] if at else [])]
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+", encoding="utf-8") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=str(ROOT))
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
+                                cwd=str(ROOT))
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
         lines, killed = [], False
