@@ -33,11 +33,26 @@ from pathlib import Path
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> Path:
-    """Write ``text`` to ``path`` atomically (see the module docstring); returns ``path``."""
+    """Write ``text`` to ``path`` atomically (see the module docstring); returns ``path``.
+
+    The file keeps the mode of the file it replaces (a new file gets the umask's default, as
+    ``open`` would give it); temporary files ``.<name>.<pid>-<random>.tmp`` left by a writer that
+    was killed (its process gone) are removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    for old in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
+        pid = old.name[len(path.name) + 2:].split("-", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            old.unlink(missing_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp")
     try:
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding=encoding) as fh:
             fh.write(text)
             fh.flush()
@@ -47,6 +62,11 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, encoding: str = "
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob metacharacters escaped, for a literal match in ``Path.glob``."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 def _sibling(target: Path, kind: str, tag: str) -> Path:

@@ -48,6 +48,7 @@ def make_release(profile_name: str, out: str | Path | None = None, log: Callable
     cfg.output_dir = str(PATHS.build / "release" / cfg.name)
     out = Path(out) if out is not None else default_out(cfg.name)
     t0 = time.perf_counter()
+    code = git_commit()  # the code that builds, whatever is committed while it runs
     log(f"[release] {profile_name}: building {cfg.name!r} from {cfg.source!r} in {cfg.output_dir}")
     res = build_dataset(cfg, overwrite=True, progress=progress, log=log)
     steps = dict(res.step_costs)
@@ -64,7 +65,7 @@ def make_release(profile_name: str, out: str | Path | None = None, log: Callable
         "profile": profile_name,
         "command": f"python -m inferqa_utils release --profile {profile_name}",
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "code": git_commit(),
+        "code": code,
         "versions": package_versions(),
         "llama_cpp": llama_cpp_build(),
         "machine": machine_info(),

@@ -100,6 +100,27 @@ def test_write_text_atomic_replaces_the_file_instead_of_rewriting_it(tmp_path):
     assert p.read_text() == "new" and sorted(x.name for x in tmp_path.iterdir()) == ["f.json"]
 
 
+def test_write_text_atomic_keeps_the_mode_and_removes_a_killed_writers_leftover(tmp_path):
+    import subprocess
+    import sys
+
+    p = tmp_path / "f[1].json"
+    p.write_text("old")
+    p.chmod(0o644)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = tmp_path / f".{p.name}.{int(gone.stdout)}-abcd.tmp"  # a writer killed mid-write
+    alive = tmp_path / f".{p.name}.{os.getpid()}-ef01.tmp"  # a writer still running (this process)
+    dead.write_text("half")
+    alive.write_text("busy")
+    atomic.write_text_atomic(p, "new")
+    assert p.read_text() == "new" and (p.stat().st_mode & 0o777) == 0o644
+    assert not dead.exists() and alive.exists()
+    fresh = atomic.write_text_atomic(tmp_path / "new.json", "x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (fresh.stat().st_mode & 0o777) == 0o666 & ~umask
+
+
 # ------------------------------------------------------------------------------ label checkpoint
 def _labels(qid: str) -> QuestionLabels:
     return QuestionLabels(qid, {f"{qid}_1_0": {"m": "Venezia"}}, {f"{qid}_1_0": ["Venezia"]}, {f"{qid}_1_0": 2})
