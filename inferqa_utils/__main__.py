@@ -114,7 +114,7 @@ def _cmd_results_page(args: argparse.Namespace) -> int:
     if list(args.profiles) != list(rpage.DEFAULT_PROFILES):
         command += " --profiles " + " ".join(args.profiles)
     if args.sources:
-        command += " --from " + " ".join(f"<clone {i}>" for i in range(1, len(args.sources) + 1))  # no local paths
+        command += " --from " + " ".join(args.sources)
     rpage.write_page(args.out or PATHS.root / "docs" / "results.md", args.profiles, folders, command)
     return 0
 
