@@ -181,5 +181,12 @@ def test_notebook_01_reuses_the_build_in_jupyterlab(page: LabPage, lab: tuple[La
     ver = ".inferqa-verification"
     assert page.js(f"return document.querySelectorAll('{ver}').length") == 1
     vtext = page.text_of(ver)
-    assert "Nothing to verify" in vtext or "to verify" in vtext, vtext
+    # the header's counts agree with the form below it: one box per question, one enabled box per decision
+    boxes = page.js("return document.querySelectorAll('.inferqa-verify-question').length")
+    enabled = page.js(f"return document.querySelectorAll('{ver} input[type=checkbox]:not(:disabled)').length")
+    counts = re.search(r"(\d+) judge-admitted answer\(s\) to verify in (\d+) question\(s\)", vtext)
+    if counts is None:
+        assert vtext.startswith("Nothing to verify") and enabled == 0, vtext
+    else:
+        assert "Nothing to verify" not in vtext and (int(counts[1]), int(counts[2])) == (enabled, boxes), vtext
     page.shot("notebook01_verification_widget", ver)
