@@ -30,7 +30,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..answering.guards import occurs_in
 from ..answering.reader import KnownAnswers, read
 from ..datamodel import Dataset
 from ..figures import INTERVAL_NOTE, error_bars
@@ -38,6 +37,7 @@ from ..llm.base import LLM
 from ..paper import paper_value
 from ..reading.contexts import union_norm
 from ..reading.experiments import passage_sentences, ranked_ids, score_answers
+from ..textnorm import occurs_as_tokens
 from ..trec import Run
 from ..uncertainty import interval_columns, mean_ci, paired_difference
 from .patterns import (
@@ -109,7 +109,7 @@ def read_unique(reader: LLM, judge: LLM | None, ds: Dataset, items: Sequence[tup
     out = {}
     for item, a in answers.items():
         v = dict(verdict[(item[0], a)])
-        if v["judged"] and not v["em"] and occurs_in(a, item[1]):
+        if v["judged"] and not v["em"] and occurs_as_tokens(a, item[1]):
             v["judged"] = False
         out[item] = {"answer": a, **v}
     return out

@@ -29,11 +29,11 @@ import pandas as pd
 
 from ..answering.reader import KnownAnswers
 from ..config import SEED
-from ..construction.difficulty import contains_answer
 from ..datamodel import Dataset
 from ..llm.base import LLM
 from ..reading.contexts import union_norm
 from ..reading.experiments import gold_of, passage_sentences, ranked_ids
+from ..textnorm import any_occurs_folded
 from ..trec import Run
 from .incremental import read_unique
 from .patterns import stability_error_ratio
@@ -85,7 +85,7 @@ def excluded_for(ds: Dataset, qid: str, corpus: Mapping[str, str]) -> set[str]:
     the question, its reference ``ref:<qid>``) and every corpus passage containing a gold answer."""
     gold = gold_of(ds.questions[qid])
     own = {pid for pid in corpus if _is_own_reference(pid, qid) or (pid in ds.passages and ds.passages[pid].qid == qid)}
-    return own | {pid for pid, text in corpus.items() if contains_answer(text, gold)}
+    return own | {pid for pid, text in corpus.items() if any_occurs_folded(gold, text)}
 
 
 def _is_own_reference(pid: str, qid: str) -> bool:
