@@ -13,7 +13,7 @@ PKG = Path(inferqa_utils.__file__).parent
 #: layer of each top-level module / subpackage: foundations, the answering layer, then the stages
 #: in notebook order, then what reads every stage (findings, check, runner, quickstart)
 LAYERS: dict[str, int] = {
-    **dict.fromkeys(["__init__", "config", "errors", "datamodel", "textnorm", "metrics", "trec", "llm", "models",
+    **dict.fromkeys(["__init__", "config", "errors", "datamodel", "textnorm", "metrics", "trec", "runs", "llm", "models",
                      "hub", "manifest", "uncertainty", "embeddings", "lexical", "qtype", "sources", "figures",
                      "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio", "provenance"], 0),
     "answering": 1,

@@ -28,10 +28,10 @@ def _dataset() -> Dataset:
 
 def test_passage_sentences_are_the_hints_in_permutation_order():
     ds = _dataset()
-    assert reading.passage_sentences(ds, "q1_111_210") == ["Vampires lack one.", "It hangs on walls.", "It reflects light."]
-    assert reading.passage_sentences(ds, "ref:x", {"ref:x": "Mirrors reflect."}) == ["Mirrors reflect."]
+    assert ds.passage_sentences("q1_111_210") == ["Vampires lack one.", "It hangs on walls.", "It reflects light."]
+    assert ds.passage_sentences("ref:x", {"ref:x": "Mirrors reflect."}) == ["Mirrors reflect."]
     with pytest.raises(KeyError, match="ref:y"):
-        reading.passage_sentences(ds, "ref:y", {})
+        ds.passage_sentences("ref:y", {})
 
 
 def test_contexts_from_run_union_at_hint_level():

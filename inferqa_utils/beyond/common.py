@@ -33,27 +33,7 @@ if TYPE_CHECKING:
 STAMP_SCHEMA = 1
 
 
-# ----------------------------------------------------------------------------- ranking helpers
-
-def rank_by_score(scores: Mapping[str, float], order: Sequence[str] = ()) -> list[tuple[str, float]]:
-    """``scores`` sorted by score, descending; ties by position in ``order`` (e.g. the first-stage
-    ranking; ids not in it come after, by id)."""
-    pos = {pid: i for i, pid in enumerate(order)}
-    n = len(pos)
-    return [(pid, float(scores[pid])) for pid in sorted(scores, key=lambda p: (-scores[p], pos.get(p, n), p))]
-
-
-def ids_to_run_list(ids: Sequence[str]) -> list[tuple[str, float]]:
-    """A ranked id list as run entries with rank-based scores n, n − 1, …, 1."""
-    n = len(ids)
-    return [(pid, float(n - i)) for i, pid in enumerate(ids)]
-
-
-def top_ids(run: Mapping[str, Sequence[tuple[str, float]]], qid: str, k: int | None = None) -> list[str]:
-    """The first ``k`` passage ids of ``run[qid]`` (all with ``k=None``), in run order."""
-    lst = [pid for pid, _ in run.get(qid, ())]
-    return lst if k is None else lst[:k]
-
+# ----------------------------------------------------------------------------- text helpers
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of a free text (for corpus entries that are not built passages): split after

@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..answering.prompts import READER_FEWSHOT
 from ..answering.reader import postprocess
+from ..answering.scoring import score_answers
 from ..embeddings import load_embedder
 from ..lexical import EmptyQueryError
-from ..reading.experiments import score_answers
 from ..retrieval.fusion import interleave_lists
+from ..runs import ids_to_run_list
 from ..trec import Run
-from .common import base_stamp, cached_method, ids_to_run_list, reranker_identity, split_sentences
+from .common import base_stamp, cached_method, reranker_identity, split_sentences
 
 if TYPE_CHECKING:
     import numpy as np
@@ -288,7 +289,7 @@ def read_cot(llm: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[
              corpus: Mapping[str, str] | None = None, max_tokens: int = 128, system: str = "",
              progress: bool = True) -> pd.DataFrame:
     """Read each question's top-``k`` passages of ``run`` with the CoT reader and score the answers
-    (strict EM and judged, :func:`inferqa_utils.reading.experiments.score_answers`). Columns as
+    (strict EM and judged, :func:`inferqa_utils.answering.scoring.score_answers`). Columns as
     :func:`inferqa_utils.reading.experiments.read_run` (``union = "docs"``) plus ``raw`` and ``evidence``."""
 
     corpus = corpus if corpus is not None else {pid: p.text for pid, p in ds.passages.items()}

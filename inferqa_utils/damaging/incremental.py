@@ -31,12 +31,13 @@ import numpy as np
 import pandas as pd
 
 from ..answering.reader import KnownAnswers, read
+from ..answering.scoring import score_answers
 from ..datamodel import Dataset
 from ..figures import INTERVAL_NOTE, error_bars
 from ..llm.base import LLM
 from ..paper import paper_value
 from ..reading.contexts import union_norm
-from ..reading.experiments import passage_sentences, ranked_ids, score_answers
+from ..runs import ranked_ids
 from ..textnorm import occurs_as_tokens
 from ..trec import Run
 from ..uncertainty import interval_columns, mean_ci, paired_difference
@@ -133,8 +134,8 @@ def incremental_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run,
         raise ValueError("no questions to analyse")
     rows, items = [], []
     for qid in qids:
-        pids = ranked_ids(run, qid)[:n]
-        ctxs = prefix_contexts([passage_sentences(ds, pid, corpus) for pid in pids]) or [""]
+        pids = ranked_ids(run, qid, n)
+        ctxs = prefix_contexts([ds.passage_sentences(pid, corpus) for pid in pids]) or [""]
         for k in range(1, n + 1):
             ctx = ctxs[min(k, len(ctxs)) - 1]
             rows.append({"qid": qid, "k": k, "pid": pids[k - 1] if k <= len(pids) else "",
@@ -199,7 +200,7 @@ def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: 
     for metric in metrics:
         pats = patterns_of(inc, metric)
         for qid, pat in pats.items():
-            sents = [passage_sentences(ds, pid, corpus) for pid in ranked_ids(run, qid)[:n]]
+            sents = [ds.passage_sentences(pid, corpus) for pid in ranked_ids(run, qid, n)]
             for k in ks:
                 for probe in probes:
                     keep = [i for i in probe_keep(pat, probe, k) if i < len(sents)]

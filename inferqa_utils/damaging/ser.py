@@ -28,11 +28,12 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 import pandas as pd
 
 from ..answering.reader import KnownAnswers
+from ..answering.scoring import gold_of
 from ..config import SEED
 from ..datamodel import Dataset
 from ..llm.base import LLM
 from ..reading.contexts import union_norm
-from ..reading.experiments import gold_of, passage_sentences, ranked_ids
+from ..runs import ranked_ids
 from ..textnorm import any_occurs_folded
 from ..trec import Run
 from .incremental import read_unique
@@ -77,7 +78,7 @@ def select_gold(reader: LLM, ds: Dataset, candidates: Mapping[str, Sequence[str]
 
 
 def _context(ds: Dataset, pids: Sequence[str], corpus: Mapping[str, str] | None) -> str:
-    return " ".join(union_norm([passage_sentences(ds, pid, corpus) for pid in pids]))
+    return " ".join(union_norm([ds.passage_sentences(pid, corpus) for pid in pids]))
 
 
 def excluded_for(ds: Dataset, qid: str, corpus: Mapping[str, str]) -> set[str]:

@@ -1,6 +1,7 @@
 """Reading experiments (paper 000 §5.4; §5.4, Table 8, Figs. 5–6): top-k contexts → reader → EM.
 
-Three settings share one scorer (:func:`score_answers`, strict EM and LLM-judged accuracy):
+Three settings share one scorer (:func:`inferqa_utils.answering.scoring.score_answers`, strict EM and
+LLM-judged accuracy):
 
 * **pipeline** — a retriever/reranker run; the top-k passages become one context
   (Union_norm or Union_freq at hint level, :mod:`inferqa_utils.reading.contexts`);
@@ -18,11 +19,11 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from ..answering.judge import judge_answers
-from ..answering.prompts import NO_ANSWER
 from ..answering.reader import KnownAnswers, read
-from ..datamodel import Dataset, Question
+from ..answering.scoring import score_answers
+from ..datamodel import Dataset
 from ..llm.base import LLM
+from ..runs import ranked_ids
 from ..trec import Run
 from ..uncertainty import mean_ci
 from .contexts import ALPHA, BETA, build_context
@@ -30,24 +31,8 @@ from .contexts import ALPHA, BETA, build_context
 UNIONS = ("norm", "freq")
 
 
-def passage_sentences(ds: Dataset, pid: str, corpus: Mapping[str, str] | None = None) -> list[str]:
-    """The hints (sentences) of a passage: its question's hints in permutation order for a built
-    passage (a distractor question's hints come from ``ds.meta["distractor_hints"]``); for any other corpus entry (e.g. a control-corpus reference) the text as one unit."""
-    p = ds.passages.get(pid)
-    if p is not None:
-        hints = (ds.questions[p.qid].hint_texts if p.qid in ds.questions
-                 else ds.meta.get("distractor_hints", {}).get(p.qid))
-        if hints is not None and all(i < len(hints) for i in p.hint_ids):
-            return [hints[i].strip() for i in p.hint_ids]
-        return [p.text]
-    if corpus is not None and pid in corpus:
-        return [corpus[pid]]
-    raise KeyError(f"passage {pid!r} is neither in dataset {ds.name!r} nor in the given corpus")
-
-
-def ranked_ids(run: Run, qid: str) -> list[str]:
-    """A run's passages for ``qid`` in rank order (runs are stored best first)."""
-    return [d for d, _ in run.get(qid, [])]
+#: the hints of a passage, ``passage_sentences(ds, pid, corpus)``: kept here for notebook 07
+passage_sentences = Dataset.passage_sentences
 
 
 def contexts_from_run(ds: Dataset, run: Run, qids: Iterable[str], k: int, union: str = "norm",
@@ -56,8 +41,8 @@ def contexts_from_run(ds: Dataset, run: Run, qids: Iterable[str], k: int, union:
     """paper 000 §5.4: per question, the context built from the run's top-``k`` passages."""
     out = {}
     for qid in qids:
-        top = ranked_ids(run, qid)[:k]
-        out[qid] = build_context([passage_sentences(ds, pid, corpus) for pid in top], k, union, alpha, beta) if top else ""
+        top = ranked_ids(run, qid, k)
+        out[qid] = build_context([ds.passage_sentences(pid, corpus) for pid in top], k, union, alpha, beta) if top else ""
     return out
 
 
@@ -87,24 +72,6 @@ def known_answers(ds: Dataset, model: str) -> KnownAnswers:
             if a and text is not None and qid in ds.questions:
                 answers.setdefault((ds.questions[qid].question, text), a)
     return KnownAnswers(model, built.get("reader_layout", "context-first"), answers)
-
-
-def gold_of(q: Question) -> list[str]:
-    """The gold answers/aliases (what the judge is shown); the EM pool is ``q.answers``."""
-    return list(q.meta.get("gold_answers") or q.answers)
-
-
-def score_answers(ds: Dataset, qids: Sequence[str], answers: Sequence[str], judge: LLM | None,
-                  progress: bool = True, contexts: Sequence[str] | None = None) -> pd.DataFrame:
-    """Strict EM against each question's answer pool and judged accuracy: EM, or else the judge's
-    Yes unless an answer guard refuses the answer first (``guard`` column; the ``in_context`` guard
-    needs ``contexts``, the text each answer was read from)."""
-    qs = [ds.questions[q] for q in qids]
-    js = judge_answers(judge, [q.question for q in qs], [q.answers for q in qs], list(answers), progress=progress,
-                       contexts=list(contexts) if contexts is not None else None)
-    return pd.DataFrame({"qid": list(qids), "answer": list(answers), "em": [j.em for j in js],
-                         "judged": [j.judged for j in js], "no_answer": [a == NO_ANSWER for a in answers],
-                         "guard": [j.guard for j in js]})
 
 
 def read_contexts(reader: LLM, judge: LLM | None, ds: Dataset, contexts: Mapping[str, str],

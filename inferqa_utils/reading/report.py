@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..datamodel import Dataset
 from ..paper import load_paper_numbers
-from .experiments import ranked_ids
+from ..runs import ranked_ids
 
 SETTING_ORDER = ("Optimal", "oracle", "pipeline")
 
@@ -94,7 +94,7 @@ def first_passage_hints(ds: Dataset, runs: Mapping[str, Mapping[str, list]], qid
     rows = []
     for name, run in runs.items():
         for qid in qids:
-            top = ranked_ids(run, qid)[:1]
+            top = ranked_ids(run, qid, 1)
             if top and top[0] in ds.passages:
                 rows.append({"source": name, "qid": qid, "n_hints": ds.passages[top[0]].n_hints})
     return pd.DataFrame(rows, columns=["source", "qid", "n_hints"])

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..llm import load_llm
 from ..models import ModelError
-from .base import PairwiseScoreReranker, Reranker, merge_head_tail, oracle_candidates, oracle_run, sort_scored
+from .base import PairwiseScoreReranker, Reranker, oracle_candidates, oracle_run
 from .cross_encoder import CrossEncoderReranker, resolve_cross_encoder
 from .llm_rerankers import (
     ListwiseLLMReranker,
@@ -42,14 +42,12 @@ __all__ = [
     "Reranker",
     "listwise_messages",
     "make_reranker",
-    "merge_head_tail",
     "oracle_candidates",
     "oracle_run",
     "parse_permutation",
     "pointwise_messages",
     "resolve_cross_encoder",
     "sliding_windows",
-    "sort_scored",
     "upr_messages",
 ]
 
