@@ -20,7 +20,8 @@ from ..fingerprint import queries_sha256, ranking_sha256
 from ..metrics import evaluate
 from ..trec import Run, write_run
 from ..uncertainty import metric_intervals
-from . import make_reranker, oracle_run
+from .base import oracle_run
+from .registry import RERANKERS, make_reranker, reranker_spec
 
 ORACLE_METRICS = ("nDCG@5", "nDCG@10", "nDCG@50", "nDCG@100")
 #: the no-reranker row of an oracle table
@@ -34,7 +35,9 @@ def _calls(llm: Any) -> int | None:
 
 def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: Run, corpus: Mapping[str, str],
                depth: int | None, out_dir: Path | None = None, tag: str = "", **listwise: Any) -> tuple[dict[str, Run], dict]:
-    """``({name: reranked run}, {name: seconds per query})``; LLM rerankers get ``llm``, others none.
+    """``({name: reranked run}, {name: seconds per query})``; the rerankers that need an LLM
+    (:func:`inferqa_utils.rerank.registry.reranker_spec`) get ``llm``, others none, and the listwise
+    reranker the ``listwise`` keywords.
 
     With ``out_dir`` each run is written as the artifact ``<tag>+<name>.trec``
     (:mod:`inferqa_utils.artifacts`: key = reranker, model, depth, questions and first-stage order;
@@ -44,8 +47,9 @@ def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: 
     record the cost is ``None`` (unknown) and none is invented."""
     out, cost = {}, {}
     for name in names:
-        kw = dict(listwise) if name in ("listwise", "rankgpt") else {}
-        engine = llm if name in ("pointwise", "upr", "listwise", "rankgpt", "monot5-llm", "query-likelihood") else None
+        spec = reranker_spec(name)
+        kw = dict(listwise) if spec is RERANKERS["listwise"] else {}
+        engine = llm if spec is not None and spec.needs_llm else None
         rr = make_reranker(name, llm=engine, **kw)
         calls0 = _calls(engine)
         t0 = time.perf_counter()
