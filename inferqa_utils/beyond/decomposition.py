@@ -290,7 +290,7 @@ def read_cot(llm: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[
              progress: bool = True) -> pd.DataFrame:
     """Read each question's top-``k`` passages of ``run`` with the CoT reader and score the answers
     (strict EM and judged, :func:`inferqa_utils.answering.scoring.score_answers`). Columns as
-    :func:`inferqa_utils.reading.experiments.read_run` (``union = "docs"``) plus ``raw`` and ``evidence``."""
+    :func:`inferqa_utils.reading.topk.read_run` (``union = "docs"``) plus ``raw`` and ``evidence``."""
 
     corpus = corpus if corpus is not None else {pid: p.text for pid, p in ds.passages.items()}
     qids = list(qids)

@@ -22,9 +22,10 @@ from ..datamodel import Dataset
 from ..figures import INTERVAL_NOTE, error_bars
 from ..fingerprint import corpus_sha256, queries_sha256, ranking_sha256
 from ..rerank import make_reranker, oracle_run
-from ..rerank.experiments import oracle_scores, rerank_table
-from ..retrieval import experiments as rx
-from ..retrieval.registry import retrieve
+from ..rerank.evaluation import ORACLE_METRICS as ORACLE_METRICS  # notebook 05: fx.ORACLE_METRICS
+from ..rerank.evaluation import oracle_scores, rerank_table
+from ..retrieval.evaluation import metrics_table
+from ..retrieval.registry import retrieve, run_all
 from ..stages import result_path
 from ..trec import Run, read_run, write_run
 from .biencoder import train_biencoder
@@ -40,7 +41,6 @@ from .training import (
     register,
 )
 
-ORACLE_METRICS = ("nDCG@5", "nDCG@10", "nDCG@50", "nDCG@100")
 #: sample sets are keyed by (N, negatives) with negatives "random" or "hard"
 SetKey = tuple[int, str]
 
@@ -155,8 +155,8 @@ def select_variants(ds: Dataset, trained: Sequence[TrainedModel], select_split: 
         note = f"no {select_split} question with a relevant passage: largest N taken"
     else:
         qrels = {q: ds.qrels[q] for q in queries}
-        runs = rx.run_all([m.name for m in bi], dict(corpus), queries, dataset_name, f"finetune-{select_split}", k=k)
-        bi_scores = rx.metrics_table(runs, qrels, threshold, [metric])[metric].to_dict()
+        runs = run_all([m.name for m in bi], dict(corpus), queries, dataset_name, f"finetune-{select_split}", k=k)
+        bi_scores = metrics_table(runs, qrels, threshold, [metric])[metric].to_dict()
         oracle, _ = oracle_rows([m.name for m in ce], queries, qrels, corpus,
                                 out_dir=stages.run_dir(dataset_name, f"finetune-{select_split}"))
         ce_scores = oracle["nDCG@10"].drop(index=[i for i in oracle.index if str(i).startswith("no reranker")]).to_dict()
@@ -249,7 +249,7 @@ def oracle_rows(names: Sequence[str], queries: Mapping[str, str], qrels: Mapping
                 corpus: Mapping[str, str], out_dir: Path | None = None) -> tuple[pd.DataFrame, dict[str, Run]]:
     """Oracle-reranker setting (paper 000 §5.3): the question's own passages, in id order as the baseline,
     reordered by each cross-encoder; graded nDCG@5/10/50/100 (%) with 95 % bootstrap intervals over
-    questions (columns ``m_lo`` / ``m_hi``, :func:`inferqa_utils.rerank.experiments.oracle_scores`). With ``out_dir`` the runs are
+    questions (columns ``m_lo`` / ``m_hi``, :func:`inferqa_utils.rerank.evaluation.oracle_scores`). With ``out_dir`` the runs are
     cached there as ``oracle+<name>.trec`` (notebook 04 reads them)."""
 
     own = {q: dict(qrels[q]) for q in queries}

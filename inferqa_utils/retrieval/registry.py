@@ -21,7 +21,7 @@ identity of its model(s); a matching stamp means the file is read back instead o
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from ..config import PATHS
 from ..errors import DataFormatError
 from ..fingerprint import corpus_sha256, dir_fingerprint, queries_sha256
 from ..lexical import BM25sRetriever
+from ..stages import run_dir
 from ..trec import Run, read_run, write_run
 from .dense import DenseRetriever, dense_model_names, is_dense_spec
 from .fusion import FusedRetriever, Retriever
@@ -195,3 +196,15 @@ def retrieve(name: str, corpus: CorpusLike, queries: Mapping[str, str], k: int =
         artifacts.write(run_path, lambda tmp: write_run(run, tmp, tag="_".join(name.split()) or "run"), stamp,
                         cost={"search_seconds": round(seconds, 3)})
     return run
+
+
+def run_all(names: Sequence[str], corpus: dict[str, str], queries: dict[str, str], dataset_name: str,
+            corpus_tag: str, k: int = 100) -> dict[str, Run]:
+    """Each retriever's top-``k`` run (:func:`retrieve`), cached as
+    ``build/runs/<dataset>/<corpus_tag>/<name>.trec`` (:func:`inferqa_utils.stages.run_dir`) with
+    its index under ``build/indexes/<dataset>/<corpus_tag>/<name>``."""
+    out = {}
+    for name in names:
+        out[name] = retrieve(name, corpus, queries, k=k, run_path=run_dir(dataset_name, corpus_tag) / f"{name}.trec",
+                             index_dir=PATHS.indexes / dataset_name / corpus_tag / name)
+    return out
