@@ -112,7 +112,6 @@ def _llm_support(reader: LLM, question: str, pids: Sequence[str], corpus: Mappin
                  weights: Sequence[tuple[str, float]], progress: bool) -> dict[str, float]:
     import math
 
-
     cands = [c for c, _ in weights]
     out = reader.score([reader_messages(question, corpus[p]) for p in pids], cands, progress=progress,
                        desc=f"candidate support ({reader.name})")
@@ -130,7 +129,6 @@ def candidate_support_run(questions: Mapping[str, str], first: Run, corpus: Mapp
     the probe answers of the pool and the weighted candidates. Probe readings in ``known`` (the
     build's own readings of the same passages) are not read again."""
     import numpy as np
-
 
     if support not in ("dense", "llm"):
         raise ValueError(f"support must be 'dense' or 'llm', got {support!r}")

@@ -146,7 +146,6 @@ def select_examples(questions: Sequence[str], n: int, selection: str = "static",
     if selection != "knn":
         raise ValueError(f"selection must be 'static' or 'knn', got {selection!r}")
     if embedder is None:
-
         embedder = load_embedder("minilm")
     ev = embedder.encode([q for q, _ in bank], role="query", progress=False)
     qv = embedder.encode(list(questions), role="query", progress=False)

@@ -58,7 +58,6 @@ def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
     """Seconds per query of notebook-02/03 runs (module docstring); ``None`` when unknown."""
     import pandas as pd
 
-
     def retrieval_cost(name: str) -> float | None:
         st = artifacts.read_stamp(run_dir(dataset_name, corpus_tag) / f"{name}.trec") or {}
         try:  # stamps written before the artifact store kept the cost at the top level
@@ -104,7 +103,6 @@ def report_table(runs: Mapping[str, Run], kinds: Mapping[str, str], qrels: Mappi
     ``retrieval_of`` maps a system that only differs in the reader (e.g. ``"decomposition + CoT
     reader"``) to the run whose retrieval metrics it shares."""
     import pandas as pd
-
 
     retrieval_of = dict(retrieval_of or {})
     systems = list(dict.fromkeys([*runs, *retrieval_of]))

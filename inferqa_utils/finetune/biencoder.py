@@ -72,7 +72,6 @@ def train_biencoder(ds: Dataset, examples: Sequence[TrainingExample], folder: st
         )
         from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-
         seed_everything(cfg.seed)
         model = SentenceTransformer(str(models.fetch(base, log=lambda s: None)), device="cpu")
         model.max_seq_length = cfg.max_seq_length

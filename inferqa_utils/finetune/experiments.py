@@ -125,7 +125,6 @@ def chosen_names(kind: str, dataset_name: str) -> list[str]:
     so notebooks 02–04 can add them to their lists (empty before notebook 05 has run)."""
     from pathlib import Path as _Path
 
-
     out = []
     for n in models.all_names():
         spec = models.get_spec(n)
@@ -224,7 +223,6 @@ def cached_rerank(name: str, queries: Mapping[str, str], run: Run, corpus: Mappi
     valid artifact is read back without loading the model. Returns (run, seconds per query of the
     run that computed it)."""
     import time
-
 
     # the reranked run depends on the first stage's order only (not its scores, which lose digits in a TREC file)
     key = {"schema": 1, "reranker": name, "model": models.checksum(name), "depth": depth,

@@ -82,12 +82,9 @@ def make_retriever(name: str, corpus: CorpusLike, index_dir: Path | None = None)
     """
     corpus = as_corpus(corpus)
     if name == "bm25s":
-
         return BM25sRetriever(corpus)
     if name == "bm25":
-
         if index_dir is None:
-
             index_dir = PATHS.indexes / f"bm25-{corpus_sha256(corpus)[:16]}"
         r = PyseriniBM25Retriever(corpus, index_dir)
         r.name = name  # the registry name, also used as the run tag
@@ -96,7 +93,6 @@ def make_retriever(name: str, corpus: CorpusLike, index_dir: Path | None = None)
         method, parts = COMPOSITES[name]
         return FusedRetriever(name, [make_retriever(p, corpus, index_dir) for p in parts], method=method)  # type: ignore[arg-type]
     if _is_dense_name(name):
-
         return DenseRetriever(name, corpus)
     raise unknown_retriever(name)
 
@@ -131,7 +127,6 @@ def model_identity(name: str) -> str:
     if name == "bm25s":
         return f"bm25s {_version('bm25s')} lucene k1=0.9 b=0.4"
     if name == "bm25":
-
         return f"pyserini {_version('pyserini')} {_anserini_jar()} k1=0.9 b=0.4 {' '.join(INDEX_ARGS)}"
     if not _is_dense_name(name):
         raise unknown_retriever(name)
