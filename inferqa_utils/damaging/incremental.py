@@ -1,4 +1,4 @@
-"""Incremental inference and probe-based selection (paper 004; paper 004 §4–7) for decoder LLM readers.
+"""Incremental inference and probe-based selection (paper 004 §4–7) for decoder LLM readers.
 
 For a ranked list ``p_1..p_N`` the reader answers from the top-1, top-2, …, top-N passages; the
 strict-EM bits give the **EM pattern** (judge-accepted answers give the SeEM pattern), from which
@@ -182,7 +182,7 @@ def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: 
                     ks: Sequence[int] = PROBE_KS, probes: Sequence[str] = tuple(PROBES),
                     metrics: Sequence[str] = METRICS, corpus: Mapping[str, str] | None = None,
                     progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
-    """Probe@k (paper 004, paper 004 §6.1): re-read the passages each probe keeps among the top-k.
+    """Probe@k (paper 004 §6.1): re-read the passages each probe keeps among the top-k.
 
     ``inc`` is one system's :func:`incremental_inference` frame. For each question, metric (its EM
     or SeEM pattern), k in ``ks`` (those ≤ N, and N itself) and probe:

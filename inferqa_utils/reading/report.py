@@ -167,7 +167,7 @@ READING_FINDINGS = ("optimal_far_above_pipeline", "rerankers_marginal", "ft_rera
 
 
 def paper_reading_numbers() -> dict[str, float]:
-    """The paper's reading EM numbers (paper 000 §5.4, Table 8, paper 000 §5.4) from the paper reference file,
+    """The paper's reading EM numbers (paper 000 §5.4, Table 8) from the paper reference file,
     as {label: value} (Optimal 90.16, BGE + MonoT5 15.34, BGE + FT-MonoT5 13.89, BGE 13.18)."""
 
     out: dict[str, float] = {}

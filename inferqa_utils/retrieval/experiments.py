@@ -1,4 +1,4 @@
-"""Retrieval experiments of notebook 02 (paper 000 §4, §5.1–5.2; paper 000 §5.1, Table 2, Fig. 4).
+"""Retrieval experiments of notebook 02 (paper 000 §4, §5.1–5.2, Table 2, Fig. 4).
 
 * the main table: every retriever on a split of a built dataset, relevance = label ≥ threshold;
 * the cross-corpus comparison: the same questions against (a) the answer-supporting corpus
