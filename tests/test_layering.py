@@ -111,7 +111,7 @@ def test_the_experiments_rule_hand_checked():
     assert _is_experiments_of_another_stage("finetune.experiments", "rerank.experiments")
     assert not _is_experiments_of_another_stage("reading.report", "reading.experiments")  # its own stage
     assert not _is_experiments_of_another_stage("make_release", "retrieval.experiments")  # reads every stage
-    assert not _is_experiments_of_another_stage("beyond.report", "reading.pipeline")
+    assert not _is_experiments_of_another_stage("beyond.report", "reading.topk")
 
 
 def test_no_import_cycles_between_modules():
