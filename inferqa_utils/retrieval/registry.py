@@ -16,6 +16,7 @@ sentence-transformers models, checkpoints registered with
 :func:`retrieve` caches a run as a TREC file plus a sidecar ``<run>.stamp.json`` holding the
 sha256 of the corpus (ids + texts, in order) and of the queries, ``k``, the retriever name and the
 identity of its model(s); a matching stamp means the file is read back instead of searching.
+:func:`run_all` does it for several retrievers into a dataset's run folder (notebooks 02 and 05).
 """
 
 from __future__ import annotations
