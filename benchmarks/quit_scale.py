@@ -20,7 +20,7 @@ Lucene is counted) and the RSS it ends with, it measures the path notebook 02 ru
    Lucene ``IndexCollection`` (JsonCollection, 2 threads) over the corpus;
 3. **search** — :func:`inferqa_utils.retrieval.registry.retrieve`: BM25 top-100 for every test
    question, written as a TREC run with its stamp;
-4. **metrics** — :func:`inferqa_utils.retrieval.experiments.metrics_table` (ir-measures /
+4. **metrics** — :func:`inferqa_utils.retrieval.evaluation.metrics_table` (ir-measures /
    pytrec_eval; notebook 02's main metrics) at relevance ≥ 1 and ≥ 2, qrels from the labels.
 
 The data: hint text, questions and answers are real — TriviaHG ``validation_2024.json`` from the
@@ -317,7 +317,7 @@ class PipelineResult:
 def run_pipeline(release: Path, work: Path, depth: int = DEPTH, echo: bool = True) -> PipelineResult:
     """Load → index → search → metrics on ``release`` as notebook 02 does; index and run under ``work``."""
     from inferqa_utils import artifacts, stages
-    from inferqa_utils.retrieval import experiments as ex
+    from inferqa_utils.retrieval import evaluation as ev
     from inferqa_utils.retrieval.registry import make_retriever, retrieve
 
     steps: list[Step] = []
@@ -352,8 +352,8 @@ def run_pipeline(release: Path, work: Path, depth: int = DEPTH, echo: bool = Tru
     run = measured("search", search, steps, echo)
 
     def metrics():
-        tables = {t: ex.metrics_table({"bm25": run}, qrels, t) for t in THRESHOLDS}
-        return tables, f"{len(ex.MAIN_METRICS)} metrics × thresholds {list(THRESHOLDS)} (ir-measures)"
+        tables = {t: ev.metrics_table({"bm25": run}, qrels, t) for t in THRESHOLDS}
+        return tables, f"{len(ev.MAIN_METRICS)} metrics × thresholds {list(THRESHOLDS)} (ir-measures)"
 
     tables = measured("metrics", metrics, steps, echo)
     n_indexed = int(retriever.searcher.num_docs)

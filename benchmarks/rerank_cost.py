@@ -21,11 +21,13 @@ import time
 
 from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.llm import load_llm
+from inferqa_utils.rerank import RERANKERS as REGISTRY
 from inferqa_utils.rerank import make_reranker
 from inferqa_utils.retrieval import BM25sRetriever
 from inferqa_utils.sources import load_source
 
-RERANKERS = ("pointwise", "upr", "listwise")
+#: the LLM rerankers of the registry (pointwise, upr, listwise)
+RERANKERS = tuple(name for name, spec in REGISTRY.items() if spec.needs_llm)
 
 
 def main() -> None:
@@ -52,7 +54,7 @@ def main() -> None:
         llm = load_llm(model, use_cache=False, shared=False, n_ctx=args.n_ctx)
         print(f"loaded {model} in {time.perf_counter() - t0:.1f} s")
         for name in args.rerankers:
-            rr = make_reranker(name, llm=llm, **({} if name == "listwise" else {"progress": False}))
+            rr = make_reranker(name, llm=llm, **REGISTRY[name].quiet)
             llm.reset_stats()
             t0 = time.perf_counter()
             rr.rerank(queries, run, corpus, depth=args.depth)

@@ -258,7 +258,7 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
     log(f"[check] {len(outcomes) - fails} OK, {fails} FAIL")
     verdicts = None
     if findings_table:
-        verdicts = fnd.verdict_table(fnd.Results(dataset, split, {**params, "reading_k": 3}, folder))
+        verdicts = fnd.verdict_table(fnd.Results(dataset, split, {**params, "reading_k": params.get("read_k", 3)}, folder))
         log(f"[check] findings on this run: {fnd.verdict_counts(verdicts)}")
         for fid, r in verdicts.iterrows():
             log(f"  {r['verdict']:12} {fid:32} a {r['ours a']:>24}  b {r['ours b']:>24}  "

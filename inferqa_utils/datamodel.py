@@ -10,7 +10,7 @@ as ``{qid}_{subset_mask}_{permutation}`` (docs/data.md, *The QUIT release shape*
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,6 +142,23 @@ class Dataset:
 
     def passages_of(self, qid: str) -> list[Passage]:
         return [p for p in self.passages.values() if p.qid == qid]
+
+    def passage_sentences(self, pid: str, corpus: Mapping[str, str] | None = None) -> list[str]:
+        """The hints (sentences) of a passage, the units a reading context is built from (paper 000
+        §5.4, hint level): for a built passage its question's hints in permutation order (a
+        distractor question's hints come from ``meta["distractor_hints"]``; the passage text as one
+        unit when they are not known); for any other entry of ``corpus`` (e.g. a control-corpus
+        reference) its text as one unit. ``KeyError`` when ``pid`` is in neither."""
+        p = self.passages.get(pid)
+        if p is not None:
+            hints = (self.questions[p.qid].hint_texts if p.qid in self.questions
+                     else self.meta.get("distractor_hints", {}).get(p.qid))
+            if hints is not None and all(i < len(hints) for i in p.hint_ids):
+                return [hints[i].strip() for i in p.hint_ids]
+            return [p.text]
+        if corpus is not None and pid in corpus:
+            return [corpus[pid]]
+        raise KeyError(f"passage {pid!r} is neither in dataset {self.name!r} nor in the given corpus")
 
     def subset(self, qids: Iterable[str], name: str | None = None) -> Dataset:
         """A dataset restricted to ``qids`` (order kept), with their passages and labels."""

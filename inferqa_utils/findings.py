@@ -444,7 +444,6 @@ def statistic_interval(s: Sample, kind: str, confidence: float = 0.95, n_resampl
 def _p_value(s: Sample, seed: int = SEED) -> float:
     from scipy import stats
 
-
     if s.paired:
         return paired_difference(s.a, s.b).p_value
     if np.all(s.a == s.a[0]) and np.all(s.b == s.b[0]) and s.a[0] == s.b[0]:
@@ -512,7 +511,6 @@ def verdict_table(results: Results, findings: Sequence[Finding] | None = None) -
     """One row per finding: paper a and b, ours with 95 % intervals, the statistic and its interval,
     the p-value (raw and Holm-adjusted over the table), the rule, the verdict and why."""
     import pandas as pd
-
 
     scored = [score(f, results) for f in (findings if findings is not None else load_paper_numbers())]
     ps = [s.p_value for s in scored if s.p_value is not None]

@@ -88,7 +88,7 @@ def _control_judgments(name: str, folder: Path, params: dict[str, Any], progress
     """Notebook 02's pooled judgments of both corpora, on the build in ``folder``."""
     from .llm import load_llm
     from .retrieval import pooled
-    from .retrieval.experiments import run_all
+    from .retrieval.registry import run_all
 
     t = time.perf_counter()
     ds = load_built(name, folder=folder)

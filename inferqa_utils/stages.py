@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .config import PATHS
-from .construction.difficulty import contains_answer
 from .datamodel import Dataset
 from .errors import InferQAError
 from .sources import load_source
+from .textnorm import any_occurs_folded
 
 #: corpus labels of the result tables
 SUPPORTING, CONTAINING = "answer-supporting", "answer-containing"
@@ -45,7 +45,7 @@ def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
     questions, not only the built ones, so the control corpus is not trivially small; the
     embedded set has 64 references, TriviaHG validation 1,000 ``Snippet``s). A reference is
     relevant (label 2) to a question when it contains one of the question's gold answers/aliases
-    (not the LLM-expanded pool). Empty when there are no references."""
+    (not the LLM-expanded pool) as a folded token n-gram (:func:`~inferqa_utils.textnorm.any_occurs_folded`). Empty when there are no references."""
     if source is None:
         source = built_source(ds)
     pool = list(source) if source is not None else []
@@ -55,7 +55,7 @@ def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
     qrels: dict[str, dict[str, int]] = {}
     for q in ds.split(split):
         gold = q.meta.get("gold_answers") or q.answers
-        rel = {pid: 2 for pid, text in corpus.items() if contains_answer(text, gold)}
+        rel = {pid: 2 for pid, text in corpus.items() if any_occurs_folded(gold, text)}
         if rel:
             qrels[q.qid] = rel
     return corpus, qrels

@@ -271,7 +271,6 @@ def compare_runs(runs: Mapping[str, Mapping[str, Sequence[tuple[str, float]]]],
     import pandas as pd
     from ranx import Qrels, evaluate
 
-
     names = list(runs)
     if not names:
         raise ValueError("compare_runs: no runs")

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from inferqa_utils.answering.guards import DEFAULT_GUARDS, guard_answer, is_generic, occurs_in
+from inferqa_utils.answering.guards import DEFAULT_GUARDS, guard_answer, is_generic
 from inferqa_utils.answering.judge import judge_answers
 from inferqa_utils.answering.prompts import NO_ANSWER
+from inferqa_utils.textnorm import occurs_as_tokens
 
 WIKIHINT_SAMPLE = Path(__file__).parent / "data" / "wikihint_sample.json"
 
@@ -23,12 +24,12 @@ def test_is_generic(answer, generic):
     assert is_generic(answer) is generic
 
 
-def test_occurs_in_is_token_level():
-    assert occurs_in("R'lyeh", "…lies dormant in the sunken city of R'lyeh?")
-    assert occurs_in("Use Your Illusion", "Which band released the albums Use Your Illusion I and II?")
-    assert occurs_in("mirrors", "a Mirror on the wall")  # plural folded
-    assert not occurs_in("Rome", "Where is the home of the Pope?")
-    assert not occurs_in("", "anything")
+def test_occurs_as_tokens_is_token_level():
+    assert occurs_as_tokens("R'lyeh", "…lies dormant in the sunken city of R'lyeh?")
+    assert occurs_as_tokens("Use Your Illusion", "Which band released the albums Use Your Illusion I and II?")
+    assert occurs_as_tokens("mirrors", "a Mirror on the wall")  # plural folded
+    assert not occurs_as_tokens("Rome", "Where is the home of the Pope?")
+    assert not occurs_as_tokens("", "anything")
 
 
 def test_guard_rules_and_stand_down():

@@ -16,7 +16,7 @@ from inferqa_utils.beyond import decomposition as dec
 from inferqa_utils.beyond import disentangled as dis
 from inferqa_utils.beyond import knowledge as know
 from inferqa_utils.beyond import report as rep
-from inferqa_utils.beyond.common import cached_method, ids_to_run_list, rank_by_score, split_sentences
+from inferqa_utils.beyond.common import cached_method, split_sentences
 
 # ----------------------------------------------------------------------------- decomposition
 
@@ -247,11 +247,6 @@ def test_agreement_support_and_combine():
 
 
 # ----------------------------------------------------------------------------- common plumbing
-
-def test_rank_helpers():
-    assert rank_by_score({"a": 1.0, "b": 2.0, "c": 1.0}, order=["c", "a"]) == [("b", 2.0), ("c", 1.0), ("a", 1.0)]
-    assert ids_to_run_list(["x", "y"]) == [("x", 2.0), ("y", 1.0)]
-
 
 def test_cached_method_reuses_and_invalidates(tmp_path):
     calls = []

@@ -9,9 +9,9 @@ import pytest
 
 from inferqa_utils.construction.build import _answer_note, clean_hints, limit_candidates
 from inferqa_utils.construction.convergence import convergence_from_scores, gold_candidate, parse_candidates
-from inferqa_utils.construction.difficulty import contains_answer, difficulty_from_ease
+from inferqa_utils.construction.difficulty import difficulty_from_ease
 from inferqa_utils.construction.labeling import LabelCheckpoint, QuestionLabels, label_rule
-from inferqa_utils.construction.leakage import LeakageFilter, canonical_tokens
+from inferqa_utils.construction.leakage import LeakageFilter
 from inferqa_utils.construction.passages import build_passages, n_subset_permutations, subset_permutations
 from inferqa_utils.construction.splits import make_splits
 from inferqa_utils.construction.stats import check_invariants, label_counts
@@ -24,6 +24,7 @@ from inferqa_utils.construction.verification import (
 )
 from inferqa_utils.datamodel import Dataset, Hint, Question, parse_passage_id
 from inferqa_utils.errors import DataFormatError
+from inferqa_utils.textnorm import any_occurs_folded, canonical_tokens
 
 
 # ---------------------------------------------------------------- step 6: subset-permutations
@@ -243,8 +244,8 @@ def test_clean_hints_and_answer_notes():
 
 
 def test_difficulty_helpers():
-    assert contains_answer("The Eiffel Tower is in Paris.", ["paris"])
-    assert not contains_answer("Parisian cafés", ["Paris"])
+    assert any_occurs_folded(["paris"], "The Eiffel Tower is in Paris.")
+    assert not any_occurs_folded(["Paris"], "Parisian cafés")
     import pandas as pd
 
     assert difficulty_from_ease(pd.Series([0.9, 0.5, 0.1])) == ["Easy", "Medium", "Hard"]

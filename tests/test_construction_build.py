@@ -72,7 +72,6 @@ def test_corpus_holds_every_source_question_and_only_label_splits_are_labelled(t
     """Distractor questions (beyond max_questions) put their passages in the corpus (label 0 for every
     built question); only the test split is LLM-labelled; convergence is computed for the labelled
     questions only (stored scores ignored here), the others keep the source's hint order."""
-    from inferqa_utils.reading.experiments import passage_sentences
 
     cfg = _smoke("embedded", tmp_path, n=8, corpus_all_source=True, label_splits=["test"], convergence_stored=False)
     res = build_dataset(cfg, progress=False, log=print)
@@ -101,7 +100,7 @@ def test_corpus_holds_every_source_question_and_only_label_splits_are_labelled(t
     assert set(back.passages) == set(ds.passages) and back.qrels == ds.qrels
     d = res.distractors[0]
     pid = next(p for p in back.passages if back.passages[p].qid == d.qid and back.passages[p].n_hints == 2)
-    assert passage_sentences(back, pid) == [d.hint_texts[i] for i in back.passages[pid].hint_ids]
+    assert back.passage_sentences(pid) == [d.hint_texts[i] for i in back.passages[pid].hint_ids]
     assert (tmp_path / "pool_expansions.csv").exists() and (tmp_path / "guard_refusals.csv").exists()
 
 

@@ -1,4 +1,4 @@
-"""Tests for inferqa_utils.damaging.patterns (paper 004, paper 004) with hand-checked expected values."""
+"""Tests for inferqa_utils.damaging.patterns (paper 004) with hand-checked expected values."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Incremental inference, probe tables and SER (paper 004, paper 004): pure logic with hand-checked
+"""Incremental inference, probe tables and SER (paper 004): pure logic with hand-checked
 values, and the real tiny model (SmolLM2-135M) for KV-prefix reuse."""
 
 from __future__ import annotations

@@ -103,7 +103,8 @@ D = (1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3))  # 0.7967
 
 
 def test_oracle_table_has_hand_checked_intervals_in_the_package_format():
-    from inferqa_utils.rerank.experiments import ORACLE_BASELINE, ORACLE_METRICS, oracle_scores, oracle_table
+    from inferqa_utils.rerank.evaluation import ORACLE_BASELINE, ORACLE_METRICS, oracle_scores
+    from inferqa_utils.rerank.experiments import oracle_table
 
     queries = {q: "?" for q in OWN}
     t = oracle_table([], None, queries, OWN, {})
@@ -128,7 +129,7 @@ def test_finetune_oracle_rows_have_hand_checked_intervals(monkeypatch):
     the id order) over the asked questions' own passages only (q9 is in the qrels, not asked):
     the baseline D, D, D, 1 and the reversed 1, 1, 1, D, with the intervals of the table above."""
     from inferqa_utils.finetune import experiments as fx
-    from inferqa_utils.rerank.experiments import ORACLE_BASELINE, ORACLE_METRICS
+    from inferqa_utils.rerank.evaluation import ORACLE_BASELINE, ORACLE_METRICS
 
     def reverse(name, queries, first, corpus, depth, path):
         return {q: [(p, float(len(ranked) - i)) for i, (p, _) in enumerate(reversed(ranked))]

@@ -1,5 +1,6 @@
-"""The package's stage layering: no stage imports a later stage, and no import cycles between
-modules (function-local imports included — they hide cycles, they do not remove them)."""
+"""The package's stage layering: no stage imports a later stage, no stage imports another stage's
+``experiments`` module, and no import cycles between modules (function-local imports included —
+they hide cycles, they do not remove them)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ PKG = Path(inferqa_utils.__file__).parent
 #: layer of each top-level module / subpackage: foundations, the answering layer, then the stages
 #: in notebook order, then what reads every stage (findings, check, runner, quickstart)
 LAYERS: dict[str, int] = {
-    **dict.fromkeys(["__init__", "config", "errors", "datamodel", "textnorm", "metrics", "trec", "llm", "models",
+    **dict.fromkeys(["__init__", "config", "errors", "datamodel", "textnorm", "metrics", "trec", "runs", "llm", "models",
                      "hub", "manifest", "uncertainty", "embeddings", "lexical", "qtype", "sources", "figures",
                      "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio", "provenance"], 0),
     "answering": 1,
@@ -86,6 +87,31 @@ def test_no_stage_imports_a_later_stage():
     bad = sorted(f"{m} (layer {_layer(m)}) imports {t} (layer {_layer(t)})"
                  for m, targets in _graph().items() for t in targets if _layer(t) > _layer(m))
     assert not bad, "\n".join(bad)
+
+
+def _is_experiments_of_another_stage(mod: str, target: str) -> bool:
+    """``target`` is a stage's ``experiments`` module (a notebook's tables and runs) and ``mod`` is a
+    module of a layer below the top (not one of the modules that read every stage) outside that
+    stage's package."""
+    parts = target.split(".")
+    return len(parts) == 2 and parts[1] == "experiments" and parts[0] != mod.split(".")[0] \
+        and _layer(mod) < max(LAYERS.values())
+
+
+def test_no_stage_imports_another_stages_experiments():
+    """What several stages share lives in a foundation module, ``answering`` or a stage's own
+    non-experiment modules (e.g. ``rerank.registry``), never in the notebook code of one stage."""
+    bad = sorted(f"{m} imports {t}" for m, targets in _graph().items() for t in targets
+                 if _is_experiments_of_another_stage(m, t))
+    assert not bad, "\n".join(bad)
+
+
+def test_the_experiments_rule_hand_checked():
+    assert _is_experiments_of_another_stage("beyond.report", "reading.experiments")
+    assert _is_experiments_of_another_stage("finetune.experiments", "rerank.experiments")
+    assert not _is_experiments_of_another_stage("reading.report", "reading.experiments")  # its own stage
+    assert not _is_experiments_of_another_stage("make_release", "retrieval.experiments")  # reads every stage
+    assert not _is_experiments_of_another_stage("beyond.report", "reading.topk")
 
 
 def test_no_import_cycles_between_modules():

@@ -10,6 +10,7 @@ from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.datamodel import Dataset, Hint, Question
 from inferqa_utils.reading import experiments as reading
 from inferqa_utils.reading import report as rr
+from inferqa_utils.reading import topk
 
 
 def _dataset() -> Dataset:
@@ -28,31 +29,31 @@ def _dataset() -> Dataset:
 
 def test_passage_sentences_are_the_hints_in_permutation_order():
     ds = _dataset()
-    assert reading.passage_sentences(ds, "q1_111_210") == ["Vampires lack one.", "It hangs on walls.", "It reflects light."]
-    assert reading.passage_sentences(ds, "ref:x", {"ref:x": "Mirrors reflect."}) == ["Mirrors reflect."]
+    assert ds.passage_sentences("q1_111_210") == ["Vampires lack one.", "It hangs on walls.", "It reflects light."]
+    assert ds.passage_sentences("ref:x", {"ref:x": "Mirrors reflect."}) == ["Mirrors reflect."]
     with pytest.raises(KeyError, match="ref:y"):
-        reading.passage_sentences(ds, "ref:y", {})
+        ds.passage_sentences("ref:y", {})
 
 
 def test_contexts_from_run_union_at_hint_level():
     ds = _dataset()
     run = {"q1": [("q1_110_10", 3.0), ("q1_111_012", 2.0), ("q1_001_2", 1.0)], "q2": []}
     # k=1: the passage as it is
-    assert reading.contexts_from_run(ds, run, ["q1"], 1)["q1"] == "It hangs on walls. It reflects light."
+    assert topk.contexts_from_run(ds, run, ["q1"], 1)["q1"] == "It hangs on walls. It reflects light."
     # k=2 norm: first occurrences in rank order → hint 1, hint 0, then hint 2 from passage 2
-    norm = reading.contexts_from_run(ds, run, ["q1"], 2, "norm")["q1"]
+    norm = topk.contexts_from_run(ds, run, ["q1"], 2, "norm")["q1"]
     assert norm == "It hangs on walls. It reflects light. Vampires lack one."
     # k=3 freq on another run: P1 = [h0], P2 = [h2, h1], P3 = [h2]  (α=0.6, β=0.4)
     #   h0: 0.6·1 + 0.4·1                 = 1.0
     #   h2: 0.6(1/2+1/3) + 0.4(1+1)       = 0.5 + 0.8 = 1.3
     #   h1: 0.6·1/2 + 0.4·1/2             = 0.5
     run2 = {"q1": [("q1_100_0", 3.0), ("q1_011_21", 2.0), ("q1_001_2", 1.0)]}
-    assert reading.contexts_from_run(ds, run2, ["q1"], 3, "freq")["q1"] == \
+    assert topk.contexts_from_run(ds, run2, ["q1"], 3, "freq")["q1"] == \
         "Vampires lack one. It reflects light. It hangs on walls."
-    assert reading.contexts_from_run(ds, run2, ["q1"], 3, "norm")["q1"] == \
+    assert topk.contexts_from_run(ds, run2, ["q1"], 3, "norm")["q1"] == \
         "It reflects light. Vampires lack one. It hangs on walls."
     # a question the run does not cover gets an empty context
-    assert reading.contexts_from_run(ds, run, ["q2"], 3)["q2"] == ""
+    assert topk.contexts_from_run(ds, run, ["q2"], 3)["q2"] == ""
 
 
 def test_optimal_reuses_labeling_answers_and_aggregates_any_correct():
@@ -119,7 +120,7 @@ def test_read_run_with_real_tiny_reader_is_cached(tmp_path, monkeypatch):
     run = {"q1": [("q1_111_012", 2.0), ("q1_100_0", 1.0)], "q2": [("q2_11_01", 1.0)]}
     kw = {"ks": (1, 2), "unions": ("norm", "freq"), "system": "x"}
     first = load_llm("smollm2-135m", shared=False)
-    df = reading.read_run(first, None, ds, run, ["q1", "q2"], **kw)
+    df = topk.read_run(first, None, ds, run, ["q1", "q2"], **kw)
     assert len(df) == 8 and set(df["k"]) == {1, 2}
     assert df["answer"].map(lambda a: isinstance(a, str) and a != "").all()
     # k = 1 contexts coincide for both unions: read once, answered alike
@@ -129,7 +130,7 @@ def test_read_run_with_real_tiny_reader_is_cached(tmp_path, monkeypatch):
     assert 0 < calls < 8  # distinct contexts only
     first.close()
     second = load_llm("smollm2-135m", shared=False)
-    again = reading.read_run(second, None, ds, run, ["q1", "q2"], **kw)
+    again = topk.read_run(second, None, ds, run, ["q1", "q2"], **kw)
     assert second.stats.model_calls == 0 and second.stats.cache_hits == len(df)
     assert again["answer"].tolist() == df["answer"].tolist()
     second.close()

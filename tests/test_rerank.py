@@ -9,15 +9,19 @@ import pytest
 
 from inferqa_utils import models
 from inferqa_utils.rerank import (
+    RERANKERS,
     CrossEncoderReranker,
+    DenseReranker,
     ListwiseLLMReranker,
     PairwiseScoreReranker,
     PointwiseLLMReranker,
     QueryLikelihoodReranker,
     make_reranker,
+    needs_llm,
     oracle_candidates,
     oracle_run,
     parse_permutation,
+    reranker_spec,
     sliding_windows,
 )
 
@@ -122,6 +126,71 @@ def test_oracle_candidates_and_run():
     run = oracle_run(qrels)
     assert [p for p, _ in run["q1"]] == oracle_candidates(qrels["q1"])
     assert [s for _, s in run["q1"]] == [3.0, 2.0, 1.0]
+
+
+# --------------------------------------------------------------------------- registry (no model)
+
+class StandInLLM:
+    """An engine the LLM rerankers only store at construction (nothing is called)."""
+
+    name = "stand-in"
+
+
+class StandInEmbedder:
+    identity = "stand-in-embedder"
+
+
+def test_registry_names_kinds_and_llm_needs():
+    assert list(RERANKERS) == ["pointwise", "upr", "listwise", "cross-encoder", "dense"]
+    for name, canonical, llm in [("pointwise", "pointwise", True), ("MonoT5-LLM", "pointwise", True),
+                                 ("upr", "upr", True), ("query-likelihood", "upr", True),
+                                 ("listwise", "listwise", True), ("RankGPT", "listwise", True),
+                                 ("cross-encoder", "cross-encoder", False), ("crossencoder", "cross-encoder", False),
+                                 ("dense:e5-small", "dense", False), ("minilm", "dense", False),
+                                 ("e5-small", "dense", False)]:
+        assert reranker_spec(name) is RERANKERS[canonical], name
+        assert needs_llm(name) is llm and RERANKERS[canonical].needs_llm is llm
+    for other in ("FT-CrossEncoder", "dense", "MiniLM", "/some/folder"):  # cross-encoder names, folders
+        assert reranker_spec(other) is None and not needs_llm(other)
+    assert dict(RERANKERS["pointwise"].quiet) == dict(RERANKERS["upr"].quiet) == {"progress": False}
+    assert dict(RERANKERS["listwise"].quiet) == {}
+
+
+def test_make_reranker_builds_from_the_registry(monkeypatch):
+    llm = StandInLLM()
+    assert isinstance(make_reranker("Pointwise", llm=llm), PointwiseLLMReranker)
+    assert isinstance(make_reranker("query-likelihood", llm=llm, progress=False), QueryLikelihoodReranker)
+    lw = make_reranker("rankgpt", llm=llm, window=4, step=2)
+    assert isinstance(lw, ListwiseLLMReranker) and (lw.llm, lw.window, lw.step) == (llm, 4, 2)
+    with pytest.raises(ValueError, match="needs an LLM"):
+        make_reranker("upr")
+    with pytest.raises(ValueError, match="does not take an LLM; LLM rerankers: pointwise, monot5-llm, upr, "
+                                         "query-likelihood, listwise, rankgpt"):
+        make_reranker("cross-encoder", llm=llm)
+    monkeypatch.setattr("inferqa_utils.rerank.dense.load_embedder", lambda model: StandInEmbedder())
+    dense = make_reranker("dense:e5-small")
+    assert isinstance(dense, DenseReranker) and dense.name == "dense:e5-small"
+    assert make_reranker("minilm").name == "dense:minilm"
+
+
+def test_make_method_reranker_asks_the_registry(monkeypatch):
+    from inferqa_utils.beyond.common import make_method_reranker, reranker_identity
+
+    llm = StandInLLM()
+    assert make_method_reranker(None) is None and make_method_reranker("None") is None
+    pw = make_method_reranker("pointwise", llm)
+    assert isinstance(pw, PointwiseLLMReranker) and pw.progress is False
+    assert make_method_reranker("upr", llm).progress is False
+    assert isinstance(make_method_reranker("listwise", llm), ListwiseLLMReranker)
+    with pytest.raises(ValueError, match="needs an LLM"):
+        make_method_reranker("pointwise")
+    for refused in ("cross-encoder", "FT-CrossEncoder", "dense"):
+        with pytest.raises(ValueError, match="unknown reranker spec"):
+            make_method_reranker(refused, llm)
+    monkeypatch.setattr("inferqa_utils.rerank.dense.load_embedder", lambda model: StandInEmbedder())
+    dense = make_method_reranker("dense:e5-small", llm)  # the LLM is not passed on
+    assert isinstance(dense, DenseReranker) and reranker_identity(dense) == "dense:e5-small:stand-in-embedder"
+    assert make_method_reranker("minilm").name == "dense:minilm"
 
 
 # --------------------------------------------------------------------------- factory / cross-encoder
@@ -234,6 +303,19 @@ def test_llm_rerankers_follow_the_models_relevance(name, scores):
     head = rr.rerank({"q": QUERY}, ADVERSE_RUN, PASSAGES, depth=2)["q"]
     assert [p for p, _ in head] == ["c", "b", "a", "d"] and [s for _, s in head] == sorted(
         (s for _, s in head), reverse=True)
+
+
+def test_rerank_all_gives_the_llm_only_to_llm_rerankers_and_the_window_to_listwise():
+    from inferqa_utils.rerank.experiments import rerank_all
+
+    llm = _ScriptedLLM()
+    runs, cost = rerank_all(["pointwise", "rankgpt"], llm, {"q": QUERY}, ADVERSE_RUN, PASSAGES, depth=4,
+                            window=2, step=1)
+    assert list(runs) == list(cost) == ["pointwise", "rankgpt"]
+    assert [p for p, _ in runs["pointwise"]["q"]] == ["a", "d", "c", "b"]
+    # windows of 2, step 1, bottom up: one pass carries the best passage to the top, not a full sort
+    assert runs["rankgpt"]["q"][0][0] == "a"
+    assert sum("Here are 2 passages" in t for t in llm.prompts) == 3
 
 
 @pytest.mark.slow

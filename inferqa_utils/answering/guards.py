@@ -7,7 +7,8 @@ answer joins the question's answer pool (answer-pool expansion, paper 000 §3.3)
 "Yes" turns a wrong answer into a right one for every later strict EM. Each rule below refuses
 an answer that failed strict EM *before* the judge is asked:
 
-* ``in_question`` — the answer occurs in the question (as a token n-gram after normalisation).
+* ``in_question`` — the answer occurs in the question (as a token n-gram after normalisation,
+  accents and number words kept: :func:`~inferqa_utils.textnorm.occurs_as_tokens`).
   A question names context, never its answer.
 * ``in_context`` — the answer occurs verbatim in the passage or context being read. QUIT's
   premise is that the answer is never written in the hints (the leakage filter guarantees it for
@@ -42,8 +43,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..textnorm import normalize_answer
-from ..textnorm import singular as _singular
+from ..textnorm import answer_tokens, occurs_as_tokens
 
 DETERMINERS = frozenset(["a", "an", "the", "this", "that", "these", "those", "his", "her", "its", "their", "our", "your", "my", "some", "one", "another", "such"])
 
@@ -114,21 +114,8 @@ def other_number(answer: str, golds: Sequence[str]) -> bool:
 
 def verbose(answer: str, golds: Sequence[str]) -> bool:
     """More than ``2·g + 4`` tokens (``g``: the longest gold's token count) and no gold inside."""
-    g = max((len(_tokens(x)) for x in golds), default=0)
-    return g > 0 and len(_tokens(answer)) > 2 * g + 4 and not any(occurs_in(x, answer) for x in golds)
-
-
-def _tokens(text: str) -> list[str]:
-    """SQuAD-normalised tokens with plurals folded; accents are kept ("Ísland" is not "island")."""
-    return [_singular(t) for t in normalize_answer(text.replace("-", " ")).split()]
-
-
-def occurs_in(answer: str, text: str) -> bool:
-    """The answer occurs in ``text`` as a token n-gram (SQuAD-normalised, plurals folded)."""
-    a = _tokens(answer)
-    if not a:
-        return False
-    return f" {' '.join(a)} " in f" {' '.join(_tokens(text))} "
+    g = max((len(answer_tokens(x)) for x in golds), default=0)
+    return g > 0 and len(answer_tokens(answer)) > 2 * g + 4 and not any(occurs_as_tokens(x, answer) for x in golds)
 
 
 @dataclass(frozen=True)
@@ -162,8 +149,8 @@ GUARDS: dict[str, Guard] = {g.name: g for g in (
     Guard("verbose", lambda a, q, c: False, "a sentence without the gold, not a short answer",
           against_golds=verbose),
     Guard("generic", lambda a, q, c: is_generic(a), "a category phrase, not a name", common_noun_gold=True),
-    Guard("in_question", lambda a, q, c: occurs_in(a, q), "the answer occurs in the question"),
-    Guard("in_context", lambda a, q, c: bool(c) and occurs_in(a, c), "the answer occurs in the passage read"),
+    Guard("in_question", lambda a, q, c: occurs_as_tokens(a, q), "the answer occurs in the question"),
+    Guard("in_context", lambda a, q, c: bool(c) and occurs_as_tokens(a, c), "the answer occurs in the passage read"),
 )}
 
 #: the guards applied by default wherever an LLM judge decides

@@ -2,7 +2,7 @@
 
 Every method produces a TREC-style :data:`~inferqa_utils.trec.Run` (qid → [(pid, score)], best
 first) over the built dataset's corpus, so it is scored by :func:`inferqa_utils.metrics.evaluate`
-and read by :func:`inferqa_utils.reading.experiments.read_run` exactly like the retrievers of notebook 02 and
+and read by :func:`inferqa_utils.reading.topk.read_run` exactly like the retrievers of notebook 02 and
 the rerankers of notebook 03.
 
 * :mod:`.decomposition` — Visconde (paper 001): few-shot LLM question decomposition, BM25 (+

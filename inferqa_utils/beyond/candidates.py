@@ -39,9 +39,10 @@ from typing import TYPE_CHECKING, Any
 from ..answering.prompts import NO_ANSWER, reader_messages
 from ..answering.reader import KnownAnswers, read
 from ..fingerprint import run_sha256
+from ..runs import ids_to_run_list, ranked_ids
 from ..textnorm import fold_accents, normalize_answer
 from ..trec import Run
-from .common import base_stamp, cached_method, ids_to_run_list, top_ids
+from .common import base_stamp, cached_method
 
 if TYPE_CHECKING:
     import numpy as np
@@ -111,7 +112,6 @@ def _llm_support(reader: LLM, question: str, pids: Sequence[str], corpus: Mappin
                  weights: Sequence[tuple[str, float]], progress: bool) -> dict[str, float]:
     import math
 
-
     cands = [c for c, _ in weights]
     out = reader.score([reader_messages(question, corpus[p]) for p in pids], cands, progress=progress,
                        desc=f"candidate support ({reader.name})")
@@ -130,11 +130,10 @@ def candidate_support_run(questions: Mapping[str, str], first: Run, corpus: Mapp
     build's own readings of the same passages) are not read again."""
     import numpy as np
 
-
     if support not in ("dense", "llm"):
         raise ValueError(f"support must be 'dense' or 'llm', got {support!r}")
     qids = [q for q in questions if q in first]
-    jobs = [(q, p) for q in qids for p in top_ids(first, q, pool)]
+    jobs = [(q, p) for q in qids for p in ranked_ids(first, q, pool)]
     outs = read(reader, [questions[q] for q, _ in jobs], [corpus[p] for _, p in jobs],
                 desc=f"CSR probe ({reader.name})", progress=progress, known=known)
     probe: dict[str, dict[str, str]] = {q: {} for q in qids}
@@ -143,11 +142,11 @@ def candidate_support_run(questions: Mapping[str, str], first: Run, corpus: Mapp
     run: Run = {}
     details: dict[str, Any] = {}
     for q in qids:
-        order = top_ids(first, q, depth)
-        weights = candidate_weights([probe[q][p] for p in top_ids(first, q, pool)], top_c)
+        order = ranked_ids(first, q, depth)
+        weights = candidate_weights([probe[q][p] for p in ranked_ids(first, q, pool)], top_c)
         agree = agreement_scores(probe[q], weights)
         if support == "llm" and weights:
-            sup = _llm_support(reader, questions[q], top_ids(first, q, pool), corpus, weights, progress=False)
+            sup = _llm_support(reader, questions[q], ranked_ids(first, q, pool), corpus, weights, progress=False)
         else:
             texts = [f"{questions[q].strip()} {c}" for c, _ in weights] or [questions[q]]
             ws = [w for _, w in weights] or [1.0]

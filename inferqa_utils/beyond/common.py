@@ -1,5 +1,6 @@
-"""Shared plumbing of the notebook-07 methods: ranking helpers, a dense (bi-encoder) reranker,
-reranker specs by name, and method runs cached on disk with their cost.
+"""Shared plumbing of the notebook-07 methods: sentence splitting, the method's reranker from a
+short spec (asked of :mod:`inferqa_utils.rerank.registry`), and method runs cached on disk with
+their cost.
 
 A *method run* is computed once and stored as ``<out_dir>/<name>.trec`` plus a stamp
 ``<name>.trec.stamp.json`` holding everything its result depends on (corpus and queries sha256,
@@ -20,40 +21,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import artifacts
-from ..embeddings import load_embedder
 from ..fingerprint import corpus_sha256, queries_sha256
-from ..rerank import LLM_RERANKERS, make_reranker
-from ..rerank.base import PairwiseScoreReranker, Reranker
+from ..rerank.base import Reranker
+from ..rerank.registry import make_reranker, reranker_spec
 from ..trec import Run, read_run, write_run
 
 if TYPE_CHECKING:
-    from ..embeddings import Embedder
     from ..llm.base import LLM
 
 STAMP_SCHEMA = 1
 
 
-# ----------------------------------------------------------------------------- ranking helpers
-
-def rank_by_score(scores: Mapping[str, float], order: Sequence[str] = ()) -> list[tuple[str, float]]:
-    """``scores`` sorted by score, descending; ties by position in ``order`` (e.g. the first-stage
-    ranking; ids not in it come after, by id)."""
-    pos = {pid: i for i, pid in enumerate(order)}
-    n = len(pos)
-    return [(pid, float(scores[pid])) for pid in sorted(scores, key=lambda p: (-scores[p], pos.get(p, n), p))]
-
-
-def ids_to_run_list(ids: Sequence[str]) -> list[tuple[str, float]]:
-    """A ranked id list as run entries with rank-based scores n, n − 1, …, 1."""
-    n = len(ids)
-    return [(pid, float(n - i)) for i, pid in enumerate(ids)]
-
-
-def top_ids(run: Mapping[str, Sequence[tuple[str, float]]], qid: str, k: int | None = None) -> list[str]:
-    """The first ``k`` passage ids of ``run[qid]`` (all with ``k=None``), in run order."""
-    lst = [pid for pid, _ in run.get(qid, ())]
-    return lst if k is None else lst[:k]
-
+# ----------------------------------------------------------------------------- text helpers
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of a free text (for corpus entries that are not built passages): split after
@@ -61,50 +40,26 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
 
 
-# ----------------------------------------------------------------------------- dense reranker
-
-class DenseReranker(PairwiseScoreReranker):
-    """Bi-encoder reranking: ``s(q, d) = cos(E(q), E(d))`` with a registry embedder (MiniLM, E5).
-
-    The cheap stand-in for the cross-encoders of papers 001/002 (monoT5, Jina) when no LLM budget
-    is left; vectors are cached on disk by the embedder."""
-
-    def __init__(self, model: str = "e5-small", embedder: Embedder | None = None) -> None:
-        if embedder is None:
-
-            embedder = load_embedder(model)
-        self.embedder = embedder
-        self.name = f"dense:{model}"
-
-    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        import numpy as np
-
-        if not pairs:
-            return []
-        qs = self.embedder.encode([q for q, _ in pairs], role="query", progress=False)
-        ds = self.embedder.encode([d for _, d in pairs], role="passage", progress=False)
-        return [float(x) for x in np.einsum("ij,ij->i", qs, ds)]
-
+# ----------------------------------------------------------------------------- method rerankers
 
 def make_method_reranker(spec: str | None, llm: LLM | None = None) -> Reranker | None:
-    """A reranker from a short spec: ``None``/``"none"`` → no reranking; ``"pointwise"``,
-    ``"upr"``, ``"listwise"`` → the LLM rerankers of notebook 03 (need ``llm``); ``"dense:<model>"``
-    or a bare embedder name (``"minilm"``, ``"e5-small"``) → :class:`DenseReranker`."""
+    """A reranker from a short spec (:func:`inferqa_utils.rerank.registry.reranker_spec`): ``None`` /
+    ``"none"`` → no reranking; an LLM reranker (``"pointwise"``, ``"upr"``, ``"listwise"`` and their
+    aliases; needs ``llm``; progress bars off); ``"dense:<model>"`` or a bare embedder name
+    (``"minilm"``, ``"e5-small"``) → :class:`~inferqa_utils.rerank.DenseReranker`.
+
+    Cross-encoders are refused: a method run's stamp names its reranker by :func:`reranker_identity`
+    (an LLM's or embedder's identity), which cannot tell one cross-encoder checkpoint from another."""
     if spec is None or str(spec).lower() in ("", "none"):
         return None
     spec = str(spec)
-    if spec.startswith("dense:"):
-        return DenseReranker(spec.split(":", 1)[1])
-    if spec in ("minilm", "e5-small"):
-        return DenseReranker(spec)
-
-    if spec.lower() in LLM_RERANKERS:
-        if llm is None:
-            raise ValueError(f"reranker {spec!r} needs an LLM")
-        kw = {"progress": False} if spec.lower() in ("pointwise", "monot5-llm", "upr", "query-likelihood") else {}
-        return make_reranker(spec, llm=llm, **kw)
-    raise ValueError(f"unknown reranker spec {spec!r}: use 'none', 'pointwise', 'upr', 'listwise', "
-                     "'dense:<embedder>', 'minilm' or 'e5-small'")
+    entry = reranker_spec(spec)
+    if entry is None or entry.kind not in ("llm", "dense"):
+        raise ValueError(f"unknown reranker spec {spec!r}: use 'none', 'pointwise', 'upr', 'listwise', "
+                         "'dense:<embedder>', 'minilm' or 'e5-small'")
+    if entry.needs_llm and llm is None:
+        raise ValueError(f"reranker {spec!r} needs an LLM")
+    return make_reranker(spec, llm=llm if entry.needs_llm else None, **entry.quiet)
 
 
 def reranker_identity(rr: Reranker | None) -> str:

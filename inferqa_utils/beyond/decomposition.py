@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..answering.prompts import READER_FEWSHOT
 from ..answering.reader import postprocess
+from ..answering.scoring import score_answers
 from ..embeddings import load_embedder
 from ..lexical import EmptyQueryError
-from ..reading.experiments import score_answers
 from ..retrieval.fusion import interleave_lists
+from ..runs import ids_to_run_list
 from ..trec import Run
-from .common import base_stamp, cached_method, ids_to_run_list, reranker_identity, split_sentences
+from .common import base_stamp, cached_method, reranker_identity, split_sentences
 
 if TYPE_CHECKING:
     import numpy as np
@@ -145,7 +146,6 @@ def select_examples(questions: Sequence[str], n: int, selection: str = "static",
     if selection != "knn":
         raise ValueError(f"selection must be 'static' or 'knn', got {selection!r}")
     if embedder is None:
-
         embedder = load_embedder("minilm")
     ev = embedder.encode([q for q, _ in bank], role="query", progress=False)
     qv = embedder.encode(list(questions), role="query", progress=False)
@@ -288,8 +288,8 @@ def read_cot(llm: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[
              corpus: Mapping[str, str] | None = None, max_tokens: int = 128, system: str = "",
              progress: bool = True) -> pd.DataFrame:
     """Read each question's top-``k`` passages of ``run`` with the CoT reader and score the answers
-    (strict EM and judged, :func:`inferqa_utils.reading.experiments.score_answers`). Columns as
-    :func:`inferqa_utils.reading.experiments.read_run` (``union = "docs"``) plus ``raw`` and ``evidence``."""
+    (strict EM and judged, :func:`inferqa_utils.answering.scoring.score_answers`). Columns as
+    :func:`inferqa_utils.reading.topk.read_run` (``union = "docs"``) plus ``raw`` and ``evidence``."""
 
     corpus = corpus if corpus is not None else {pid: p.text for pid, p in ds.passages.items()}
     qids = list(qids)

@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..lexical import EmptyQueryError
 from ..retrieval.fusion import reciprocal_rank_fusion
+from ..runs import ids_to_run_list
 from ..trec import Run
-from .common import base_stamp, cached_method, ids_to_run_list, split_sentences
+from .common import base_stamp, cached_method, split_sentences
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder

@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..fingerprint import run_sha256
 from ..retrieval.fusion import interleave_lists
+from ..runs import ids_to_run_list, ranked_ids
 from ..trec import Run
-from .common import base_stamp, cached_method, ids_to_run_list, reranker_identity, top_ids
+from .common import base_stamp, cached_method, reranker_identity
 
 if TYPE_CHECKING:
     from ..llm.base import LLM, Messages
@@ -210,7 +211,7 @@ def knowledge_aware_run(questions: Mapping[str, str], first: Run, corpus: Mappin
     qids = [q for q in questions if q in first]
     initial = reranker.rerank({q: questions[q] for q in qids}, {q: first[q] for q in qids}, corpus, depth=n_rank)
     # 3. declaration, one call per (question, top document)
-    jobs = [(q, pid) for q in qids for pid in top_ids(initial, q, n_know)]
+    jobs = [(q, pid) for q in qids for pid in ranked_ids(initial, q, n_know)]
     replies = llm.chat([declare_messages(questions[q], corpus[pid], max_elements) for q, pid in jobs],
                        max_tokens=max_tokens, desc=f"declare knowledge ({llm.name})", progress=progress)
     details: dict[str, Any] = {q: {"documents": [], "selected": [], "summary_reply": None} for q in qids}
@@ -234,7 +235,7 @@ def knowledge_aware_run(questions: Mapping[str, str], first: Run, corpus: Mappin
             if e not in chosen:
                 chosen.append(e)
     # 5. one rerank of the initial head per selected element, interleaved
-    heads = {q: top_ids(initial, q, n_rank) for q in qids}
+    heads = {q: ranked_ids(initial, q, n_rank) for q in qids}
     aug_q, aug_run = {}, {}
     for q in qids:
         for i, e in enumerate(details[q]["selected"]):
@@ -243,8 +244,8 @@ def knowledge_aware_run(questions: Mapping[str, str], first: Run, corpus: Mappin
     reranked = reranker.rerank(aug_q, aug_run, corpus, depth=None) if aug_q else {}
     out: Run = {}
     for q in qids:
-        lists = [top_ids(reranked, f"{q}\t{i}") for i in range(len(details[q]["selected"]))]
-        out[q] = ids_to_run_list(diverse_merge(lists, heads[q], top_ids(initial, q)[n_rank:]))
+        lists = [ranked_ids(reranked, f"{q}\t{i}") for i in range(len(details[q]["selected"]))]
+        out[q] = ids_to_run_list(diverse_merge(lists, heads[q], ranked_ids(initial, q)[n_rank:]))
     return out, details
 
 

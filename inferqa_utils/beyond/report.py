@@ -3,7 +3,7 @@
 One row per system: its kind (retriever / reranker / method / oracle), the paper 000 §4, §5.1–5.2 retrieval
 metrics at relevance label ≥ ``threshold`` (through :func:`inferqa_utils.metrics.evaluate`), the
 reader's strict EM and judged accuracy at top-``k`` with Union_norm (paper 000 §5.4–6.4, through
-:func:`inferqa_utils.reading.experiments.read_run`) and the cost in seconds per query:
+:func:`inferqa_utils.reading.topk.read_run`) and the cost in seconds per query:
 
 * notebook-02 retrievers: the ``search_seconds`` of the cached run's stamp / its number of
   queries (query time only; corpus encoding/indexing excluded);
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .. import artifacts
 from ..config import require_input
 from ..metrics import evaluate
-from ..reading.experiments import read_runs
+from ..reading.topk import read_runs
 from ..stages import result_path, run_dir
 from ..trec import Run, read_run
 
@@ -58,7 +58,6 @@ def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
     """Seconds per query of notebook-02/03 runs (module docstring); ``None`` when unknown."""
     import pandas as pd
 
-
     def retrieval_cost(name: str) -> float | None:
         st = artifacts.read_stamp(run_dir(dataset_name, corpus_tag) / f"{name}.trec") or {}
         try:  # stamps written before the artifact store kept the cost at the top level
@@ -89,7 +88,7 @@ def read_systems(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str,
                  k: int = 3, union: str = "norm", corpus: Mapping[str, str] | None = None,
                  progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
     """Per-question answers of every run read at top-``k`` with ``union``: all systems in one reader
-    batch and one judge batch (:func:`inferqa_utils.reading.experiments.read_runs`)."""
+    batch and one judge batch (:func:`inferqa_utils.reading.topk.read_runs`)."""
     return read_runs(reader, judge, ds, runs, list(qids), ks=(k,), unions=(union,), corpus=corpus, progress=progress,
                      known=known)
 
@@ -104,7 +103,6 @@ def report_table(runs: Mapping[str, Run], kinds: Mapping[str, str], qrels: Mappi
     ``retrieval_of`` maps a system that only differs in the reader (e.g. ``"decomposition + CoT
     reader"``) to the run whose retrieval metrics it shares."""
     import pandas as pd
-
 
     retrieval_of = dict(retrieval_of or {})
     systems = list(dict.fromkeys([*runs, *retrieval_of]))

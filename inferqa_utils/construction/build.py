@@ -355,10 +355,8 @@ def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = Fal
     embed_backends: dict[str, dict[str, Any]] = {}  # the manifest's "embed_backends"
     refs = {f"{q.qid}#{i}": text for q in every for i, text in enumerate(q.references)}
     if refs and alive:
-
         emb = None
         if cfg.difficulty_embedder:
-
             emb = load_embedder(cfg.difficulty_embedder)
             embed_backends[cfg.difficulty_embedder] = emb.describe()
         difficulty = reference_complexity(alive, refs, top_n=cfg.difficulty_top_n, embedder=emb)

@@ -6,7 +6,8 @@ answer and are semantically close to the question:
 
     ease(q) = (1/n) · Σ_{r ≤ n, answer ∈ P_r} sim(q, P_r)
 
-over the top ``n`` passages (sim = cosine of sentence embeddings, or 1 without an embedder).
+over the top ``n`` passages (answer ∈ P_r: :func:`~inferqa_utils.textnorm.any_occurs_folded`, accents
+and number words folded; sim = cosine of sentence embeddings, or 1 without an embedder).
 Questions are then cut into Easy / Medium / Hard by ease tertiles of the dataset (ties go to the
 easier class). Without a reference corpus the source's label is kept.
 """
@@ -20,14 +21,7 @@ import pandas as pd
 
 from ..datamodel import Question
 from ..lexical import BM25sRetriever
-from .leakage import canonical_tokens
-
-
-def contains_answer(text: str, answers: Sequence[str]) -> bool:
-    """An answer/alias occurs as a token n-gram of ``text`` (normalised as in the leakage filter)."""
-    toks = canonical_tokens(text)
-    joined = f" {' '.join(toks)} "
-    return any(a_t and f" {' '.join(a_t)} " in joined for a_t in (canonical_tokens(a) for a in answers))
+from ..textnorm import any_occurs_folded
 
 
 def reference_complexity(questions: Sequence[Question], reference: Mapping[str, str], top_n: int = 10,
@@ -41,7 +35,7 @@ def reference_complexity(questions: Sequence[Question], reference: Mapping[str, 
     for q in questions:
         hits = run.get(q.qid, [])
         texts = [reference[pid] for pid, _ in hits]
-        contain = [contains_answer(t, q.answers) for t in texts]
+        contain = [any_occurs_folded(q.answers, t) for t in texts]
         if embedder is not None and texts:
             qv = embedder.encode([q.question], role="query")[0]  # type: ignore[attr-defined]
             sims = embedder.encode(texts, role="passage") @ qv  # type: ignore[attr-defined]

@@ -4,7 +4,8 @@ The paper drops a question when a BEM answer-equivalence model finds a hint word
 equivalent to the answer. Here equivalence is decided by matching, per answer/alias:
 
 1. *exact*: a hint n-gram equals the answer after SQuAD normalisation, accent folding,
-   number-word folding ("seven" ≡ "7") and light plural folding ("mirrors" ≡ "mirror");
+   number-word folding ("seven" ≡ "7") and light plural folding ("mirrors" ≡ "mirror")
+   (:func:`~inferqa_utils.textnorm.canonical_tokens`);
 2. *fuzzy*: a hint n-gram of the same length reaches ``fuzzy_threshold`` in
    :func:`rapidfuzz.fuzz.ratio` (only for answers of ≥ ``fuzzy_min_chars`` characters, so short
    answers never match by accident: "Rome" vs "home");
@@ -27,26 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..textnorm import fold_accents, normalize_answer
-from ..textnorm import singular as _singular
+from ..textnorm import canonical_tokens
 
 if TYPE_CHECKING:
     import pandas as pd
 
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
-_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
-                      "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000"})
-
 #: tokens of multi-word answers that are too generic to count as a leak on their own
 GENERIC_TOKENS = frozenset(["about", "after", "again", "also", "among", "around", "back", "band", "city", "club", "coast", "company", "country", "county", "empire", "family", "first", "from", "great", "group", "house", "island", "islands", "kingdom", "lake", "land", "last", "little", "major", "mount", "mountain", "national", "north", "east", "south", "west", "northern", "southern", "eastern", "western", "ocean", "river", "river's", "royal", "saint", "school", "state", "states", "street", "team", "that", "their", "there", "these", "this", "those", "through", "united", "university", "with", "world", "year", "years", "king", "queen", "lord", "lady", "prince", "princess", "river", "sea", "bay", "cape", "port", "fort", "new", "old", "century", "decade", "language", "syndrome", "tune", "song", "album", "film", "movie", "book", "novel", "play", "show", "game", "dance", "day", "war", "act", "law", "party", "award", "prize", "cup", "league", "park", "bridge", "tower", "castle", "hall", "church", "cathedral", "palace", "square", "road", "station", "airport", "canal", "theatre", "museum", "festival", "disease", "effect", "theory", "number", "system", "music", "style"])
 _STOP = frozenset(["a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "by", "with", "from", "de", "da", "di", "del", "der", "van", "von", "la", "le"])
-
-
-def canonical_tokens(text: str) -> list[str]:
-    """Normalised tokens: SQuAD normalisation, accents folded, number words → digits, singular."""
-    norm = normalize_answer(fold_accents(text.replace("-", " ")))
-    return [_singular(_NUMBER_WORDS.get(t, t)) for t in norm.split()]
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> list[str]:

@@ -1,4 +1,4 @@
-"""Incremental inference and probe-based selection (paper 004; paper 004 §4–7) for decoder LLM readers.
+"""Incremental inference and probe-based selection (paper 004 §4–7) for decoder LLM readers.
 
 For a ranked list ``p_1..p_N`` the reader answers from the top-1, top-2, …, top-N passages; the
 strict-EM bits give the **EM pattern** (judge-accepted answers give the SeEM pattern), from which
@@ -30,14 +30,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..answering.guards import occurs_in
 from ..answering.reader import KnownAnswers, read
+from ..answering.scoring import score_answers
 from ..datamodel import Dataset
 from ..figures import INTERVAL_NOTE, error_bars
 from ..llm.base import LLM
 from ..paper import paper_value
 from ..reading.contexts import union_norm
-from ..reading.experiments import passage_sentences, ranked_ids, score_answers
+from ..runs import ranked_ids
+from ..textnorm import occurs_as_tokens
 from ..trec import Run
 from ..uncertainty import interval_columns, mean_ci, paired_difference
 from .patterns import (
@@ -109,7 +110,7 @@ def read_unique(reader: LLM, judge: LLM | None, ds: Dataset, items: Sequence[tup
     out = {}
     for item, a in answers.items():
         v = dict(verdict[(item[0], a)])
-        if v["judged"] and not v["em"] and occurs_in(a, item[1]):
+        if v["judged"] and not v["em"] and occurs_as_tokens(a, item[1]):
             v["judged"] = False
         out[item] = {"answer": a, **v}
     return out
@@ -133,8 +134,8 @@ def incremental_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run,
         raise ValueError("no questions to analyse")
     rows, items = [], []
     for qid in qids:
-        pids = ranked_ids(run, qid)[:n]
-        ctxs = prefix_contexts([passage_sentences(ds, pid, corpus) for pid in pids]) or [""]
+        pids = ranked_ids(run, qid, n)
+        ctxs = prefix_contexts([ds.passage_sentences(pid, corpus) for pid in pids]) or [""]
         for k in range(1, n + 1):
             ctx = ctxs[min(k, len(ctxs)) - 1]
             rows.append({"qid": qid, "k": k, "pid": pids[k - 1] if k <= len(pids) else "",
@@ -181,7 +182,7 @@ def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: 
                     ks: Sequence[int] = PROBE_KS, probes: Sequence[str] = tuple(PROBES),
                     metrics: Sequence[str] = METRICS, corpus: Mapping[str, str] | None = None,
                     progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
-    """Probe@k (paper 004, paper 004 §6.1): re-read the passages each probe keeps among the top-k.
+    """Probe@k (paper 004 §6.1): re-read the passages each probe keeps among the top-k.
 
     ``inc`` is one system's :func:`incremental_inference` frame. For each question, metric (its EM
     or SeEM pattern), k in ``ks`` (those ≤ N, and N itself) and probe:
@@ -199,7 +200,7 @@ def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: 
     for metric in metrics:
         pats = patterns_of(inc, metric)
         for qid, pat in pats.items():
-            sents = [passage_sentences(ds, pid, corpus) for pid in ranked_ids(run, qid)[:n]]
+            sents = [ds.passage_sentences(pid, corpus) for pid in ranked_ids(run, qid, n)]
             for k in ks:
                 for probe in probes:
                     keep = [i for i in probe_keep(pat, probe, k) if i < len(sents)]

@@ -1,4 +1,4 @@
-"""Stability Error Ratio with simulated damaging passages (paper 004; paper 004 §3, Table 1).
+"""Stability Error Ratio with simulated damaging passages (paper 004 §3, Table 1).
 
 Population: questions the reader answers correctly (strict EM) from **one good passage** alone —
 in the answer-supporting corpus the first of the question's label-2 passages (most hints first,
@@ -28,12 +28,13 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 import pandas as pd
 
 from ..answering.reader import KnownAnswers
+from ..answering.scoring import gold_of
 from ..config import SEED
-from ..construction.difficulty import contains_answer
 from ..datamodel import Dataset
 from ..llm.base import LLM
 from ..reading.contexts import union_norm
-from ..reading.experiments import gold_of, passage_sentences, ranked_ids
+from ..runs import ranked_ids
+from ..textnorm import any_occurs_folded
 from ..trec import Run
 from .incremental import read_unique
 from .patterns import stability_error_ratio
@@ -77,7 +78,7 @@ def select_gold(reader: LLM, ds: Dataset, candidates: Mapping[str, Sequence[str]
 
 
 def _context(ds: Dataset, pids: Sequence[str], corpus: Mapping[str, str] | None) -> str:
-    return " ".join(union_norm([passage_sentences(ds, pid, corpus) for pid in pids]))
+    return " ".join(union_norm([ds.passage_sentences(pid, corpus) for pid in pids]))
 
 
 def excluded_for(ds: Dataset, qid: str, corpus: Mapping[str, str]) -> set[str]:
@@ -85,7 +86,7 @@ def excluded_for(ds: Dataset, qid: str, corpus: Mapping[str, str]) -> set[str]:
     the question, its reference ``ref:<qid>``) and every corpus passage containing a gold answer."""
     gold = gold_of(ds.questions[qid])
     own = {pid for pid in corpus if _is_own_reference(pid, qid) or (pid in ds.passages and ds.passages[pid].qid == qid)}
-    return own | {pid for pid, text in corpus.items() if contains_answer(text, gold)}
+    return own | {pid for pid, text in corpus.items() if any_occurs_folded(gold, text)}
 
 
 def _is_own_reference(pid: str, qid: str) -> bool:

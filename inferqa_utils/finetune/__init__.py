@@ -1,4 +1,4 @@
-"""Fine-tuning with N positives per question (paper 000 §5.2–5.3, A.2–A.3; paper 000 §5.2–5.3, A.2–A.3).
+"""Fine-tuning with N positives per question (paper 000 §5.2–5.3, A.2–A.3).
 
 * :mod:`.sampling` — (question, positive, negative) triplets from the train split;
 * :mod:`.batching` — question-disjoint batches for in-batch negatives;

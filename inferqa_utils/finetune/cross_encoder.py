@@ -71,7 +71,6 @@ def train_cross_encoder(ds: Dataset, examples: Sequence[TrainingExample], folder
         from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
         from transformers.utils import logging as hf_logging
 
-
         seed_everything(cfg.seed)
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # the new head's "newly initialized" load report is expected

@@ -1,4 +1,4 @@
-"""The experiments of notebook 05 (paper 000 §5.2–5.3, A.2–A.3; paper 000 §5.2–5.3, Tables 10–12, Fig. 5).
+"""The experiments of notebook 05 (paper 000 §5.2–5.3, A.2–A.3, Tables 10–12, Fig. 5).
 
 * training sets per N (and per negative kind: random, or BM25-hard as an ablation);
 * one bi-encoder and one cross-encoder per set, registered as ``<name>-N<n>`` (``-hard`` for the
@@ -22,9 +22,10 @@ from ..datamodel import Dataset
 from ..figures import INTERVAL_NOTE, error_bars
 from ..fingerprint import corpus_sha256, queries_sha256, ranking_sha256
 from ..rerank import make_reranker, oracle_run
-from ..rerank.experiments import oracle_scores, rerank_table
-from ..retrieval import experiments as rx
-from ..retrieval.registry import retrieve
+from ..rerank.evaluation import ORACLE_METRICS as ORACLE_METRICS  # notebook 05: fx.ORACLE_METRICS
+from ..rerank.evaluation import oracle_scores, rerank_table
+from ..retrieval.evaluation import metrics_table
+from ..retrieval.registry import retrieve, run_all
 from ..stages import result_path
 from ..trec import Run, read_run, write_run
 from .biencoder import train_biencoder
@@ -40,7 +41,6 @@ from .training import (
     register,
 )
 
-ORACLE_METRICS = ("nDCG@5", "nDCG@10", "nDCG@50", "nDCG@100")
 #: sample sets are keyed by (N, negatives) with negatives "random" or "hard"
 SetKey = tuple[int, str]
 
@@ -125,7 +125,6 @@ def chosen_names(kind: str, dataset_name: str) -> list[str]:
     so notebooks 02–04 can add them to their lists (empty before notebook 05 has run)."""
     from pathlib import Path as _Path
 
-
     out = []
     for n in models.all_names():
         spec = models.get_spec(n)
@@ -155,8 +154,8 @@ def select_variants(ds: Dataset, trained: Sequence[TrainedModel], select_split: 
         note = f"no {select_split} question with a relevant passage: largest N taken"
     else:
         qrels = {q: ds.qrels[q] for q in queries}
-        runs = rx.run_all([m.name for m in bi], dict(corpus), queries, dataset_name, f"finetune-{select_split}", k=k)
-        bi_scores = rx.metrics_table(runs, qrels, threshold, [metric])[metric].to_dict()
+        runs = run_all([m.name for m in bi], dict(corpus), queries, dataset_name, f"finetune-{select_split}", k=k)
+        bi_scores = metrics_table(runs, qrels, threshold, [metric])[metric].to_dict()
         oracle, _ = oracle_rows([m.name for m in ce], queries, qrels, corpus,
                                 out_dir=stages.run_dir(dataset_name, f"finetune-{select_split}"))
         ce_scores = oracle["nDCG@10"].drop(index=[i for i in oracle.index if str(i).startswith("no reranker")]).to_dict()
@@ -225,7 +224,6 @@ def cached_rerank(name: str, queries: Mapping[str, str], run: Run, corpus: Mappi
     run that computed it)."""
     import time
 
-
     # the reranked run depends on the first stage's order only (not its scores, which lose digits in a TREC file)
     key = {"schema": 1, "reranker": name, "model": models.checksum(name), "depth": depth,
            "queries_sha256": queries_sha256(queries), "first_stage_sha256": ranking_sha256(run),
@@ -249,7 +247,7 @@ def oracle_rows(names: Sequence[str], queries: Mapping[str, str], qrels: Mapping
                 corpus: Mapping[str, str], out_dir: Path | None = None) -> tuple[pd.DataFrame, dict[str, Run]]:
     """Oracle-reranker setting (paper 000 §5.3): the question's own passages, in id order as the baseline,
     reordered by each cross-encoder; graded nDCG@5/10/50/100 (%) with 95 % bootstrap intervals over
-    questions (columns ``m_lo`` / ``m_hi``, :func:`inferqa_utils.rerank.experiments.oracle_scores`). With ``out_dir`` the runs are
+    questions (columns ``m_lo`` / ``m_hi``, :func:`inferqa_utils.rerank.evaluation.oracle_scores`). With ``out_dir`` the runs are
     cached there as ``oracle+<name>.trec`` (notebook 04 reads them)."""
 
     own = {q: dict(qrels[q]) for q in queries}

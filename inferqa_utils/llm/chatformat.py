@@ -2,7 +2,7 @@
 
 Multi-token scoring on a server (:meth:`~inferqa_utils.llm.server.ServerLLM.score`) sends the
 prompt as plain text to ``/v1/completions``, so the chat template is applied here, not on the
-server. :class:`ChatFormat` renders with the same function as
+server. :class:`ChatFormat` renders with the same function (:func:`render_template`) as
 :meth:`~inferqa_utils.llm.llamacpp.LlamaCppLLM.render` (the GGUF's ``tokenizer.chat_template``,
 ``bos_token``/``eos_token``), and :meth:`ChatFormat.completion_prompt` makes the server evaluate
 the tokens the in-process backend evaluates. In process, llama.cpp adds a BOS token when the
@@ -26,6 +26,7 @@ import json
 import os
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,38 @@ from .base import Messages
 
 #: ``name=path[,name2=path2]``: tokenizer files of served models whose GGUF is not on this machine
 CHAT_TEMPLATES_ENV = "INFERQA_CHAT_TEMPLATES"
+
+
+def _tojson(value: Any, **_: Any) -> str:
+    """The templates' ``tojson`` filter: JSON with non-ASCII characters kept (keyword arguments
+    such as ``indent`` are accepted and ignored)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _raise_exception(msg: str) -> None:
+    raise ValueError(msg)
+
+
+@lru_cache(maxsize=8)
+def _compiled_template(template: str) -> Any:
+    import jinja2
+    import jinja2.ext  # loopcontrols below; not imported by ``import jinja2`` itself
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    env = ImmutableSandboxedEnvironment(loader=jinja2.BaseLoader(), trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[jinja2.ext.loopcontrols])
+    env.filters["tojson"] = _tojson
+    return env.from_string(template)
+
+
+def render_template(template: str, messages: Messages, bos: str, eos: str, add_generation_prompt: bool) -> str:
+    """Apply a model's own chat template (Jinja, sandboxed; compiled once per template) the way
+    :meth:`~inferqa_utils.llm.llamacpp.LlamaCppLLM.render` and :meth:`ChatFormat.render` do:
+    ``bos_token``/``eos_token`` given, ``raise_exception`` raising ``ValueError``, thinking off."""
+    return _compiled_template(template).render(
+        messages=messages, add_generation_prompt=add_generation_prompt, bos_token=bos, eos_token=eos,
+        raise_exception=_raise_exception, enable_thinking=False,
+    )
 
 
 @dataclass(frozen=True)
@@ -48,9 +81,7 @@ class ChatFormat:
 
     def render(self, messages: Messages, add_generation_prompt: bool = True) -> str:
         """The prompt text as :meth:`LlamaCppLLM.render` writes it (template applied)."""
-        from .llamacpp import _render_template
-
-        return _render_template(self.template, messages, self.bos, self.eos, add_generation_prompt)
+        return render_template(self.template, messages, self.bos, self.eos, add_generation_prompt)
 
     def completion_prompt(self, messages: Messages) -> str:
         """The text to send to ``/v1/completions`` so that the server evaluates the in-process

@@ -41,7 +41,6 @@ import hashlib
 import os
 import threading
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -49,30 +48,7 @@ import numpy as np
 
 from .base import LLM, Messages, decided
 from .cache import GenerationCache
-
-
-@lru_cache(maxsize=8)
-def _compiled_template(template: str):
-    import jinja2
-    import jinja2.ext  # loopcontrols below; not imported by ``import jinja2`` itself
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    env = ImmutableSandboxedEnvironment(loader=jinja2.BaseLoader(), trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[jinja2.ext.loopcontrols])
-    env.filters["tojson"] = lambda x, **kw: __import__("json").dumps(x, ensure_ascii=False)
-    return env.from_string(template)
-
-
-def _raise_exception(msg: str) -> None:
-    raise ValueError(msg)
-
-
-def _render_template(template: str, messages: Messages, bos: str, eos: str, add_generation_prompt: bool) -> str:
-    """Apply the model's own chat template (compiled once per template)."""
-    return _compiled_template(template).render(
-        messages=messages, add_generation_prompt=add_generation_prompt, bos_token=bos, eos_token=eos,
-        raise_exception=_raise_exception, enable_thinking=False,
-    )
+from .chatformat import render_template
 
 
 def _log_softmax(row: np.ndarray, tok: int) -> float:
@@ -149,7 +125,7 @@ class LlamaCppLLM(LLM):
     # ------------------------------------------------------------------ text <-> tokens
     def render(self, messages: Messages, add_generation_prompt: bool = True) -> str:
         """The full prompt text as the model sees it (chat template applied)."""
-        return _render_template(self.template, messages, self.bos, self.eos, add_generation_prompt)
+        return render_template(self.template, messages, self.bos, self.eos, add_generation_prompt)
 
     def tokenize(self, text: str, prompt: bool = True) -> list[int]:
         if prompt:

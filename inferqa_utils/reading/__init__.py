@@ -1,6 +1,9 @@
 """Stage 04 — reading: retrieved passages → an LLM answer (notebook ``04_reading``).
 
 * :mod:`.contexts` — Union_norm / Union_freq contexts at hint level (QUIT paper §5.4);
-* :mod:`.experiments` — reading a run at top-k, the oracle and Optimal settings, EM tables;
+* :mod:`.topk` — reading a run's top-k passages as one context and scoring the answers (shared
+  with notebooks 05 and 07);
+* :mod:`.experiments` — notebook 04's settings (oracle, Optimal with reused answers), the Union_freq
+  grid search and the EM tables;
 * :mod:`.report` — Table 8 / Fig. 5 / Fig. 6 shapes and the paper's reading numbers.
 """

@@ -1,4 +1,4 @@
-"""Context building for the top-k reading setting (paper 000 §5.4; §5.4, Eq. 1).
+"""Context building for the top-k reading setting (paper 000 §5.4, Eq. 1).
 
 A passage is a sequence of sentences (hints). Passages retrieved for one question overlap heavily
 (they are subsets/permutations of the same five hints), so the top-k passages are merged into a
@@ -59,7 +59,7 @@ def union_norm(passages: Sequence[Sequence[str]]) -> list[str]:
 def union_freq_scores(
     passages: Sequence[Sequence[str]], alpha: float = ALPHA, beta: float = BETA
 ) -> dict[str, float]:
-    """Union_freq scores (paper 000 §5.4, paper 000 Eq. 1), keyed by stripped sentence in first-seen order.
+    """Union_freq scores (paper 000 §5.4, Eq. 1), keyed by stripped sentence in first-seen order.
 
     ``score(s) = α·Σ_{i: s∈P_i} 1/rank(P_i) + β·Σ_{i: s∈P_i} 1/pos_i(s)``, where ``rank(P_i) = i``
     (1-based, ``passages[0]`` has rank 1) and ``pos_i(s)`` is the 1-based position of ``s`` among the

@@ -1,9 +1,11 @@
-"""Reading experiments (paper 000 §5.4; §5.4, Table 8, Figs. 5–6): top-k contexts → reader → EM.
+"""Reading experiments of notebook 04 (paper 000 §5.4, Table 8, Figs. 5–6): top-k contexts → reader → EM.
 
-Three settings share one scorer (:func:`score_answers`, strict EM and LLM-judged accuracy):
+Three settings share one scorer (:func:`inferqa_utils.answering.scoring.score_answers`, strict EM and
+LLM-judged accuracy):
 
 * **pipeline** — a retriever/reranker run; the top-k passages become one context
-  (Union_norm or Union_freq at hint level, :mod:`inferqa_utils.reading.contexts`);
+  (Union_norm or Union_freq at hint level, :mod:`inferqa_utils.reading.contexts`), read by
+  :func:`inferqa_utils.reading.topk.read_runs`;
 * **oracle** — the question's own passages ordered by a reranker, then the same top-k reading;
 * **Optimal** — every label-1/2 passage read alone; a question is answerable when any passage
   yields a correct answer. Answers the labeler already produced for the same passage with the
@@ -14,51 +16,23 @@ Every reader/judge call goes through the cached engine, so a re-run makes no mod
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
-from ..answering.judge import judge_answers
-from ..answering.prompts import NO_ANSWER
 from ..answering.reader import KnownAnswers, read
-from ..datamodel import Dataset, Question
+from ..answering.scoring import score_answers
+from ..datamodel import Dataset
 from ..llm.base import LLM
 from ..trec import Run
 from ..uncertainty import mean_ci
-from .contexts import ALPHA, BETA, build_context
+from .topk import contexts_from_run, read_contexts
 
-UNIONS = ("norm", "freq")
+# re-exported: notebooks 04 and 05 call ``reading.read_runs``
+from .topk import read_runs as read_runs
 
-
-def passage_sentences(ds: Dataset, pid: str, corpus: Mapping[str, str] | None = None) -> list[str]:
-    """The hints (sentences) of a passage: its question's hints in permutation order for a built
-    passage (a distractor question's hints come from ``ds.meta["distractor_hints"]``); for any other corpus entry (e.g. a control-corpus reference) the text as one unit."""
-    p = ds.passages.get(pid)
-    if p is not None:
-        hints = (ds.questions[p.qid].hint_texts if p.qid in ds.questions
-                 else ds.meta.get("distractor_hints", {}).get(p.qid))
-        if hints is not None and all(i < len(hints) for i in p.hint_ids):
-            return [hints[i].strip() for i in p.hint_ids]
-        return [p.text]
-    if corpus is not None and pid in corpus:
-        return [corpus[pid]]
-    raise KeyError(f"passage {pid!r} is neither in dataset {ds.name!r} nor in the given corpus")
-
-
-def ranked_ids(run: Run, qid: str) -> list[str]:
-    """A run's passages for ``qid`` in rank order (runs are stored best first)."""
-    return [d for d, _ in run.get(qid, [])]
-
-
-def contexts_from_run(ds: Dataset, run: Run, qids: Iterable[str], k: int, union: str = "norm",
-                      alpha: float = ALPHA, beta: float = BETA,
-                      corpus: Mapping[str, str] | None = None) -> dict[str, str]:
-    """paper 000 §5.4: per question, the context built from the run's top-``k`` passages."""
-    out = {}
-    for qid in qids:
-        top = ranked_ids(run, qid)[:k]
-        out[qid] = build_context([passage_sentences(ds, pid, corpus) for pid in top], k, union, alpha, beta) if top else ""
-    return out
+#: the hints of a passage, ``passage_sentences(ds, pid, corpus)``: kept here for notebook 07
+passage_sentences = Dataset.passage_sentences
 
 
 def known_answers(ds: Dataset, model: str) -> KnownAnswers:
@@ -87,77 +61,6 @@ def known_answers(ds: Dataset, model: str) -> KnownAnswers:
             if a and text is not None and qid in ds.questions:
                 answers.setdefault((ds.questions[qid].question, text), a)
     return KnownAnswers(model, built.get("reader_layout", "context-first"), answers)
-
-
-def gold_of(q: Question) -> list[str]:
-    """The gold answers/aliases (what the judge is shown); the EM pool is ``q.answers``."""
-    return list(q.meta.get("gold_answers") or q.answers)
-
-
-def score_answers(ds: Dataset, qids: Sequence[str], answers: Sequence[str], judge: LLM | None,
-                  progress: bool = True, contexts: Sequence[str] | None = None) -> pd.DataFrame:
-    """Strict EM against each question's answer pool and judged accuracy: EM, or else the judge's
-    Yes unless an answer guard refuses the answer first (``guard`` column; the ``in_context`` guard
-    needs ``contexts``, the text each answer was read from)."""
-    qs = [ds.questions[q] for q in qids]
-    js = judge_answers(judge, [q.question for q in qs], [q.answers for q in qs], list(answers), progress=progress,
-                       contexts=list(contexts) if contexts is not None else None)
-    return pd.DataFrame({"qid": list(qids), "answer": list(answers), "em": [j.em for j in js],
-                         "judged": [j.judged for j in js], "no_answer": [a == NO_ANSWER for a in answers],
-                         "guard": [j.guard for j in js]})
-
-
-def read_contexts(reader: LLM, judge: LLM | None, ds: Dataset, contexts: Mapping[str, str],
-                  progress: bool = True, desc: str | None = None) -> pd.DataFrame:
-    """Read one context per question and score it. An empty context is read as it is (the
-    reader should say ``NO ANSWER``)."""
-    qids = list(contexts)
-    outs = read(reader, [ds.questions[q].question for q in qids], [contexts[q] for q in qids],
-                desc=desc, progress=progress)
-    df = score_answers(ds, qids, [o.answer for o in outs], judge, progress=progress,
-                       contexts=[contexts[q] for q in qids])
-    df["context_chars"] = [len(contexts[q]) for q in qids]
-    return df
-
-
-def read_run(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[str],
-             ks: Sequence[int] = (1, 3, 5), unions: Sequence[str] = UNIONS, alpha: float = ALPHA,
-             beta: float = BETA, corpus: Mapping[str, str] | None = None, system: str = "",
-             setting: str = "pipeline", progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
-    """Per-question answers for every (k, union) over one run (:func:`read_runs` of one run)."""
-    return read_runs(reader, judge, ds, {system: run}, qids, ks, unions, alpha, beta, corpus,
-                     settings={system: setting}, progress=progress, known=known)
-
-
-def read_runs(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Run], qids: Sequence[str],
-              ks: Sequence[int] = (1, 3, 5), unions: Sequence[str] = UNIONS, alpha: float = ALPHA,
-              beta: float = BETA, corpus: Mapping[str, str] | None = None,
-              settings: Mapping[str, str] | None = None, progress: bool = True,
-              known: KnownAnswers | None = None) -> pd.DataFrame:
-    """Per-question answers for every (run, k, union): one row per (system, k, union, question),
-    in that order, with ``setting`` (``settings[system]``, default ``pipeline``).
-
-    Every context is read in **one** reader batch and every answer judged in **one** judge batch:
-    the engine orders the prompts so that contexts extending one another (top-1 ⊂ top-3 ⊂ top-5)
-    run one after another and share their prefix, and reads a context that several runs or both
-    unions produce once (e.g. k = 1, where Union_norm = Union_freq). Answers in ``known``
-    (:func:`known_answers`: the build's own readings of the same prompts) are not read again."""
-    jobs = []
-    for system, run in runs.items():
-        for k in ks:
-            for union in unions:
-                ctx = contexts_from_run(ds, run, qids, k, union, alpha, beta, corpus)
-                jobs += [(system, k, union, q, ctx[q]) for q in qids]
-    if not jobs:
-        return pd.DataFrame()
-    contexts = [j[4] for j in jobs]
-    outs = read(reader, [ds.questions[j[3]].question for j in jobs], contexts,
-                desc=f"read {len(runs)} run(s) × k {list(ks)} × {list(unions)}", progress=progress, known=known)
-    df = score_answers(ds, [j[3] for j in jobs], [o.answer for o in outs], judge, progress=progress,
-                       contexts=contexts)
-    df["context_chars"] = [len(c) for c in contexts]
-    return df.assign(setting=[(settings or {}).get(j[0], "pipeline") for j in jobs], system=[j[0] for j in jobs],
-                     k=[j[1] for j in jobs], union=[j[2] for j in jobs], reader=reader.name)
 
 
 def optimal(reader: LLM | str, judge: LLM | None, ds: Dataset, qids: Sequence[str], min_label: int = 1,
@@ -197,7 +100,7 @@ def optimal(reader: LLM | str, judge: LLM | None, ds: Dataset, qids: Sequence[st
 
 def optimal_per_question(per_passage: pd.DataFrame, qids: Sequence[str], reader: str) -> pd.DataFrame:
     """Any-correct aggregation of :func:`optimal` (questions without label ≥ 1 passages count as
-    wrong), shaped like :func:`read_run` rows (setting ``Optimal``, k and union empty)."""
+    wrong), shaped like :func:`~inferqa_utils.reading.topk.read_run` rows (setting ``Optimal``, k and union empty)."""
     g = per_passage.groupby("qid")[["em", "judged"]].any() if len(per_passage) else pd.DataFrame(columns=["em", "judged"])
     out = pd.DataFrame({"qid": list(qids)}).set_index("qid").join(g)
     out = out.fillna(False).astype(bool).reset_index()

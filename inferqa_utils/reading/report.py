@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..datamodel import Dataset
 from ..paper import load_paper_numbers
-from .experiments import ranked_ids
+from ..runs import ranked_ids
 
 SETTING_ORDER = ("Optimal", "oracle", "pipeline")
 
@@ -94,7 +94,7 @@ def first_passage_hints(ds: Dataset, runs: Mapping[str, Mapping[str, list]], qid
     rows = []
     for name, run in runs.items():
         for qid in qids:
-            top = ranked_ids(run, qid)[:1]
+            top = ranked_ids(run, qid, 1)
             if top and top[0] in ds.passages:
                 rows.append({"source": name, "qid": qid, "n_hints": ds.passages[top[0]].n_hints})
     return pd.DataFrame(rows, columns=["source", "qid", "n_hints"])
@@ -167,7 +167,7 @@ READING_FINDINGS = ("optimal_far_above_pipeline", "rerankers_marginal", "ft_rera
 
 
 def paper_reading_numbers() -> dict[str, float]:
-    """The paper's reading EM numbers (paper 000 §5.4, Table 8, paper 000 §5.4) from the paper reference file,
+    """The paper's reading EM numbers (paper 000 §5.4, Table 8) from the paper reference file,
     as {label: value} (Optimal 90.16, BGE + MonoT5 15.34, BGE + FT-MonoT5 13.89, BGE 13.18)."""
 
     out: dict[str, float] = {}

@@ -3,7 +3,8 @@
 Every reranker reorders the top-``depth`` passages of each question's run and leaves the rest
 below them in their original order (paper 000 §5.3 reranks the BGE top-100). Scores of the
 returned run are strictly meaningful only inside the reranked head; the tail gets scores below
-the head's minimum so that the run stays sorted by score, descending (``trec.Run`` contract).
+the head's minimum so that the run stays sorted by score, descending (``trec.Run`` contract;
+:func:`inferqa_utils.runs.merge_head_tail`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from ..runs import merge_head_tail, sort_scored
 from ..trec import Run
 
 
@@ -86,19 +88,6 @@ def _finite(s: float, floor: float = -1e9) -> float:
     if math.isnan(s):
         return floor
     return min(max(s, floor), -floor)
-
-
-def sort_scored(items: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
-    """Sort by score, descending; ties keep the input (first-stage) order."""
-    order = sorted(range(len(items)), key=lambda i: (-items[i][1], i))
-    return [(items[i][0], float(items[i][1])) for i in order]
-
-
-def merge_head_tail(head: Sequence[tuple[str, float]], tail: Sequence[str]) -> list[tuple[str, float]]:
-    """The reranked head, then the tail in its original order with scores min(head) − 1, − 2, …"""
-    finite = [s for _, s in head if math.isfinite(s)]
-    floor = min(finite) if finite else 0.0
-    return [*((p, float(s)) for p, s in head), *((p, floor - (i + 1.0)) for i, p in enumerate(tail))]
 
 
 def oracle_candidates(qrels_of_question: Mapping[str, int], min_label: int = 0) -> list[str]:

@@ -1,8 +1,9 @@
-"""Reranking experiments of notebook 03 (paper 000 §5.3; §5.3).
+"""Reranking experiments of notebook 03 (paper 000 §5.3).
 
 Rerankers reorder the top-``depth`` of a first-stage run; every reranked run is written as a TREC
 file next to the first-stage runs. The oracle-reranker setting gives each question exactly its own
-labelled passages (a perfect retriever) and scores the reranker's order with graded nDCG@5/10/50/100.
+labelled passages (a perfect retriever) and scores the reranker's order with graded nDCG@5/10/50/100
+(:mod:`inferqa_utils.rerank.evaluation`).
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ import pandas as pd
 
 from .. import artifacts
 from ..fingerprint import queries_sha256, ranking_sha256
-from ..metrics import evaluate
 from ..trec import Run, write_run
-from ..uncertainty import metric_intervals
-from . import make_reranker, oracle_run
+from .base import oracle_run
 
-ORACLE_METRICS = ("nDCG@5", "nDCG@10", "nDCG@50", "nDCG@100")
-#: the no-reranker row of an oracle table
-ORACLE_BASELINE = "no reranker (id order)"
+# re-exported: notebook 03 imports ORACLE_METRICS and rerank_table from here
+from .evaluation import ORACLE_METRICS as ORACLE_METRICS
+from .evaluation import oracle_scores
+from .evaluation import rerank_table as rerank_table
+from .registry import RERANKERS, make_reranker, reranker_spec
 
 
 def _calls(llm: Any) -> int | None:
@@ -34,7 +35,9 @@ def _calls(llm: Any) -> int | None:
 
 def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: Run, corpus: Mapping[str, str],
                depth: int | None, out_dir: Path | None = None, tag: str = "", **listwise: Any) -> tuple[dict[str, Run], dict]:
-    """``({name: reranked run}, {name: seconds per query})``; LLM rerankers get ``llm``, others none.
+    """``({name: reranked run}, {name: seconds per query})``; the rerankers that need an LLM
+    (:func:`inferqa_utils.rerank.registry.reranker_spec`) get ``llm``, others none, and the listwise
+    reranker the ``listwise`` keywords.
 
     With ``out_dir`` each run is written as the artifact ``<tag>+<name>.trec``
     (:mod:`inferqa_utils.artifacts`: key = reranker, model, depth, questions and first-stage order;
@@ -44,8 +47,9 @@ def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: 
     record the cost is ``None`` (unknown) and none is invented."""
     out, cost = {}, {}
     for name in names:
-        kw = dict(listwise) if name in ("listwise", "rankgpt") else {}
-        engine = llm if name in ("pointwise", "upr", "listwise", "rankgpt", "monot5-llm", "query-likelihood") else None
+        spec = reranker_spec(name)
+        kw = dict(listwise) if spec is RERANKERS["listwise"] else {}
+        engine = llm if spec is not None and spec.needs_llm else None
         rr = make_reranker(name, llm=engine, **kw)
         calls0 = _calls(engine)
         t0 = time.perf_counter()
@@ -81,17 +85,6 @@ def _legacy_cost(path: Path, key: Mapping[str, Any]) -> float | None:
     return None
 
 
-def oracle_scores(first: Run, runs: Mapping[str, Run], own: Mapping[str, Mapping[str, int]]) -> pd.DataFrame:
-    """The oracle-reranker table (paper 000 §5.3): one row for the id-order baseline ``first`` and one
-    per reranked run; for each m in :data:`ORACLE_METRICS` the graded nDCG (gain 2^label − 1) in %,
-    ``m = 100 · mean_q nDCG_q@k`` over the questions with a label > 0, with its seeded 95 %
-    bootstrap interval over those questions ``m_lo`` / ``m_hi``
-    (:func:`inferqa_utils.uncertainty.metric_intervals`), then ``n_questions_ndcg``."""
-    table = metric_intervals({ORACLE_BASELINE: first, **runs}, own, threshold=1, metrics=ORACLE_METRICS)
-    cols = [c for m in ORACLE_METRICS for c in (m, f"{m}_lo", f"{m}_hi")]
-    return table[[*cols, "n_questions_ndcg"]]
-
-
 def oracle_table(names: Sequence[str], llm: Any, queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
                  corpus: Mapping[str, str], out_dir: Path | None = None, **listwise: Any) -> pd.DataFrame:
     """Oracle retriever + reranker (paper 000 §5.3): candidates = the question's own passages,
@@ -102,15 +95,3 @@ def oracle_table(names: Sequence[str], llm: Any, queries: Mapping[str, str], qre
     first = oracle_run(own)
     runs, _ = rerank_all(names, llm, queries, first, corpus, depth=None, out_dir=out_dir, tag="oracle", **listwise)
     return oracle_scores(first, runs, own)
-
-
-def rerank_table(first_name: str, first: Run, reranked: Mapping[str, Run], cost: Mapping[str, float],
-                 qrels: Mapping[str, Mapping[str, int]], threshold: int,
-                 metrics: Sequence[str] = ("Hit@1", "Hit@5", "Hit@10", "Hit@20", "MRR@100", "nDCG@10", "nDCG@100"),
-                 ) -> pd.DataFrame:
-    """The first-stage run and each reranked run side by side (metrics in %), with seconds per query."""
-    rows = [evaluate(first, qrels, threshold, metrics, name=first_name)]
-    rows += [evaluate(r, qrels, threshold, metrics, name=f"{first_name} + {n}") for n, r in reranked.items()]
-    table = pd.concat(rows).round(2)
-    table["seconds/query"] = [None] + [cost[n] for n in reranked]
-    return table

@@ -1,4 +1,4 @@
-"""Retrieval experiments of notebook 02 (paper 000 §4, §5.1–5.2; paper 000 §5.1, Table 2, Fig. 4).
+"""Retrieval experiments of notebook 02 (paper 000 §4, §5.1–5.2, Table 2, Fig. 4).
 
 * the main table: every retriever on a split of a built dataset, relevance = label ≥ threshold;
 * the cross-corpus comparison: the same questions against (a) the answer-supporting corpus
@@ -12,34 +12,17 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..config import PATHS
 from ..construction.stats import n_tokens
 from ..figures import INTERVAL_NOTE, error_bars
-from ..metrics import evaluate, hit_curve, hit_per_query
-from ..stages import CONTAINING, SUPPORTING, SUPPORTING_LENIENT, run_dir
+from ..metrics import hit_curve, hit_per_query
+from ..stages import CONTAINING, SUPPORTING, SUPPORTING_LENIENT
 from ..trec import Run
 from ..uncertainty import interval_columns
-from .registry import retrieve
 
-MAIN_METRICS = ("Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@50", "Hit@100", "Recall@5", "Recall@10", "Recall@50",
-                "MRR@100", "nDCG@10", "nDCG@100")
-
-
-def run_all(names: Sequence[str], corpus: dict[str, str], queries: dict[str, str], dataset_name: str,
-            corpus_tag: str, k: int = 100) -> dict[str, Run]:
-    """Each retriever's top-``k`` run, cached as ``build/runs/<dataset>/<corpus>/<name>.trec``."""
-    out = {}
-    for name in names:
-        out[name] = retrieve(name, corpus, queries, k=k, run_path=run_dir(dataset_name, corpus_tag) / f"{name}.trec",
-                             index_dir=PATHS.indexes / dataset_name / corpus_tag / name)
-    return out
-
-
-def metrics_table(runs: dict[str, Run], qrels: dict[str, dict[str, int]], threshold: int,
-                  metrics: Sequence[str] = MAIN_METRICS) -> pd.DataFrame:
-    """One row per retriever (metrics in %), with the number of questions and the threshold."""
-    return pd.concat([evaluate(run, qrels, threshold=threshold, metrics=metrics, name=name)
-                      for name, run in runs.items()]).round(2)
+# re-exported: notebooks 02 and 05 call ``ex.run_all`` and ``ex.metrics_table``
+from .evaluation import MAIN_METRICS as MAIN_METRICS
+from .evaluation import metrics_table as metrics_table
+from .registry import run_all as run_all
 
 
 def hit_curves(runs: dict[str, Run], qrels: dict[str, dict[str, int]], threshold: int, corpus: str,

@@ -16,12 +16,13 @@ sentence-transformers models, checkpoints registered with
 :func:`retrieve` caches a run as a TREC file plus a sidecar ``<run>.stamp.json`` holding the
 sha256 of the corpus (ids + texts, in order) and of the queries, ``k``, the retriever name and the
 identity of its model(s); a matching stamp means the file is read back instead of searching.
+:func:`run_all` does it for several retrievers into a dataset's run folder (notebooks 02 and 05).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from ..config import PATHS
 from ..errors import DataFormatError
 from ..fingerprint import corpus_sha256, dir_fingerprint, queries_sha256
 from ..lexical import BM25sRetriever
+from ..stages import run_dir
 from ..trec import Run, read_run, write_run
 from .dense import DenseRetriever, dense_model_names, is_dense_spec
 from .fusion import FusedRetriever, Retriever
@@ -81,12 +83,9 @@ def make_retriever(name: str, corpus: CorpusLike, index_dir: Path | None = None)
     """
     corpus = as_corpus(corpus)
     if name == "bm25s":
-
         return BM25sRetriever(corpus)
     if name == "bm25":
-
         if index_dir is None:
-
             index_dir = PATHS.indexes / f"bm25-{corpus_sha256(corpus)[:16]}"
         r = PyseriniBM25Retriever(corpus, index_dir)
         r.name = name  # the registry name, also used as the run tag
@@ -95,7 +94,6 @@ def make_retriever(name: str, corpus: CorpusLike, index_dir: Path | None = None)
         method, parts = COMPOSITES[name]
         return FusedRetriever(name, [make_retriever(p, corpus, index_dir) for p in parts], method=method)  # type: ignore[arg-type]
     if _is_dense_name(name):
-
         return DenseRetriever(name, corpus)
     raise unknown_retriever(name)
 
@@ -130,7 +128,6 @@ def model_identity(name: str) -> str:
     if name == "bm25s":
         return f"bm25s {_version('bm25s')} lucene k1=0.9 b=0.4"
     if name == "bm25":
-
         return f"pyserini {_version('pyserini')} {_anserini_jar()} k1=0.9 b=0.4 {' '.join(INDEX_ARGS)}"
     if not _is_dense_name(name):
         raise unknown_retriever(name)
@@ -195,3 +192,15 @@ def retrieve(name: str, corpus: CorpusLike, queries: Mapping[str, str], k: int =
         artifacts.write(run_path, lambda tmp: write_run(run, tmp, tag="_".join(name.split()) or "run"), stamp,
                         cost={"search_seconds": round(seconds, 3)})
     return run
+
+
+def run_all(names: Sequence[str], corpus: dict[str, str], queries: dict[str, str], dataset_name: str,
+            corpus_tag: str, k: int = 100) -> dict[str, Run]:
+    """Each retriever's top-``k`` run (:func:`retrieve`), cached as
+    ``build/runs/<dataset>/<corpus_tag>/<name>.trec`` (:func:`inferqa_utils.stages.run_dir`) with
+    its index under ``build/indexes/<dataset>/<corpus_tag>/<name>``."""
+    out = {}
+    for name in names:
+        out[name] = retrieve(name, corpus, queries, k=k, run_path=run_dir(dataset_name, corpus_tag) / f"{name}.trec",
+                             index_dir=PATHS.indexes / dataset_name / corpus_tag / name)
+    return out

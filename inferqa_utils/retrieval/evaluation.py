@@ -1,0 +1,27 @@
+"""Retrieval metrics of several runs side by side (paper 000 §4, §5.1–5.2, Table 2).
+
+Every metric is computed per question by :func:`inferqa_utils.metrics.evaluate` (ir-measures):
+``Hit@k`` = 1 when a passage with label ≥ ``threshold`` is in the top k, ``Recall@k``, ``MRR@100``
+and graded ``nDCG@k`` (gain 2^label − 1), each averaged over the questions with a relevant
+passage and reported in %.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from ..metrics import evaluate
+from ..trec import Run
+
+#: the metrics of the main retrieval table (notebook 02) and of a retriever's selection (notebook 05)
+MAIN_METRICS = ("Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@50", "Hit@100", "Recall@5", "Recall@10", "Recall@50",
+                "MRR@100", "nDCG@10", "nDCG@100")
+
+
+def metrics_table(runs: dict[str, Run], qrels: dict[str, dict[str, int]], threshold: int,
+                  metrics: Sequence[str] = MAIN_METRICS) -> pd.DataFrame:
+    """One row per retriever (metrics in %), with the number of questions and the threshold."""
+    return pd.concat([evaluate(run, qrels, threshold=threshold, metrics=metrics, name=name)
+                      for name, run in runs.items()]).round(2)
