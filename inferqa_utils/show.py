@@ -64,3 +64,39 @@ def question_label(q: Question, width: int = 160) -> str:
     if len(text) <= width:
         return text
     return text[: width - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _plain(value: Any) -> str:
+    """A cell as plain text: empty for missing values, floats to 3 significant digits."""
+    if value is None or (isinstance(value, float) and value != value) or type(value).__name__ in ("NAType", "NaTType"):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return " ".join(str(value).split())
+
+
+def plain_table(df: pd.DataFrame, wrap: Sequence[str] = ("text",), width: int = 100, indent: str = "  ") -> str:
+    """``df`` as plain text for a terminal, every value in full: the columns not in ``wrap`` as
+    aligned columns, one row a line; under each row its ``wrap`` columns as ``name: value``,
+    wrapped at word boundaries to ``width`` characters."""
+    import textwrap
+
+    flat = [c for c in df.columns if c not in wrap]
+    long = [c for c in df.columns if c in wrap]
+    records = df.to_dict("records")
+    cells = [[_plain(r[c]) for c in flat] for r in records]
+    widths = [max([len(str(c))] + [len(row[i]) for row in cells]) for i, c in enumerate(flat)]
+
+    def line(values: Sequence[str]) -> str:
+        return (indent + "  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True))).rstrip()
+
+    out = [line([str(c) for c in flat])] if flat else []
+    for rec, row in zip(records, cells, strict=True):
+        if flat:
+            out.append(line(row))
+        for c in long:
+            text = _plain(rec[c])
+            if text:
+                out.append(textwrap.fill(f"{c}: {text}", width=max(width, 40), initial_indent=indent + "    ",
+                                         subsequent_indent=indent + "      ", break_on_hyphens=False))
+    return "\n".join(out)

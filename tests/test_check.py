@@ -124,7 +124,9 @@ def test_cli_list_and_unknown_profile(capsys):
 
     assert main(["check", "--list", "--profile", "smoke"]) == 0
     assert "quickstart top-1 BM25 EM" in capsys.readouterr().out
-    assert main(["check", "--list", "--profile", "nope"]) == 2
+    with pytest.raises(SystemExit) as exc:  # argparse refuses a profile profiles.yaml does not define
+        main(["check", "--list", "--profile", "nope"])
+    assert exc.value.code == 2 and "invalid choice: 'nope'" in capsys.readouterr().err
 
 
 def test_profile_without_conditions_scores_the_findings_only(tmp_path):

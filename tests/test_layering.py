@@ -25,8 +25,8 @@ LAYERS: dict[str, int] = {
     "finetune": 6,
     "damaging": 7,
     "beyond": 8,
-    **dict.fromkeys(["findings", "check", "quickstart", "inspector", "runner", "kernels", "results_page",
-                     "make_release", "__main__"], 9),
+    **dict.fromkeys(["findings", "check", "quickstart", "inspector", "runner", "notebook_params", "kernels",
+                     "results_page", "make_release", "__main__"], 9),
 }
 
 

@@ -81,7 +81,7 @@ def test_a_provenance_file_of_another_layout_is_named(tmp_path):
 
 def _notebook(folder: Path, name: str) -> None:
     nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell("x = 1  # a parameter")
+    cell = nbformat.v4.new_code_cell("x = 1  # a parameter\ndataset_name = 'toy'  # the run's dataset")
     cell.metadata["tags"] = ["parameters"]
     nb.cells = [cell]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
