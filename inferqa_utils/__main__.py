@@ -152,7 +152,8 @@ def _cmd_results_page(args: argparse.Namespace) -> int:
     if profiles != list(rpage.DEFAULT_PROFILES):
         command += " --profiles " + " ".join(profiles)
     if args.sources:
-        command += " --from " + " ".join(args.sources)
+        # placeholders, not this machine's paths: the page is shipped
+        command += " --from " + " ".join(f"<clone {n}>" for n in range(1, len(args.sources) + 1))
     rpage.write_page(args.out or PATHS.root / "docs" / "results.md", profiles, folders, command)
     return 0
 

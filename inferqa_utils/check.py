@@ -31,7 +31,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -343,35 +343,111 @@ def _finished_notebooks(m: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+def _allocate(found: Sequence[tuple[Path, dict[str, Any]]]) -> list[tuple[Path, dict[str, Any], dict[str, float]]]:
+    """Per run manifest (newest first), the notebooks whose time it supplies: those it finished
+    that no newer manifest finished (:func:`_finished_notebooks`); manifests supplying none are left out."""
+    taken: set[str] = set()
+    out = []
+    for path, m in found:
+        fresh = {k: v for k, v in _finished_notebooks(m).items() if k not in taken}
+        if fresh:
+            taken.update(fresh)
+            out.append((path, m, fresh))
+    return out
+
+
+def _shown(p: Path) -> str:
+    """A path relative to the checkout when it lies inside it."""
+    try:
+        return str(p.resolve().relative_to(PATHS.root))
+    except ValueError:
+        return str(p)
+
+
+def _llm_use(m: dict[str, Any], stems: Sequence[str]) -> tuple[int | None, int | None]:
+    """``(model calls, cache hits)`` of the LLM batches of the notebooks ``stems`` in a run manifest
+    (its ``llm_costs``; a notebook with no entry asked no LLM); ``(None, None)`` when the manifest
+    has no ``llm_costs``."""
+    costs = m.get("llm_costs")
+    if not isinstance(costs, dict):
+        return None, None
+    calls = hits = 0
+    for stem in stems:
+        per_model = costs.get(stem)
+        for counters in (per_model.values() if isinstance(per_model, dict) else ()):
+            if isinstance(counters, dict):
+                calls += int(_number(counters.get("model_calls")) or 0)
+                hits += int(_number(counters.get("cache_hits")) or 0)
+    return calls, hits
+
+
+def _first_run_in_folder(manifest: Path) -> bool:
+    """Whether no run folder of any profile beside the manifest's run folder began before it (the
+    caches of a fresh clone are empty at its first run)."""
+    from .runner import RUN_DIR_RE
+
+    own = RUN_DIR_RE.match(manifest.parent.name)
+    if own is None:
+        return False
+    for d in manifest.parent.parent.iterdir():
+        other = RUN_DIR_RE.match(d.name)
+        if other and not d.is_symlink() and other["stamp"] < own["stamp"]:
+            return False
+    return True
+
+
+def cache_use(allocated: Sequence[tuple[Path, dict[str, Any], dict[str, float]]],
+              names: Mapping[Path, str] | None = None) -> list[dict[str, Any]]:
+    """Per manifest of :func:`_allocate`: its path (as ``names`` gives it, else relative to the
+    checkout), its notebooks, their LLM model calls and cache hits (``None`` when the manifest
+    predates the counts), the caches' sizes when the run began (``caches_at_start``,
+    :func:`inferqa_utils.runner.cache_sizes`; ``None`` in older manifests) and whether it was the
+    first run in its folder of runs."""
+    out = []
+    for path, m, notebooks in allocated:
+        calls, hits = _llm_use(m, list(notebooks))
+        start = m.get("caches_at_start")
+        out.append({"manifest": (names or {}).get(path, _shown(path)), "notebooks": sorted(notebooks),
+                    "model_calls": calls, "cache_hits": hits, "caches_at_start": start if isinstance(start, dict) else None,
+                    "first_run_in_folder": _first_run_in_folder(path)})
+    return out
+
+
+def manifests_cache_use(paths: Sequence[Path], names: Sequence[str] | None = None) -> list[dict[str, Any]] | None:
+    """:func:`cache_use` of run manifests given by path, newest first (a check record's
+    ``run.manifests``), each named by ``names`` (default: the path); ``None`` when one cannot be read."""
+    found = []
+    for path in paths:
+        try:
+            content = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(content, dict):
+            return None
+        found.append((Path(path), content))
+    shown = dict(zip((p for p, _m in found), names if names is not None else map(str, paths), strict=True))
+    return cache_use(_allocate(found), shown)
+
+
 def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] | None:
     """The profile's notebook times: each notebook's time from the newest run manifest in which it
     finished (a profile run one notebook at a time, or resumed after an interruption, spans several
-    manifests); ``total_s`` is their sum. ``None`` when there is no manifest."""
+    manifests); ``total_s`` is their sum; ``cache_use`` says, per manifest used, how many model
+    calls its notebooks made and what the caches held when it began (:func:`cache_use`). ``None``
+    when there is no manifest."""
     from .runner import run_manifests
 
     found = run_manifests(profile_name, executions)
     if not found:
         return None
-    notebooks: dict[str, float] = {}
-    used: list[Path] = []
-    for path, m in found:
-        fresh = {k: v for k, v in _finished_notebooks(m).items() if k not in notebooks}
-        if fresh:
-            notebooks.update(fresh)
-            used.append(path)
+    allocated = _allocate(found)
+    notebooks = {stem: secs for _path, _m, fresh in allocated for stem, secs in fresh.items()}
     path, m = found[0]
     git = m.get("git") if isinstance(m.get("git"), dict) else None
-
-    def shown(p: Path) -> str:
-        try:
-            return str(p.resolve().relative_to(PATHS.root))
-        except ValueError:
-            return str(p)
-
     total = round(sum(notebooks.values()), 1) if notebooks else None
-    return {"manifest": shown(path), "manifests": [shown(p) for p in used], "started": m.get("started"),
+    return {"manifest": _shown(path), "manifests": [_shown(p) for p, _m, _f in allocated], "started": m.get("started"),
             "finished": m.get("finished"), "status": m.get("status"), "total_s": total,
-            "notebooks_s": dict(sorted(notebooks.items())), "git": git}
+            "notebooks_s": dict(sorted(notebooks.items())), "git": git, "cache_use": cache_use(allocated)}
 
 
 def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any,
@@ -380,7 +456,7 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
     """The machine-readable record of one check (JSON-safe): profile, dataset, split, date (UTC),
     git commit and dirty flag at check time, the machine (:func:`inferqa_utils.manifest.machine_info`),
     the newest run manifest of the profile (``run``: total and per-notebook seconds, status, its
-    commit; ``None`` when no run folder exists), the notebooks filter, whether tables with no run
+    commit, the model calls and cache state of the runs timed; ``None`` when no run folder exists), the notebooks filter, whether tables with no run
     record were accepted, the condition outcomes (each with its table's file, the run checked and
     the run that wrote the table) and the findings verdict table as records (``None`` when findings
     were not scored)."""

@@ -4,11 +4,22 @@
 it) writes the check record ``results/check_NAME.json`` beside the report
 (:func:`inferqa_utils.check.check_record`). Runs of different profiles may live in different
 clones, so :func:`collect` reads the ``check_*.json`` records of several folders (the newest record
-of a profile wins) and :func:`render` writes one self-contained Markdown page: a *Runs* table with
-one row per profile asked for ("not run" when no record exists), then one section per finding of
-``inferqa_utils/paper_numbers.yaml`` (its text, the paper's source and numbers, the rule) with one
-row per profile that was run. ``python -m inferqa_utils results-page`` (``make results-page``)
-regenerates the page; nothing here runs a notebook or a model.
+of a profile wins) and :func:`render` writes one self-contained Markdown page:
+
+* a *scoreboard*: one row per finding of ``inferqa_utils/paper_numbers.yaml``, per main profile our
+  statistic with its 95 % interval and the verdict, then one line per profile (verdict counts,
+  commits, what its notebook time measured);
+* the forest plot of those estimates against each rule's region (:func:`write_forest`,
+  :func:`inferqa_utils.figures.findings_forest`), written to ``figures/`` beside the page;
+* a *Runs* table with one row per main profile asked for ("no record" when none exists), the
+  notebook time labelled from empty caches, cached re-run or partly cached (:func:`cache_label`);
+* one section per finding (its text, the paper's source and numbers, the rule) with one row per
+  main profile;
+* an appendix with the *sample runs* (:func:`is_sample`: too few questions to decide any finding,
+  such as the smoke profile): their runs rows and their findings rows.
+
+``python -m inferqa_utils results-page`` (``make results-page``) regenerates the page; nothing here
+runs a notebook or a model.
 
 A record is refused (:class:`~inferqa_utils.errors.DataFormatError`) when a condition it counts
 as OK was read from a table another run wrote than the run it checked (the message names the
@@ -21,14 +32,18 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .check import RECORD_SCHEMA
+from .check import manifests_cache_use as check_cache_use
 from .errors import DataFormatError
-from .findings import CONTRADICTED, HOLDS, INCONCLUSIVE
+from .figures import ForestPoint, ForestRow
+from .findings import CONTRADICTED, HOLDS, INCONCLUSIVE, MIN_UNITS
 from .paper import Finding, load_paper_numbers
 from .provenance import describe_run
 
@@ -43,6 +58,12 @@ PAPERS = {
     "004": "Oh et al.: *Detrimental Contexts in Open-Domain Question Answering*, 2023.",
 }
 _PAPER_RE = re.compile(r"\bpaper (\d{3})\b")
+#: a record's statistic cell, e.g. ``diff 75.69 [63.19, 86.81]`` or ``ratio nan [nan, nan]``
+_STAT_RE = re.compile(r"^(?P<kind>[a-z]+) (?P<value>\S+) \[(?P<lo>\S+), (?P<hi>\S+)\]$")
+#: the scoreboard's verdict cells
+VERDICT_CELLS = {HOLDS: "✓ **holds**", CONTRADICTED: "✗ **contradicted**", INCONCLUSIVE: "○ inconclusive"}
+#: the forest plot's file name (``.png`` and ``.svg``) in the ``figures/`` folder beside the page
+FIGURE_NAME = "results_forest"
 _STATUSES = ("OK", "FAIL")
 
 
@@ -166,7 +187,25 @@ def collect(folders: Iterable[str | Path], log: Any = print) -> dict[str, dict[s
                 if not keep_new:
                     continue
             out[name], origin[name] = rec, path
+    for rec, path in ((out[name], origin[name]) for name in out):
+        _add_cache_use(rec, path)
     return out
+
+
+def _add_cache_use(rec: dict[str, Any], path: Path) -> None:
+    """A record written before ``check`` counted model calls (no ``run.cache_use``) gets them from
+    the run manifests it names, when the clone it came from still holds them; otherwise the page
+    says the cache use is unknown."""
+    run = rec.get("run")
+    if not isinstance(run, dict) or "cache_use" in run or not isinstance(run.get("manifests"), list):
+        return
+    root = path.parent.parent if path.parent.name == "results" else path.parent
+    names = [m for m in run["manifests"] if isinstance(m, str)]
+    paths = [Path(m) if Path(m).is_absolute() else root / m for m in names]
+    if paths and all(p.is_file() for p in paths):
+        use = check_cache_use(paths, names)  # named as the record names them, not where this machine keeps them
+        if use is not None:
+            run["cache_use"] = use
 
 
 def _date(rec: Mapping[str, Any]) -> _dt.datetime:
@@ -272,90 +311,383 @@ def _value(label: str, v: float | None) -> str:
     return f"{label}: " + ("stated in words" if v is None else f"{v:g}")
 
 
-def render(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str] = DEFAULT_PROFILES,
-           command: str = "python -m inferqa_utils results-page", generated: _dt.datetime | None = None,
-           findings: Sequence[Finding] | None = None) -> str:
-    """The Markdown page for the records of ``profiles`` (``{profile: record}``, see :func:`collect`);
-    ``findings`` default to ``paper_numbers.yaml``. Findings a record scored that the file no longer
-    lists get a section from the record's own text."""
-    findings = list(findings) if findings is not None else load_paper_numbers()
-    generated = generated or _dt.datetime.now(_dt.UTC)
-    ran = [p for p in profiles if p in records]
-    lines = ["# Results", "",
-             f"*Generated by `{command}` on {generated.astimezone(_dt.UTC):%Y-%m-%d %H:%M} UTC from the check "
-             "records `results/check_<profile>.json`, which `python -m inferqa_utils check --profile <profile> "
-             "--report results/check_<profile>.md` writes (`make run` does it at the end of a run). Do not edit "
-             "by hand: `make results-page` regenerates this page.*", "",
-             "Each profile runs the notebooks on its own data and models ([README, *Profiles*](../README.md#profiles)). "
-             "A *condition* "
-             "is one expected number of the reproduction matrix (`inferqa_utils/reproduction.yaml`), OK when "
-             "the run reproduces it within its tolerance, read from a table the run checked wrote (*runs checked*: the "
-             "run folders `build/executions/<run>` whose tables the conditions read). A *finding* is a claim of the papers, scored on the "
-             "run from two of our per-question quantities *a* and *b*: the statistic (a − b, a / b or "
-             "|a − b| / b) comes with its seeded 95 % bootstrap interval; the finding **holds** when the "
-             "interval lies inside the region its rule states, is **contradicted** when it lies outside, and "
-             "is **inconclusive** when it straddles a boundary or an input is missing or constant. p (Holm) "
-             "is the p-value of mean(a) = mean(b), Holm-adjusted over the findings of one profile. Only "
-             "directions and size classes are compared with the papers, never absolute numbers: our "
-             "corpora, models and question counts are far smaller.", "",
-             "## Runs", ""]
+# ----------------------------------------------------------------------------- times and caches
+
+def _started_empty(use: Mapping[str, Any]) -> bool:
+    """Whether a run began with empty caches: as its manifest recorded (every cache 0 bytes), or,
+    for a manifest that predates that record, when it was the first run in its clone."""
+    start = use.get("caches_at_start")
+    if isinstance(start, dict):
+        return all(not v for v in start.values())
+    return use.get("first_run_in_folder") is True
+
+
+def cache_label(run: Mapping[str, Any] | None) -> str:
+    """What the notebook time measured: *from empty caches* (every run timed began with empty
+    caches), a *cached re-run* (its notebooks made no model call: every LLM answer came from the
+    cache), *partly cached* (model calls, and caches not empty at the start), or *cache use unknown*
+    (a record or manifest from before these counts)."""
+    use = (run or {}).get("cache_use")
+    if not use or any(u.get("model_calls") is None for u in use):
+        return "cache use unknown"
+    calls, hits = (sum(int(u.get(k) or 0) for u in use) for k in ("model_calls", "cache_hits"))
+    if calls == 0:
+        return "no LLM prompts" if hits == 0 else f"cached re-run (0 model calls, {hits:,} cache hits)"
+    if all(_started_empty(u) for u in use):
+        return f"from empty caches ({calls:,} model calls)"
+    return f"partly cached ({calls:,} model calls, {hits:,} cache hits)"
+
+
+def _time_cell(run: Mapping[str, Any] | None) -> str:
+    text = _duration(run)
+    return text if not run or run.get("total_s") is None else f"{text}; {cache_label(run)}"
+
+
+# ----------------------------------------------------------------------------- main and sample runs
+
+def questions(rec: Mapping[str, Any]) -> float | None:
+    """The median number of units (questions; passages or pairs for a few findings) the record's
+    findings were measured on, ``None`` when none was measured."""
+    ns = sorted(int(f["n"]) for f in rec["findings"] or [] if isinstance(f.get("n"), int) and f["n"] > 0)
+    if not ns:
+        return None
+    mid = len(ns) // 2
+    return float(ns[mid]) if len(ns) % 2 else (ns[mid - 1] + ns[mid]) / 2
+
+
+def is_sample(rec: Mapping[str, Any]) -> bool:
+    """A *sample run*: its findings were measured on a median of fewer than
+    :data:`~inferqa_utils.findings.MIN_UNITS` units, so they are inconclusive by design (a format
+    check such as the smoke profile, not a measurement). The page shows it in its appendix."""
+    n = questions(rec)
+    return n is not None and n < MIN_UNITS
+
+
+def split_profiles(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(main, sample)``: the profiles asked for whose record is not a sample run (with those
+    that have no record), and those whose record is one (:func:`is_sample`)."""
+    sample = [p for p in profiles if p in records and is_sample(records[p])]
+    return [p for p in profiles if p not in sample], sample
+
+
+# ----------------------------------------------------------------------------- findings
+
+@dataclass(frozen=True)
+class Section:
+    """One finding of the page: its text, source, paper numbers, rule and, when it is in
+    ``paper_numbers.yaml``, its statistic, region (:meth:`inferqa_utils.paper.Finding.region`) and
+    the further value its rule tests (0 for "not significantly < 0")."""
+
+    id: str
+    text: str
+    source: str
+    paper_a: str
+    paper_b: str
+    rule: str
+    ours: str
+    paper_short: str
+    kind: str = "diff"
+    region: tuple[float, float] | None = None
+    marks: tuple[float, ...] = ()
+
+
+def _paper_short(a: float | None, b: float | None) -> str:
+    """The paper's a vs b in a scoreboard cell ("words": stated in words)."""
+    if a is None and b is None:
+        return "in words"
+    return " vs ".join("words" if v is None else f"{v:g}" for v in (a, b))
+
+
+def _sections(findings: Sequence[Finding], records: Mapping[str, Mapping[str, Any]],
+              profiles: Sequence[str]) -> list[Section]:
+    """The findings of ``paper_numbers.yaml``, then those only a record scored (from its own text)."""
+    out = [Section(f.id, f.finding, f.source, _value(f.a_label, f.a_value), _value(f.b_label, f.b_value), f.rule(),
+                   f.ours, _paper_short(f.a_value, f.b_value), f.statistic, f.region()[:2],
+                   (0.0,) if f.relation == "adds little" else ()) for f in findings]
+    known = {f.id for f in findings}
+    for p in profiles:
+        for row in (records[p]["findings"] or []) if p in records else []:
+            if row["id"] not in known:
+                known.add(row["id"])
+                parsed = parse_statistic(row["statistic"])
+                out.append(Section(row["id"], row.get("finding", row["id"]), row.get("source", ""),
+                                   row.get("paper_a", ""), row.get("paper_b", ""), row.get("rule", ""),
+                                   row.get("ours_is", ""), "see below", parsed[0] if parsed else "diff"))
+    return out
+
+
+def parse_statistic(text: str) -> tuple[str, float, float, float] | None:
+    """``(kind, value, lo, hi)`` of a record's statistic cell (``"diff 75.69 [63.19, 86.81]"``;
+    NaN where undefined), ``None`` when there is none ("—")."""
+    m = _STAT_RE.match(text.strip())
+    try:
+        return None if m is None else (m["kind"], *(float(m[k]) for k in ("value", "lo", "hi")))
+    except ValueError:
+        return None
+
+
+def _signed(v: float, digits: int) -> str:
+    text = f"{abs(v):.{digits}f}"
+    if float(text) == 0:
+        return text
+    return ("+" if v > 0 else "−") + text
+
+
+def stat_cell(text: str) -> str:
+    """The statistic with its interval, short: ``+75.7 [63.2, 86.8]`` for a difference (points,
+    signed, one decimal), ``0.58 [0.39, 0.77]`` for a ratio or relative difference; "—" when not
+    measured, "undefined" when the statistic is (a division by zero)."""
+    parsed = parse_statistic(text)
+    if parsed is None:
+        return "—"
+    kind, value, lo, hi = parsed
+    if math.isnan(value):
+        return "undefined"
+    if kind == "diff":
+        return f"{_signed(value, 1)} [{_signed(lo, 1)}, {_signed(hi, 1)}]".replace("[+", "[").replace(", +", ", ")
+    bounds = "undefined" if math.isnan(lo) or math.isnan(hi) else f"{lo:.2f}, {hi:.2f}"
+    return f"{value:.2f} [{bounds}]"
+
+
+def verdict_cell(verdict: str | None) -> str:
+    """✓ **holds**, ✗ **contradicted**, ○ inconclusive; "—" when the finding was not scored."""
+    return VERDICT_CELLS.get(verdict or "", "—")
+
+
+def _short_rule(rule: str) -> str:
+    """The rule in a scoreboard cell: ``a − b ≥ 10``, ``|a − b| ≤ 5, not < 0``, ``a / b ∈ [0.25, 0.75]``."""
+    for old, new in (("abs(a - b)", "|a − b|"), (" and not significantly < 0", ", not < 0"), ("ratio a/b in", "a / b ∈"),
+                     (" - ", " − "), (">=", "≥"), ("<=", "≤")):
+        rule = rule.replace(old, new)
+    return rule
+
+
+def _by_id(rec: Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]:
+    return {row["id"]: row for row in (rec or {}).get("findings") or []}
+
+
+def _link(fid: str) -> str:
+    """The finding's name linking to its section (the anchor GitHub gives ``### `id```)."""
+    return f"[`{fid}`](#{re.sub(r'[^a-z0-9_-]', '', fid.lower())})"
+
+
+def _scoreboard(sections: Sequence[Section], records: Mapping[str, Mapping[str, Any]], shown: Sequence[str]) -> list[str]:
+    """One row per finding: the paper's a vs b, the rule, and per profile ours and the verdict."""
+    header = ["finding", "paper (a vs b)", "rule"]
+    for p in shown:
+        header += [f"{p}: ours [95 % interval]", f"{p}: verdict"]
+    rows = []
+    for sec in sections:
+        row = [_link(sec.id), sec.paper_short, _short_rule(sec.rule)]
+        for p in shown:
+            found = _by_id(records[p]).get(sec.id)
+            row += [stat_cell(found["statistic"]), verdict_cell(found["verdict"])] if found else ["—", "not scored"]
+        rows.append(row)
+    return _table(header, rows)
+
+
+def _checked_at(rec: Mapping[str, Any]) -> str:
+    """``Notebooks run and checked at `abc1234``` or, plainly, the two commits when they differ."""
+    cell = _commit_cell(rec)
+    if "; notebooks run at " in cell:
+        checked, run = cell.split("; notebooks run at ", 1)
+        return f"Checked at {checked}, but the notebooks were run at {run}"
+    return f"Notebooks run and checked at {cell}"
+
+
+def _summary(p: str, rec: Mapping[str, Any] | None) -> str:
+    """One line per profile: its verdict counts, commit(s), and its notebook time with what it measured."""
+    if rec is None:
+        return f"- **{p}**: no check record."
+    run = rec.get("run")
+    text = f"- **{p}** (`{rec['dataset']}`): {_verdicts(rec)} of {len(rec['findings'] or [])} findings. {_checked_at(rec)}"
+    if not run or run.get("total_s") is None:
+        return f"{text}; no run manifest."
+    runs = len(run.get("manifests") or []) or 1
+    return f"{text}; {_duration({**run, 'manifests': []})} from {runs} run{'s' * (runs != 1)}, {cache_label(run)}."
+
+
+def forest_data(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str], sections: Sequence[Section]
+                ) -> tuple[list[ForestRow], list[ForestPoint]]:
+    """The rows (every finding) and points (every profile's parsed statistic) of the forest plot."""
+    rows = [ForestRow(sec.id, sec.kind, sec.region, sec.marks) for sec in sections]
+    points = []
+    for p in profiles:
+        for fid, row in _by_id(records.get(p)).items():
+            parsed = parse_statistic(row["statistic"])
+            if parsed is not None:
+                points.append(ForestPoint(fid, p, *parsed[1:], row["verdict"]))
+    return rows, points
+
+
+# ----------------------------------------------------------------------------- the page
+
+def _header(command: str, generated: _dt.datetime) -> list[str]:
+    return ["# Results", "",
+            f"*Generated by `{command}` on {generated.astimezone(_dt.UTC):%Y-%m-%d %H:%M} UTC from the check "
+            "records `results/check_<profile>.json`, which `python -m inferqa_utils check --profile <profile> "
+            "--report results/check_<profile>.md` writes (`make run` does it at the end of a run). Do not edit "
+            "by hand: `make results-page` regenerates this page.*", "",
+            "The claims of the source papers, each scored on our runs from per-question data: a statistic of two "
+            "of our quantities *a* and *b* with its seeded 95 % bootstrap interval, which **holds** when the "
+            "interval lies inside the region the claim's rule states, is **contradicted** when it lies outside, "
+            "and is **inconclusive** when it straddles a boundary or an input is missing or constant. Only "
+            "directions and size classes are compared with the papers, never absolute numbers: our corpora, "
+            "models and question counts are far smaller.", ""]
+
+
+def _scoreboard_part(sections: Sequence[Section], records: Mapping[str, Mapping[str, Any]], main: Sequence[str],
+                     figure: str | None) -> list[str]:
+    shown = [p for p in main if p in records]
+    lines = ["## Scoreboard", ""]
+    if shown:
+        lines += [*_scoreboard(sections, records, shown), "",
+                  "*Paper*: the paper's numbers for *a* and *b* (\"words\": stated in words). *Ours*: the statistic "
+                  "the rule names (a − b in points on a 0–100 scale, a / b, or |a − b| / b) with its 95 % interval. "
+                  "Each finding's section below gives its source, our *a* and *b*, p (Holm) and why.", ""]
+    else:
+        lines += ["No main profile has a check record.", ""]
+    lines += [_summary(p, records.get(p)) for p in main] + [""]
+    if figure and shown:
+        svg = figure.rsplit(".", 1)[0] + ".svg"
+        lines += [f"![Forest plot: each finding's statistic with its 95 % interval per profile]({figure})", "",
+                  "*Each row is a finding, each point one profile's statistic with its 95 % interval (bar); the "
+                  "marker gives the verdict (filled circle holds, cross contradicted, open circle inconclusive). "
+                  "The green band is the region the finding's rule states and the dashed lines are its boundaries: "
+                  "a finding holds when its whole bar lies in the band, is contradicted when the bar lies wholly "
+                  "outside (for \"|a − b| ≤ m, not < 0\" also when it lies wholly below the dotted 0), and is inconclusive when "
+                  "the bar crosses a dashed line, or when too few questions or no variation left it undecided "
+                  "whatever the bar. Differences, ratios and relative differences have their own panels, as their "
+                  f"scales differ. Also as [SVG]({svg}).*", ""]
+    return lines
+
+
+def _runs_table(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str]) -> list[str]:
     runs = []
     for p in profiles:
         r = records.get(p)
         if r is None:
-            runs.append([p, "not run", "—", "—", "—", "—", "—", "—", "—", "—"])
+            runs.append([p, "no record", "—", "—", "—", "—", "—", "—", "—", "—"])
         else:
             runs.append([p, f"`{r['dataset']}`", r["split"], _when(r), _commit_cell(r), _machine(r["machine"]),
-                         _duration(r.get("run")), _conditions(r), _verdicts(r), _runs_checked(r)])
-    lines += _table(["profile", "dataset", "split", "checked", "commit", "machine", "notebook time",
-                     "conditions", "findings", "runs checked"], runs)
-    lines += ["", "## Findings", ""]
-    known = {f.id for f in findings}
-    extra: dict[str, Mapping[str, Any]] = {}
-    for p in ran:
-        for row in records[p]["findings"] or []:
-            if row["id"] not in known:
-                extra.setdefault(row["id"], row)
-    sections = [(f.id, f.finding, f.source, _value(f.a_label, f.a_value), _value(f.b_label, f.b_value),
-                 f.rule(), f.ours) for f in findings]
-    sections += [(fid, row.get("finding", fid), row.get("source", ""), row.get("paper_a", ""),
-                  row.get("paper_b", ""), row.get("rule", ""), row.get("ours_is", "")) for fid, row in extra.items()]
-    for fid, text, source, paper_a, paper_b, rule, ours in sections:
-        lines += [f"### `{fid}`", "", text, "",
-                  f"Source: {source}. Paper: *a* = {paper_a}; *b* = {paper_b}. Rule: {rule}."
-                  + (f" Ours: {ours.rstrip('.')}." if ours else ""), ""]
-        if not ran:
-            lines += ["No profile has been run.", ""]
-            continue
-        rows = []
-        for p in ran:
-            by_id = {row["id"]: row for row in records[p]["findings"] or []}
-            row = by_id.get(fid)
-            if row is None:
-                rows.append([p, "—", "—", "—", "—", "not scored", ""])
-            else:
-                rows.append([p, row["ours_a"], row["ours_b"], row["statistic"], _p(row.get("p_holm")),
-                             f"**{row['verdict']}**", row["why"]])
-        lines += [*_table(["profile", "ours a", "ours b", "statistic [95 % interval]", "p (Holm)", "verdict",
-                           "why"], rows), ""]
-    cited = sorted({m for _fid, _t, source, *_ in sections for m in _PAPER_RE.findall(source)})
+                         _time_cell(r.get("run")), _conditions(r), _verdicts(r), _runs_checked(r)])
+    return _table(["profile", "dataset", "split", "checked", "commit", "machine", "notebook time",
+                   "conditions", "findings", "runs checked"], runs)
+
+
+_RUNS_NOTE = ("Each profile runs the notebooks on its own data and models ([README, *Profiles*](../README.md#profiles)). "
+              "A *condition* is one expected number of the reproduction matrix (`inferqa_utils/reproduction.yaml`), "
+              "OK when the run reproduces it within its tolerance, read from a table the run checked wrote (*runs "
+              "checked*: the run folders `build/executions/<run>` whose tables the conditions read). *Commit*: the "
+              "commit the check ran at, and the one the notebooks ran at when they differ. *Notebook time*: the sum "
+              "of the notebooks' times, each from the newest run that finished it, and what it measured: *from empty "
+              "caches* (each run timed began with empty LLM, embedding, index and run caches, as its manifest "
+              "records, or, for a manifest from before that record, it was the first run in its clone), a *cached "
+              "re-run* (the notebooks made no model call: every LLM answer came from the cache), *partly cached* "
+              "(model calls, and caches not empty at the start), or *cache use unknown* (the record predates these "
+              "counts and its run manifests are not at hand).")
+
+_FINDINGS_NOTE = ("Per finding: its text and source, the paper's numbers, the rule, and one row per profile: our "
+                  "*a* and *b* (means with their 95 % intervals), the statistic (a − b, a / b or |a − b| / b) with "
+                  "its seeded 95 % bootstrap interval, p (Holm) — the p-value of mean(a) = mean(b), Holm-adjusted "
+                  "over the findings of one profile — the verdict and why.")
+
+
+def _finding_section(sec: Section, records: Mapping[str, Mapping[str, Any]], shown: Sequence[str]) -> list[str]:
+    lines = [f"### `{sec.id}`", "", sec.text, "",
+             f"Source: {sec.source}. Paper: *a* = {sec.paper_a}; *b* = {sec.paper_b}. Rule: {sec.rule}."
+             + (f" Ours: {sec.ours.rstrip('.')}." if sec.ours else ""), ""]
+    if not shown:
+        return [*lines, "No main profile has a check record.", ""]
+    rows = []
+    for p in shown:
+        row = _by_id(records[p]).get(sec.id)
+        if row is None:
+            rows.append([p, "—", "—", "—", "—", "not scored", ""])
+        else:
+            rows.append([p, row["ours_a"], row["ours_b"], row["statistic"], _p(row.get("p_holm")),
+                         f"**{row['verdict']}**", row["why"]])
+    return [*lines, *_table(["profile", "ours a", "ours b", "statistic [95 % interval]", "p (Holm)", "verdict", "why"],
+                            rows), ""]
+
+
+def _appendix(sections: Sequence[Section], records: Mapping[str, Mapping[str, Any]], sample: Sequence[str]) -> list[str]:
+    """The sample runs: their runs rows and one table of their findings rows."""
+    sizes = "; ".join(f"{p}: a median of {questions(records[p]):g} per finding" for p in sample)
+    lines = ["## Appendix: sample runs", "",
+             f"Runs of a handful of questions ({sizes}) that check the notebooks end to end. A finding needs at least "
+             f"{MIN_UNITS} questions (passages, pairs) to be decided, so these runs leave their findings inconclusive "
+             "by design; they are kept apart from the tables above.", "", "### Sample runs", "",
+             *_runs_table(records, sample), "", "### Sample findings", ""]
+    rows = []
+    for sec in sections:
+        for p in sample:
+            row = _by_id(records[p]).get(sec.id)
+            rows.append([_link(sec.id), p, *((row["statistic"], _p(row.get("p_holm")), f"**{row['verdict']}**",
+                                              row["why"]) if row else ("—", "—", "not scored", ""))])
+    return [*lines, *_table(["finding", "profile", "statistic [95 % interval]", "p (Holm)", "verdict", "why"], rows), ""]
+
+
+def render(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str] = DEFAULT_PROFILES,
+           command: str = "python -m inferqa_utils results-page", generated: _dt.datetime | None = None,
+           findings: Sequence[Finding] | None = None, figure: str | None = None) -> str:
+    """The Markdown page for the records of ``profiles`` (``{profile: record}``, see :func:`collect`):
+    the scoreboard (one row per finding, a column group per main profile) with a line per profile,
+    the forest plot ``figure`` (a path relative to the page; none when ``None``), the runs table,
+    one section per finding, and an appendix with the sample runs (:func:`split_profiles`).
+    ``findings`` default to ``paper_numbers.yaml``; findings a record scored that the file no longer
+    lists get a section from the record's own text."""
+    findings = list(findings) if findings is not None else load_paper_numbers()
+    main, sample = split_profiles(records, profiles)
+    shown = [p for p in main if p in records]
+    sections = _sections(findings, records, [*shown, *sample])
+    lines = [*_header(command, generated or _dt.datetime.now(_dt.UTC)),
+             *_scoreboard_part(sections, records, main, figure),
+             "## Runs", "", _RUNS_NOTE, "", *_runs_table(records, main), "", "## Findings", "", _FINDINGS_NOTE, ""]
+    for sec in sections:
+        lines += _finding_section(sec, records, shown)
+    if sample:
+        lines += _appendix(sections, records, sample)
+    cited = sorted({m for sec in sections for m in _PAPER_RE.findall(sec.source)})
     if cited:
         lines += ["## Papers", ""]
         lines += [f"- **{n}** — {PAPERS.get(n, '(reference not listed)')}" for n in cited]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def write_forest(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str], folder: Path,
+                 findings: Sequence[Finding] | None = None) -> tuple[Path, list[ForestPoint]] | None:
+    """Draw the forest plot of the main profiles' findings to ``folder/results_forest.png`` (and
+    ``.svg``); returns its path and the points drawn, ``None`` when no main profile has a record."""
+    from .figures import findings_forest
+
+    findings = list(findings) if findings is not None else load_paper_numbers()
+    main, _sample = split_profiles(records, profiles)
+    shown = [p for p in main if p in records]
+    if not shown:
+        return None
+    rows, points = forest_data(records, shown, _sections(findings, records, shown))
+    out = Path(folder) / f"{FIGURE_NAME}.png"
+    return out, findings_forest(rows, points, shown, out)
+
+
 def write_page(out: str | Path, profiles: Sequence[str] = DEFAULT_PROFILES, folders: Iterable[str | Path] = (),
                command: str = "python -m inferqa_utils results-page", log: Any = print) -> Path:
-    """Collect the records of ``folders``, render the page for ``profiles`` and write it to ``out``."""
+    """Collect the records of ``folders``, draw the forest plot into ``figures/`` beside ``out``,
+    render the page for ``profiles`` and write it to ``out``."""
     records = collect(folders, log=log)
     ignored = sorted(set(records) - set(profiles))
     if ignored:
         log(f"[results-page] records of profiles not asked for, ignored: {', '.join(ignored)}")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(records, profiles, command), encoding="utf-8")
+    drawn = write_forest(records, profiles, out.parent / "figures")
+    figure = None
+    if drawn is not None:
+        figure = drawn[0].relative_to(out.parent).as_posix()
+        log(f"[results-page] {drawn[0]}: forest plot of {len(drawn[1])} estimate(s)")
+    out.write_text(render(records, profiles, command, figure=figure), encoding="utf-8")
     ran = [p for p in profiles if p in records]
-    log(f"[results-page] {out}: {len(ran)} of {len(profiles)} profile(s) run"
+    log(f"[results-page] {out}: {len(ran)} of {len(profiles)} profile(s) with a record"
         + (f" ({', '.join(ran)})" if ran else ""))
     return out

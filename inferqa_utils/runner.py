@@ -8,11 +8,14 @@ entry in the manifest says how its kernel ended (``kernel_exit``: ``0``, ``"exit
 leaves the notebook's status ``ok`` but is logged as a warning. The results tables and figures
 each notebook added or changed are listed under its ``outputs`` and recorded in
 ``results/provenance.json`` with the run's identity (:mod:`inferqa_utils.provenance`); the run id
-(the run folder's name) reaches the kernels as ``INFERQA_RUN_ID``.
+(the run folder's name) reaches the kernels as ``INFERQA_RUN_ID``. The manifest's
+``caches_at_start`` (:func:`cache_sizes`) says how much the reusable caches held when the run began:
+all 0 is a run from empty caches, whose times measure the computation rather than cache reads.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -32,6 +35,29 @@ NOTEBOOK_RE = re.compile(r"^(\d\d)_.+\.ipynb$")
 COST_LOG_NAME = "llm_costs.jsonl"
 #: a run's folder under ``build/executions``: ``<YYYYmmdd-HHMMSS>-<profile>``
 RUN_DIR_RE = re.compile(r"^(?P<stamp>\d{8}-\d{6})-(?P<profile>.+)$")
+
+
+def _bytes_under(path: Path) -> int:
+    """Bytes of a file, or of every file below a folder; 0 when absent."""
+    if path.is_file():
+        return path.stat().st_size
+    total = 0
+    for folder, _dirs, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):  # removed while walking
+                total += (Path(folder) / name).stat().st_size
+    return total
+
+
+def cache_sizes() -> dict[str, int]:
+    """Bytes held by each cache a run reuses: the LLM generation cache (``$INFERQA_LLM_CACHE``,
+    default ``.cache/llm/cache.sqlite``) with its KV snapshots, the embedding vectors
+    (``.cache/embeddings``), and the stamped indexes, runs and built datasets under ``build/``.
+    Downloaded models are not counted: a run from empty caches still needs them."""
+    llm = Path(os.environ.get("INFERQA_LLM_CACHE", PATHS.cache / "llm" / "cache.sqlite"))
+    return {"llm": _bytes_under(llm) + _bytes_under(llm.parent / "kv"),
+            "embeddings": _bytes_under(PATHS.cache / "embeddings"), "indexes": _bytes_under(PATHS.indexes),
+            "runs": _bytes_under(PATHS.runs), "datasets": _bytes_under(PATHS.datasets)}
 
 
 def discover_notebooks(folder: Path | None = None) -> list[Path]:
@@ -172,6 +198,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     manifest.extra["llm_backends"] = llm_backends(params_all)
     manifest.extra["embed_backends"] = embed_backends(params_all)
     manifest.extra["llama_cpp"] = llama_cpp_build()
+    manifest.extra["caches_at_start"] = cache_sizes()
     for p in sorted(PATHS.data.rglob("*.json")):
         manifest.add_input(p)
     # the kernel must be this environment's python (papermill uses kernel "python3")
