@@ -15,7 +15,8 @@ PKG = Path(inferqa_utils.__file__).parent
 LAYERS: dict[str, int] = {
     **dict.fromkeys(["__init__", "config", "errors", "datamodel", "textnorm", "metrics", "trec", "llm", "models",
                      "hub", "manifest", "uncertainty", "embeddings", "lexical", "qtype", "sources", "figures",
-                     "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio", "provenance"], 0),
+                     "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio", "provenance",
+                     "sentences"], 0),
     "answering": 1,
     "construction": 2, "stages": 2,
     "retrieval": 3,
@@ -24,7 +25,7 @@ LAYERS: dict[str, int] = {
     "finetune": 6,
     "damaging": 7,
     "beyond": 8,
-    **dict.fromkeys(["findings", "check", "quickstart", "inspector", "runner", "kernels", "results_page",
+    **dict.fromkeys(["findings", "check", "quickstart", "classroom", "inspector", "runner", "kernels", "results_page",
                      "make_release", "__main__"], 9),
 }
 

@@ -1,4 +1,4 @@
-"""Incremental inference and probe-based selection (paper 004; paper 004 §4–7) for decoder LLM readers.
+"""Incremental inference and probe-based selection (paper 004 §4–7) for decoder LLM readers.
 
 For a ranked list ``p_1..p_N`` the reader answers from the top-1, top-2, …, top-N passages; the
 strict-EM bits give the **EM pattern** (judge-accepted answers give the SeEM pattern), from which
@@ -181,7 +181,7 @@ def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: 
                     ks: Sequence[int] = PROBE_KS, probes: Sequence[str] = tuple(PROBES),
                     metrics: Sequence[str] = METRICS, corpus: Mapping[str, str] | None = None,
                     progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
-    """Probe@k (paper 004, paper 004 §6.1): re-read the passages each probe keeps among the top-k.
+    """Probe@k (paper 004 §6.1): re-read the passages each probe keeps among the top-k.
 
     ``inc`` is one system's :func:`incremental_inference` frame. For each question, metric (its EM
     or SeEM pattern), k in ``ks`` (those ≤ N, and N itself) and probe:
@@ -342,7 +342,7 @@ def damaging_intervals(inc_by_corpus: Mapping[str, pd.DataFrame]) -> pd.DataFram
 def comparison_finding(comp: pd.DataFrame) -> str:
     """One generated sentence: on which corpus the strict damaging effect AcEM@N − EM@N is larger, per system."""
     if comp.empty or comp["corpus"].nunique() < 2:
-        return "**Finding.** Only one corpus was analysed: no answer-supporting vs answer-containing comparison."
+        return "Only one corpus was analysed: no answer-supporting vs answer-containing comparison."
     parts = []
     gap = "AcEM − EM"
     never = []
@@ -357,7 +357,7 @@ def comparison_finding(comp: pd.DataFrame) -> str:
 
     em, acem, probe3 = paper_value("damaging_passages", "b"), paper_value("damaging_passages"), paper_value(
         "probe3_recovers")
-    return ("**Finding.** Damaging effect AcEM@N − EM@N (strict): " + "; ".join(parts) + "." + note +
+    return ("Damaging effect AcEM@N − EM@N (strict): " + "; ".join(parts) + "." + note +
             f" Paper 004 (NQ, DPR, FiD): EM@100 {em:g} vs AcEM@100 {acem:g} ({acem - em:.1f} points); "
             f"Probe 3 {probe3:g}.")
 

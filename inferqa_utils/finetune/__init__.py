@@ -1,11 +1,12 @@
-"""Fine-tuning with N positives per question (paper 000 §5.2–5.3, A.2–A.3; paper 000 §5.2–5.3, A.2–A.3).
+"""Fine-tuning with N positives per question (paper 000 §5.2–5.3, A.2–A.3).
 
 * :mod:`.sampling` — (question, positive, negative) triplets from the train split;
 * :mod:`.batching` — question-disjoint batches for in-batch negatives;
 * :mod:`.training` — output folders, fingerprints, checkpoint/resume, registration;
 * :mod:`.biencoder` — MiniLM bi-encoder (MultipleNegativesRankingLoss) → ``FT-MiniLM``;
 * :mod:`.cross_encoder` — MiniLM cross-encoder reranker (binary cross-entropy) → ``FT-CrossEncoder``;
-* :mod:`.experiments` — the evaluation tables and the figure of notebook 05.
+* :mod:`.experiments` — the evaluation tables and the figure of notebook 05;
+* :mod:`.report` — the generated sentences that close notebook 05's sections.
 
 torch / sentence-transformers are imported only inside the training functions.
 """

@@ -1,4 +1,4 @@
-"""Fine-tuning a MiniLM bi-encoder with N positives per question (paper 000 §5.2–5.3, A.2–A.3; paper 000 §5.2, A.2).
+"""Fine-tuning a MiniLM bi-encoder with N positives per question (paper 000 §5.2, A.2).
 
 The paper fine-tunes DPR (bert-base) with in-batch negatives plus one sampled negative per
 positive. Here the packaged ``all-MiniLM-L6-v2`` (``minilm``) is trained with

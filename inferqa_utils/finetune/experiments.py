@@ -1,4 +1,4 @@
-"""The experiments of notebook 05 (paper 000 §5.2–5.3, A.2–A.3; paper 000 §5.2–5.3, Tables 10–12, Fig. 5).
+"""The experiments of notebook 05 (paper 000 §5.2–5.3, A.2–A.3, Tables 10–12, Fig. 5).
 
 * training sets per N (and per negative kind: random, or BM25-hard as an ablation);
 * one bi-encoder and one cross-encoder per set, registered as ``<name>-N<n>`` (``-hard`` for the

@@ -1,4 +1,4 @@
-"""Training examples for fine-tuning with N positives per question (paper 000 §5.2–5.3, A.2–A.3; paper 000 §5.2, A.2).
+"""Training examples for fine-tuning with N positives per question (paper 000 §5.2, A.2).
 
 For every training question the sampler draws
 

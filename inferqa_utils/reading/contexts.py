@@ -1,4 +1,4 @@
-"""Context building for the top-k reading setting (paper 000 §5.4; §5.4, Eq. 1).
+"""Context building for the top-k reading setting (paper 000 §5.4, Eq. 1).
 
 A passage is a sequence of sentences (hints). Passages retrieved for one question overlap heavily
 (they are subsets/permutations of the same five hints), so the top-k passages are merged into a

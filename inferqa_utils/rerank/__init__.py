@@ -1,4 +1,4 @@
-"""Rerankers (paper 000 §5.3; §5.3): one interface, ``rerank(queries, run, corpus, depth) -> Run``.
+"""Rerankers (paper 000 §5.3): one interface, ``rerank(queries, run, corpus, depth) -> Run``.
 
 * ``pointwise`` — :class:`PointwiseLLMReranker`, monoT5-style yes/no log-odds with an LLM;
 * ``upr`` — :class:`QueryLikelihoodReranker`, mean log P(question | passage);

@@ -1,4 +1,4 @@
-"""Reranking experiments of notebook 03 (paper 000 §5.3; §5.3).
+"""Reranking experiments of notebook 03 (paper 000 §5.3).
 
 Rerankers reorder the top-``depth`` of a first-stage run; every reranked run is written as a TREC
 file next to the first-stage runs. The oracle-reranker setting gives each question exactly its own
@@ -114,3 +114,23 @@ def rerank_table(first_name: str, first: Run, reranked: Mapping[str, Run], cost:
     table = pd.concat(rows).round(2)
     table["seconds/query"] = [None] + [cost[n] for n in reranked]
     return table
+
+
+def oracle_finding(table: pd.DataFrame, metric: str = "nDCG@10", baseline: str = ORACLE_BASELINE) -> str:
+    """The sentence of an oracle-reranker table (:func:`oracle_scores`, index = run): the baseline
+    order and the best reranker on ``metric`` with their 95 % intervals, and the difference."""
+    from ..sentences import ci_of
+
+    if metric not in table.columns or baseline not in table.index:
+        return f"No oracle-reranker table with {metric} and the row {baseline!r}."
+    others = table.drop(index=baseline)
+    base = ci_of(table, baseline, metric)
+    n = int(table["n_questions_ndcg"].max()) if "n_questions_ndcg" in table else None
+    over = f" over {n} questions" if n else ""
+    if others.empty or others[metric].isna().all():
+        return f"Only the {baseline} was scored: {metric} {base}{over}."
+    best = others[metric].astype(float).idxmax()
+    diff = float(table.at[best, metric]) - float(table.at[baseline, metric])
+    return (f"With the perfect retriever, {metric}{over} is {base} for {baseline} and {ci_of(table, best, metric)} "
+            f"for the best reranker, **{best}** ({diff:+.1f} points); {len(others)} reranker"
+            f"{'s' if len(others) > 1 else ''} scored.")

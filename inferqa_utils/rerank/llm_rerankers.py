@@ -1,4 +1,4 @@
-"""LLM rerankers (paper 000 §5.3; §5.3): pointwise yes/no, query likelihood (UPR), listwise (RankGPT).
+"""LLM rerankers (paper 000 §5.3): pointwise yes/no, query likelihood (UPR), listwise (RankGPT).
 
 No monoT5/RankT5/LiT5 weights are available offline (docs/models.md), so the three reranking
 families of the paper are realised with the packaged instruction-tuned GGUF LLMs through the
@@ -29,7 +29,7 @@ def pointwise_messages(query: str, passage: str) -> Messages:
 
 
 class PointwiseLLMReranker(PairwiseScoreReranker):
-    """monoT5-style pointwise relevance with an instruction LLM (paper 000 §5.3; §5.3).
+    """monoT5-style pointwise relevance with an instruction LLM (paper 000 §5.3).
 
     Score: ``s(q, d) = log P("Yes" | prompt(q, d)) − log P("No" | prompt(q, d))``, i.e. the
     log-odds of the two answers, which ranks exactly like monoT5's softmax over its two
@@ -64,7 +64,7 @@ def upr_messages(passage: str) -> Messages:
 
 
 class QueryLikelihoodReranker(PairwiseScoreReranker):
-    """Unsupervised Passage Reranker (UPR; Sachan et al. 2022; paper 000 §5.3, paper 000 §5.3).
+    """Unsupervised Passage Reranker (UPR; Sachan et al. 2022; paper 000 §5.3).
 
     Score: the mean log-likelihood of the question tokens given the passage,
     ``s(q, d) = (1/|q|) · Σ_t log P(q_t | q_<t, "Passage: d / Please write a question based on
@@ -178,7 +178,7 @@ def listwise_messages(query: str, passages: Sequence[str], max_words: int | None
 
 
 class ListwiseLLMReranker(Reranker):
-    """RankGPT-style listwise reranking with sliding windows (Sun et al. 2023; paper 000 §5.3, paper 000 §5.3).
+    """RankGPT-style listwise reranking with sliding windows (Sun et al. 2023; paper 000 §5.3).
 
     The head (top-``depth``) is reordered window by window from the bottom up
     (:func:`sliding_windows`, default ``window=20, step=10``): for each window the LLM sees the

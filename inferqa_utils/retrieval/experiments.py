@@ -1,4 +1,4 @@
-"""Retrieval experiments of notebook 02 (paper 000 §4, §5.1–5.2; paper 000 §5.1, Table 2, Fig. 4).
+"""Retrieval experiments of notebook 02 (paper 000 §4, §5.1–5.2, Table 2, Fig. 4).
 
 * the main table: every retriever on a split of a built dataset, relevance = label ≥ threshold;
 * the cross-corpus comparison: the same questions against (a) the answer-supporting corpus
@@ -131,7 +131,7 @@ def cross_corpus_finding(both: pd.DataFrame, retrievers: Sequence[str], passages
                 else f"holds for {len(higher)} of {len(retrievers)} retrievers ({', '.join(higher) or 'none'})")
 
     n_sup = int(both[both["corpus"] == SUPPORTING]["n_questions"].max())
-    text = (f"**Finding.** Answer-containing {metric} > answer-supporting {metric} {verdict(SUPPORTING)}; the "
+    text = (f"Answer-containing {metric} > answer-supporting {metric} {verdict(SUPPORTING)}; the "
             f"supporting side rests on {n_sup} question(s) with a label-2 passage.")
     if (both["corpus"] == SUPPORTING_LENIENT).any():
         n_len = int(both[both["corpus"] == SUPPORTING_LENIENT]["n_questions"].max())
