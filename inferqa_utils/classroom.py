@@ -195,8 +195,8 @@ def subset_finding(row: Mapping[str, Any], q: Question) -> str:
 
 
 def hint_explorer(q: Question, reader: LLM, judge: LLM | None = None, initial: Sequence[int] = (0,)):
-    """An ipywidgets explorer: one checkbox per hint of ``q``, a *reverse order* switch and a
-    *read* button; the passage of the ticked hints (in list order, or reversed) goes to the reader
+    """An ipywidgets explorer: one checkbox per hint of ``q`` (the hint's whole text beside it, wrapped),
+    a *reverse order* switch and a *read* button; the passage of the ticked hints (in list order, or reversed) goes to the reader
     and the answer, strict EM and the judge's verdict appear with a status line. ``initial`` is
     ticked and read at once. Returns the ``VBox``; its ``.run(ids)`` reads a subset as a click does."""
     import ipywidgets as w
@@ -205,8 +205,11 @@ def hint_explorer(q: Question, reader: LLM, judge: LLM | None = None, initial: S
 
     from .show import found_text, show_table
 
-    boxes = [w.Checkbox(value=i in initial, description=f"{i}: {h.text}", indent=False,
-                        layout=w.Layout(width="95%", max_width="70em")) for i, h in enumerate(q.hints)]
+    boxes = [w.Checkbox(value=i in initial, description="", indent=False, layout=w.Layout(width="2em"))
+             for i in range(len(q.hints))]
+    rows = [w.HBox([b, w.HTML(f"<span class='inferqa-hint'>{i}: {escape(h.text)}</span>",
+                              layout=w.Layout(width="90%", max_width="66em"))])
+            for i, (b, h) in enumerate(zip(boxes, q.hints, strict=True))]
     reverse = w.Checkbox(value=False, description="reverse order", indent=False, layout=w.Layout(width="12em"))
     button = w.Button(description="read", button_style="info", layout=w.Layout(width="8em"))
     line = w.HTML()
@@ -240,7 +243,7 @@ def hint_explorer(q: Question, reader: LLM, judge: LLM | None = None, initial: S
 
     button.on_click(on_click)
     box = w.VBox([w.HTML(f"<b>{escape(q.qid)}: {escape(q.question)}</b> — tick hints, then <i>read</i>"),
-                  *boxes, w.HBox([reverse, button, line]), out])
+                  *rows, w.HBox([reverse, button, line]), out])
     box.add_class("inferqa-hint-explorer")
     box.run = run  # type: ignore[attr-defined]
     if initial:

@@ -112,8 +112,10 @@ def test_hint_explorer_reads_the_initial_subset_and_each_click():
     q, llm = _question(), _Scripted()
     box = cb.hint_explorer(q, llm, llm, initial=(0,))
     assert "inferqa-hint-explorer" in box._dom_classes
-    boxes = box.children[1:4]
-    assert [b.value for b in boxes] == [True, False, False] and boxes[1].description.startswith("1: Iron oxide")
+    boxes = [row.children[0] for row in box.children[1:4]]
+    assert [b.value for b in boxes] == [True, False, False]
+    assert box.children[2].children[1].value == "<span class='inferqa-hint'>1: Iron oxide on its surface makes it " \
+                                                "look red.</span>"
     reverse, button, line = box.children[4].children
     assert "done" in line.value and llm.prompts >= 1
     boxes[1].value, boxes[2].value, reverse.value = True, True, True
