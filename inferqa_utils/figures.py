@@ -3,7 +3,11 @@
 Means over questions are drawn with their seeded 95 % percentile-bootstrap interval over questions
 (:func:`inferqa_utils.uncertainty.mean_ci`, read from a table's ``<m>_lo`` / ``<m>_hi`` columns) as
 error bars: :func:`error_bars` turns the intervals into matplotlib's ``yerr`` / ``xerr``, and
-:data:`INTERVAL_NOTE` is the sentence each such figure carries.
+:data:`INTERVAL_NOTE` is the sentence each such figure carries. Generic plots of such tables:
+:func:`interval_bars` (values with intervals as horizontal bars, one panel per metric; a wide
+table becomes their long input with :func:`long_intervals`), :func:`interval_lines` (a value
+over an x such as the number of added passages, one line per series) and :func:`stacked_shares`
+(counts per row as stacked shares in %). matplotlib is imported when a figure is drawn.
 
 :func:`findings_forest` draws the forest plot of the results page (``docs/results.md``): each
 finding's statistic with its 95 % interval per profile, against the region its rule states.
@@ -12,13 +16,17 @@ finding's statistic with its 95 % interval per profile, against the region its r
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .config import PATHS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: what the error bars of a figure are (said in the figure itself)
 INTERVAL_NOTE = "error bars: 95 % percentile-bootstrap intervals over questions (seeded)"
@@ -193,3 +201,116 @@ def findings_forest(rows: Sequence[ForestRow], points: Sequence[ForestPoint], pr
         with rc_context({"svg.hashsalt": "inferqa-findings-forest"}):
             fig.savefig(out.with_suffix(".svg"), bbox_inches="tight", metadata={"Date": None})
     return drawn
+def long_intervals(table: pd.DataFrame, metrics: Sequence[str], label: str = "system",
+                   stems: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """A wide table with columns ``m``, ``m_lo``, ``m_hi`` per metric (index: the systems) as long
+    rows ``(label, metric, value, lo, hi)``, the input of :func:`interval_bars`. ``stems`` maps a
+    metric to the stem of its interval columns when they differ (``{"EM@N": "EM"}``)."""
+    import pandas as pd
+
+    rows = []
+    for m in metrics:
+        if m not in table.columns:
+            continue
+        stem = (stems or {}).get(m, m)
+        for idx, v in table[m].items():
+            rows.append({label: idx, "metric": m, "value": float(v),
+                         "lo": float(table.at[idx, f"{stem}_lo"]) if f"{stem}_lo" in table.columns else float("nan"),
+                         "hi": float(table.at[idx, f"{stem}_hi"]) if f"{stem}_hi" in table.columns else float("nan")})
+    return pd.DataFrame(rows, columns=[label, "metric", "value", "lo", "hi"])
+
+
+def interval_bars(long: pd.DataFrame, label: str = "system", panel: str = "metric", title: str = "",
+                  xlabel: str = "mean over questions (%)", highlight: Sequence[Any] = (),
+                  reference: Mapping[str, float] | None = None):
+    """Horizontal bars of ``value`` per ``label`` with their intervals ``[lo, hi]`` as error bars
+    (:func:`error_bars`), one panel per distinct ``panel`` value, labels in their first order.
+    Bars named in ``highlight`` are drawn in the accent colour; ``reference`` draws a dotted
+    vertical line per panel (e.g. the baseline's value). The figure carries :data:`INTERVAL_NOTE`."""
+    import matplotlib.pyplot as plt
+
+    panels = list(dict.fromkeys(long[panel])) if panel in long.columns else [None]
+    labels = list(dict.fromkeys(long[label]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels) + 1.2, 0.42 * len(labels) + 1.6),
+                             sharey=True, squeeze=False)
+    y = np.arange(len(labels))
+    for ax, name in zip(axes[0], panels, strict=True):
+        sub = long if name is None else long[long[panel] == name]
+        sub = sub.set_index(label).reindex(labels)
+        v = sub["value"].to_numpy(float)
+        colours = ["#d9534f" if lab in highlight else "#4a7ab5" for lab in labels]
+        ax.barh(y, np.nan_to_num(v), color=colours, height=0.6,
+                xerr=error_bars(v, sub["lo"].to_numpy(float), sub["hi"].to_numpy(float)),
+                error_kw={"elinewidth": 0.8, "capsize": 2})
+        for yi, vi in zip(y, v, strict=True):
+            if vi == vi:
+                ax.text(0.5, yi, f"{vi:.1f}", va="center", ha="left", fontsize=7, color="white")
+        if reference and name in reference:
+            ax.axvline(reference[name], color="#555555", ls=":", lw=1)
+        ax.set_yticks(y)
+        ax.set_yticklabels([str(lab) for lab in labels])
+        ax.set_xlim(0, max(100.0, float(np.nanmax(sub["hi"].to_numpy(float))) if len(sub) else 100.0))
+        ax.set_title(str(name) if name is not None else "", fontsize=10)
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0][0].invert_yaxis()  # the axes share y: inverting one inverts all (first label on top)
+    fig.suptitle(f"{title}\n{INTERVAL_NOTE}" if title else INTERVAL_NOTE, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def interval_lines(long: pd.DataFrame, x: str, series: str, title: str = "", xlabel: str = "",
+                   ylabel: str = "% of questions", reference: Mapping[str, float] | None = None):
+    """``value`` over ``x`` (e.g. extra passages m = 1…4), one line per ``series`` value, each point
+    with its interval ``[lo, hi]`` as an error bar. ``reference`` draws labelled dotted horizontal
+    lines (e.g. the paper's numbers). The figure carries :data:`INTERVAL_NOTE`."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (name, g) in enumerate(long.groupby(series, sort=False)):
+        g = g.sort_values(x)
+        c = colours[i % len(colours)]
+        ax.errorbar(g[x].to_numpy(float) + 0.06 * (i - 0.5), g["value"], color=c, marker="o", ms=4, capsize=2,
+                    elinewidth=0.8, label=str(name),
+                    yerr=error_bars(g["value"], g["lo"], g["hi"]))
+    for j, (name, value) in enumerate((reference or {}).items()):
+        ax.axhline(value, color=colours[(j + 2) % len(colours)], ls=":", lw=1, label=name)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(-3, 103)
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"{title}\n{INTERVAL_NOTE}" if title else INTERVAL_NOTE, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def stacked_shares(counts: pd.DataFrame, title: str = "", xlabel: str = "", colors: Mapping[str, str] | None = None,
+                   legend_title: str = ""):
+    """Counts per row (index on the x axis, e.g. rank 1…N) as stacked shares in % of the row's
+    total, one colour per column; the row totals are written above the bars."""
+    import matplotlib.pyplot as plt
+
+    totals = counts.sum(axis=1)
+    shares = counts.div(totals.where(totals > 0, 1), axis=0) * 100
+    fig, ax = plt.subplots(figsize=(0.34 * len(counts) + 3.4, 3.8))
+    bottom = np.zeros(len(shares))
+    x = np.arange(len(shares))
+    for c in shares.columns:
+        ax.bar(x, shares[c].to_numpy(float), bottom=bottom, width=0.8, label=str(c),
+               color=(colors or {}).get(str(c)))
+        bottom += shares[c].to_numpy(float)
+    for xi, tot in zip(x, totals, strict=True):
+        ax.text(xi, 101, str(int(tot)), ha="center", va="bottom", fontsize=6)
+    ax.set_xticks(x)
+    ax.set_xticklabels([str(i) for i in shares.index], fontsize=8)
+    ax.set_ylim(0, 108)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("share (%)")
+    ax.legend(title=legend_title or None, fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -537,3 +537,16 @@ def verdict_counts(table: pd.DataFrame) -> str:
 
 def _fmt(v: float | None) -> str:
     return "—" if v is None else f"{v:g}"
+
+
+def verdict_finding(table: pd.DataFrame, n_questions: int, split: str, dataset: str) -> str:
+    """The sentence that closes the findings table (:func:`verdict_table`): the verdict counts and,
+    for the findings that hold or are contradicted, their ids."""
+    counts = table["verdict"].value_counts()
+    text = (f"Of {len(table)} findings, on {n_questions} `{split}` questions of `{dataset}`: {counts.get(HOLDS, 0)} "
+            f"hold, {counts.get(CONTRADICTED, 0)} are contradicted, {counts.get(INCONCLUSIVE, 0)} are inconclusive")
+    for verdict, said in ((HOLDS, "holding"), (CONTRADICTED, "contradicted")):
+        ids = [str(i) for i in table.index[table["verdict"] == verdict]]
+        if ids:
+            text += f"; {said}: {', '.join(f'`{i}`' for i in ids)}"
+    return text + "."

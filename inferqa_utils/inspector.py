@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import stages
 from .config import PATHS, run_command
-from .construction.store import built_dir, built_labels, load_built
+from .construction.store import built_dir, built_labels, construction_table, load_built
 from .errors import UnknownNameError
 from .show import question_label
 from .trec import read_run
@@ -276,13 +276,6 @@ class QuestionInspector:
     def _hint(self, nn: str, why: str) -> str:
         return run_notebook_hint(nn, why, self.profile)
 
-    def _construction_table(self, name: str) -> Path:
-        """A construction table of the build (``questions.csv``, ``hints.csv``, ``parametric.csv``):
-        in the build folder, or in the ``construction/`` folder of an installed release."""
-        here = self.folder / name
-        there = self.folder / "construction" / name
-        return there if not here.exists() and there.exists() else here
-
     @property
     def dataset(self) -> Dataset:
         if self._ds is None:
@@ -371,18 +364,18 @@ class QuestionInspector:
         rep = QuestionReport(self.name, qid, q.question, split, gold, list(q.answers), q.qtype, q.difficulty)
         notes = rep.notes
 
-        qtab = self._csv(self._construction_table("questions.csv"))
+        qtab = self._csv(construction_table(self.folder, "questions.csv"))
         if qtab is not None:
             row = qtab[qtab["qid"] == qid]
             if len(row):
                 rep.status = {k: v for k, v in row.iloc[0].to_dict().items() if pd.notna(v)}
-        htab = self._csv(self._construction_table("hints.csv"))
+        htab = self._csv(construction_table(self.folder, "hints.csv"))
         if htab is None:
             notes.append(self._hint("01", "hints.csv is missing (a build from an older version)"))
         else:
             rep.hints = (htab[htab["qid"] == qid].drop(columns=["qid"]).sort_values("hint")
                          .reset_index(drop=True).fillna({"reason": ""}))
-        ptab = self._csv(self._construction_table("parametric.csv"))
+        ptab = self._csv(construction_table(self.folder, "parametric.csv"))
         if ptab is not None:
             rep.closed_book = ptab[ptab["qid"] == qid].drop(columns=["qid"]).reset_index(drop=True)
 
@@ -560,3 +553,28 @@ def describe_inputs(dataset_name: str, split: str = "test") -> dict[str, dict[st
              "readings": stages.result_path("04", dataset_name, split, "answers"),
              "patterns": stages.result_path("06", dataset_name, split, "patterns")}
     return {k: {"path": str(v), "exists": v.exists()} for k, v in paths.items()}
+
+
+def inspector_finding(dataset_name: str, question_id: str | None = None, split: str = "test") -> str:
+    """The sentence that closes notebook 00's inspector section, read from the stored outputs (no
+    model call): the inspected question's hints, passages and label-2 passages, the best rank a
+    stored run gives one of them, and how many stored readings were right; or which notebook to
+    run when the dataset is not built yet."""
+    ins = QuestionInspector(dataset_name, split)
+    if not ins.built:
+        return ins.missing_build()
+    qid = ins.default_question(question_id)
+    rep = ins.report(qid)
+    text = rep.summary()
+    if qid != question_id:
+        text = f"{question_id} is not analysed in {split}, so the inspector shows {qid}: " + text
+    best = {name: min(pts) for name, pts in rep.rank_points.items() if pts}
+    if best:
+        top = min(best.values())
+        runs = [n for n, r in best.items() if r == top]
+        text += (f"; the best rank of a label-2 passage is {top} ({', '.join(runs[:3])}"
+                 + (f" and {len(runs) - 3} more" if len(runs) > 3 else "") + f") over {len(rep.rank_points)} runs")
+    if rep.readings is not None and len(rep.readings):
+        right = int(rep.readings["em"].astype(str).str.lower().isin(["true", "1"]).sum())
+        text += f"; {right} of {len(rep.readings)} stored readings are right by strict EM"
+    return text + "."

@@ -1,4 +1,6 @@
-"""Helpers for notebook 00 (quickstart): one question from hints to an answer."""
+"""Helpers for notebook 00 (quickstart): one question from hints to an answer, and the generated
+sentence that closes each of its sections (:func:`hints_finding`, :func:`passages_finding`,
+:func:`retrieval_finding`, :func:`quickstart_finding`)."""
 
 from __future__ import annotations
 
@@ -68,6 +70,18 @@ class QuickstartResult:
     answers: list[dict[str, Any]]
 
 
+def right_and_other(q: Question, passages: dict[str, Passage]) -> tuple[Passage, Passage | None]:
+    """The quickstart's right passage — the question's own passage with the most hints, in hint
+    order (``…_111_012``) — and a wrong one: the first passage of another question with as many
+    hints (None when no other question has one)."""
+    own = [p for p in passages.values() if p.qid == q.qid]
+    if not own:
+        raise KeyError(f"no passage of {q.qid!r} among the {len(passages)} passages")
+    full = max(own, key=lambda p: (p.n_hints, [-i for i in p.hint_ids]))
+    other = next((p for p in passages.values() if p.qid != q.qid and p.n_hints == full.n_hints), None)
+    return full, other
+
+
 #: the steps :func:`run_quickstart` reports to its ``status`` callback, in order
 QUICKSTART_STEPS = ("retrieving with BM25", "reading the passages", "answering closed-book", "judging the answers")
 
@@ -92,9 +106,7 @@ def run_quickstart(q: Question, passages: dict[str, Passage], retriever: BM25sRe
     retrieved = [{"rank": r, "passage": pid, "own question": passages[pid].qid == q.qid,
                   "hints": passages[pid].n_hints, "score": round(s, 3), "text": passages[pid].text}
                  for r, (pid, s) in enumerate(hits, 1)]
-    own = [p for p in passages.values() if p.qid == q.qid]
-    full = max(own, key=lambda p: (p.n_hints, [-i for i in p.hint_ids]))
-    other = next((p for p in passages.values() if p.qid != q.qid and p.n_hints == full.n_hints), None)
+    full, other = right_and_other(q, passages)
     settings = [("top-1 retrieved (BM25)", passages[hits[0][0]].text if hits else ""),
                 (f"right passage ({full.n_hints} own hints)", full.text)]
     if other is not None:
@@ -190,3 +202,94 @@ def quickstart_picker(questions: Sequence[Question], value: str, passages: dict[
         first = None
     run(value, first)
     return box
+
+
+# ----------------------------------------------------------------------------- generated sentences
+
+def shared_words(question: str, text: str) -> list[str]:
+    """The words BM25 can match between ``question`` and ``text``: both tokenized as
+    :class:`~inferqa_utils.retrieval.BM25sRetriever` indexes them (lower case, English stopwords
+    removed), in the question's order."""
+    import bm25s
+
+    q, t = bm25s.tokenize([question, text], stopwords="en", return_ids=False, show_progress=False)
+    return list(dict.fromkeys(w for w in q if w in set(t)))
+
+
+def hints_finding(q: Question, n_hints: int) -> str:
+    """How many hints the question has, which ones the passages use (with their convergence when
+    known) and whether any hint names the answer or an alias (the leakage filter of notebook 01)."""
+    from .construction.leakage import LeakageFilter
+
+    used = demo_hints(q, n_hints)
+    conv = {h.text: h.convergence for h in q.hints}
+    by = ("highest convergence" if all(h.convergence is not None for h in q.hints) else
+          "author-marked strength" if any(h.meta.get("strength") for h in q.hints) else "source order")
+    vals = ", ".join(f"{conv[t]:.2f}" for t in used if conv.get(t) is not None)
+    leaks = LeakageFilter().find(q.answers, q.hint_texts)
+    leak_text = ("none of the hints names the answer or an alias (notebook 01's leakage filter finds nothing)"
+                 if not leaks else f"{len({x.hint_index for x in leaks})} hint(s) name the answer: "
+                 + "; ".join(f"“{x.ngram}” in hint {x.hint_index}" for x in leaks[:3]))
+    return (f"{q.qid} has {len(q.hints)} hints; the passages use the {len(used)} with the {by}"
+            + (f" ({vals})" if vals and by == "highest convergence" else "") + f"; {leak_text}.")
+
+
+def passages_finding(q: Question, passages: dict[str, Passage]) -> str:
+    """The question's own passages by number of hints and the size of the corpus BM25 searches."""
+    from collections import Counter
+
+    own = [p for p in passages.values() if p.qid == q.qid]
+    sizes = Counter(p.n_hints for p in own)
+    owners = len({p.qid for p in passages.values()})
+    by_size = ", ".join(f"{v} with {k} hint{'s' if k > 1 else ''}" for k, v in sorted(sizes.items()))
+    return (f"{q.qid} has {len(own)} passages ({by_size}); BM25 searches {len(passages):,} passages of "
+            f"{owners} questions, so {len(passages) - len(own):,} of them belong to other questions.")
+
+
+def retrieval_finding(r: QuickstartResult) -> str:
+    """Where BM25 put the question's own passages in the shown top k, and which words of the question
+    its top-1 passage shares (BM25 matches words, and hints rarely repeat the question's words)."""
+    q = r.question
+    if not r.retrieved:
+        return "BM25 retrieved nothing: no word of the question occurs in any passage."
+    own = [x["rank"] for x in r.retrieved if x["own question"]]
+    top = r.retrieved[0]
+    words = shared_words(q.question, top["text"])
+    whose = "one of this question's own passages" if top["own question"] else "a passage of another question"
+    where = (f"{len(own)} of the top {len(r.retrieved)} are this question's own (rank{'s' if len(own) > 1 else ''} "
+             f"{', '.join(map(str, own))})" if own else f"none of the top {len(r.retrieved)} is this question's own")
+    return (f"BM25's top-1 is {whose} ({top['passage']}); it shares the word{'s' if len(words) != 1 else ''} "
+            f"{', '.join(f'“{w}”' for w in words) or 'none'} with the question. {where[0].upper()}{where[1:]}.")
+
+
+def _setting(r: QuickstartResult, prefix: str) -> dict[str, Any] | None:
+    return next((a for a in r.answers if str(a["setting"]).startswith(prefix)), None)
+
+
+def quickstart_finding(r: QuickstartResult) -> str:
+    """The lesson of notebook 00 in the reader's own answers: closed book, with the right passage,
+    with another question's passage and with BM25's top-1 — right or wrong (judged: strict EM or
+    the LLM judge) — and what that says about where the answer comes from."""
+
+    def said(a: dict[str, Any] | None) -> str:
+        if a is None:
+            return "—"
+        return f"“{a['answer']}” ({'right' if a['judged'] else 'wrong'})"
+
+    closed, top1 = _setting(r, "closed book"), _setting(r, "top-1")
+    right, wrong = _setting(r, "right passage"), _setting(r, "wrong passage")
+    text = (f"Closed book the reader answers {said(closed)}; with the question's own passage {said(right)}; with "
+            f"another question's passage {said(wrong)}; with BM25's top-1 passage {said(top1)}.")
+    c, g, w = (bool(a and a["judged"]) for a in (closed, right, wrong))
+    if c:
+        text += (" The reader knew the answer without any passage, so this question cannot show what passages add — "
+                 "pick one it does not know (notebook 01 keeps such questions out of dev and test).")
+    elif g and not w:
+        text += (" The answer comes from the hints, not from the reader's memory: only the right passage leads to it. "
+                 "Finding such a passage is the retriever's job: from BM25's top-1 the reader is "
+                 + ("right." if top1 and top1["judged"] else "wrong."))
+    elif not g:
+        text += " Even the right passage does not lead this reader to the answer: its hints are not enough for it."
+    else:
+        text += " Another question's passage also gave the right answer: the reader may have guessed."
+    return text

@@ -100,3 +100,132 @@ def plain_table(df: pd.DataFrame, wrap: Sequence[str] = ("text",), width: int = 
                 out.append(textwrap.fill(f"{c}: {text}", width=max(width, 40), initial_indent=indent + "    ",
                                          subsequent_indent=indent + "      ", break_on_hyphens=False))
     return "\n".join(out)
+# ----------------------------------------------------------------------------- result tables
+
+#: columns that count things (shown as whole numbers even when a missing value made them float)
+COUNT_COLUMNS = frozenset({"N", "n", "k", "epochs", "steps", "examples", "questions", "passages", "pairs",
+                           "positives", "negatives", "readings", "reused", "read", "model calls", "cache hits"})
+
+
+def _is_count(name: Any) -> bool:
+    s = str(name)
+    return (s in COUNT_COLUMNS or s.startswith(("n_", "n ", "questions ")) or s.endswith((" questions", " passages"))
+            or s in {"model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens",
+                     "kv_snapshots", "kv_restores", "requests", "retries"})
+
+
+def _interval_triples(df: pd.DataFrame, intervals: dict[str, str]) -> list[tuple[str, str, str]]:
+    """``(value, lo, hi)`` column triples: ``m`` with ``m_lo``/``m_hi``; a stem ``s_lo``/``s_hi``
+    whose value column is the one column named ``s@…`` (``EM@N`` with ``EM_lo``); ``intervals``
+    maps further value columns to their stem (``{"AcEM − EM": "diff"}``)."""
+    cols = [str(c) for c in df.columns]
+    triples = []
+    for value, stem in intervals.items():
+        if value in cols and f"{stem}_lo" in cols and f"{stem}_hi" in cols:
+            triples.append((value, f"{stem}_lo", f"{stem}_hi"))
+    taken = {t[1] for t in triples}
+    for c in cols:
+        if not c.endswith("_lo") or c in taken:
+            continue
+        stem = c[:-3]
+        if f"{stem}_hi" not in cols:
+            continue
+        if stem in cols:
+            triples.append((stem, c, f"{stem}_hi"))
+            continue
+        at = [x for x in cols if x.startswith(f"{stem}@")]
+        if len(at) == 1:
+            triples.append((at[0], c, f"{stem}_hi"))
+    return triples
+
+
+def interval_cell(value: Any, lo: Any, hi: Any, digits: int = 2, ci_digits: int = 1) -> str:
+    """``"12.50 [3.1, 25.0]"``: a value with its interval in one string; ``"—"`` when the value is
+    missing, the value alone when the interval is."""
+
+    def missing(v: Any) -> bool:
+        try:
+            return v is None or float(v) != float(v)
+        except (TypeError, ValueError):
+            return True
+
+    if missing(value):
+        return "—"
+    text = f"{float(value):.{digits}f}"
+    if missing(lo) or missing(hi):
+        return text
+    return f"{text} [{float(lo):.{ci_digits}f}, {float(hi):.{ci_digits}f}]"
+
+
+def readable(df: pd.DataFrame, columns: Sequence[str] | None = None, digits: int = 2, ci_digits: int = 1,
+             intervals: dict[str, str] | None = None, drop: Sequence[str] = ()) -> pd.DataFrame:
+    """A result table as a person reads it: every value that has a 95 % interval (columns ``m``,
+    ``m_lo``, ``m_hi``; ``EM@N`` with ``EM_lo``/``EM_hi``; ``intervals`` for other names) in one
+    cell ``"value [lo, hi]"`` (:func:`interval_cell`) followed by its significance mark when the
+    table has ``sig m``, the ``_lo``/``_hi`` columns removed; counts (:data:`COUNT_COLUMNS`,
+    ``n_…``, engine counters) as whole numbers even where a missing value made them float.
+    ``columns`` keeps only those columns (after combining), ``drop`` removes some. The index is
+    kept; the frame is for display (values become text)."""
+    import pandas as pd
+
+    out = df.copy()
+    out.columns = [str(c) for c in out.columns]
+    for value, lo, hi in _interval_triples(out, dict(intervals or {})):
+        sig = f"sig {value}"
+        marks = out[sig].where(out[sig].map(lambda s: isinstance(s, str)), "") if sig in out else ""
+        cells = [interval_cell(v, a, b, digits, ci_digits) for v, a, b in zip(out[value], out[lo], out[hi],
+                                                                                strict=True)]
+        out[value] = pd.Series(cells, index=out.index) + marks
+        out = out.drop(columns=[lo, hi, *([sig] if sig in out else [])])
+    for c in out.columns:
+        s = out[c]
+        if _is_count(c) and s.dtype.kind == "f" and s.dropna().map(float.is_integer).all():
+            out[c] = s.astype("Int64")
+    if columns is not None:
+        out = out[[c for c in columns if c in out.columns]]
+    return out.drop(columns=[c for c in drop if c in out.columns])
+
+
+def engine_counters(engines: dict[str, Any] | Sequence[Any]) -> pd.DataFrame:
+    """One row per LLM engine: model calls, cache hits, tokens as whole numbers, seconds as a
+    float. ``engines`` is ``{label: engine}`` (an engine, its ``LLMStats`` or a dict of counters)
+    or a list of engines, labelled by their names — an engine listed twice (reader and judge) is
+    counted once."""
+    import pandas as pd
+
+    if not isinstance(engines, dict):
+        unique = list({id(e): e for e in engines if e is not None}.values())
+        engines = {}
+        for e in unique:
+            label = str(getattr(e, "name", "engine"))
+            while label in engines:
+                label += "′"
+            engines[label] = e
+    rows = {}
+    for label, e in engines.items():
+        stats = getattr(e, "stats", e)
+        rows[label] = stats.as_dict() if hasattr(stats, "as_dict") else dict(stats)
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    for c in table.columns:
+        if c != "seconds":
+            table[c] = table[c].astype("Int64")
+    if "seconds" in table:
+        table["seconds"] = table["seconds"].astype(float).round(1)
+    return table
+
+
+#: how every generated "what we found" sentence starts
+FOUND = "**What we found.**"
+
+
+def found_text(*sentences: str) -> str:
+    """``"**What we found.** <sentences>"`` (a sentence that already starts so is not prefixed again)."""
+    text = " ".join(s.strip() for s in sentences if s and s.strip())
+    return text if text.startswith(FOUND) else f"{FOUND} {text}"
+
+
+def show_found(*sentences: str) -> None:
+    """Display :func:`found_text` as Markdown: the generated sentence that closes a notebook section."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(found_text(*sentences)))

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 #: bootstrap resamples and randomization flips (exact up to 13 discordant questions)
 N_RESAMPLES = 10_000
+#: how the tables' ``*`` marks are decided (:func:`compare_runs`, :func:`answers_comparison`), in words
+PAIRED_TEST = ("paired randomization test (sign flips of the per-question differences, scipy's permutation_test; "
+               "exact up to 13 discordant questions), Holm-adjusted over the table")
 
 
 @dataclass(frozen=True)

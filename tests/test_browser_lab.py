@@ -118,7 +118,7 @@ def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple
     page.shot("quickstart_picker_first_render", picker)
 
     # change the question: progress while the model works, then the new question's results
-    # (emb_hum_02: BM25 finds passages for it in the 4-question smoke corpus, not for emb_loc_05)
+    # (emb_hum_02: BM25 finds passages for it in the 4-question smoke corpus)
     target = "emb_hum_02"
     new = page.select(f"{picker} select", target)
     seen: list[str] = []
@@ -150,7 +150,7 @@ def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple
     assert page.js(f"return document.querySelectorAll('{insp} select').length") == 1
     test_ids = load_built(profile("smoke")["dataset_name"]).splits["test"]
     initial = page.text_of(f"{insp} .inferqa-hint-count")
-    assert initial.startswith(f"{test_ids[0]} (test)"), initial  # emb_loc_05 is not in the smoke build
+    assert initial.startswith(f"{test_ids[0]} (test)"), initial  # the notebook's question is not in the smoke build
     known = test_ids[-1]
     n_hints = len(load_source(profile("smoke")["build_source"]).questions[known].hints)
     k = profile("smoke")["k_hints"]

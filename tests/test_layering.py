@@ -16,7 +16,8 @@ PKG = Path(inferqa_utils.__file__).parent
 LAYERS: dict[str, int] = {
     **dict.fromkeys(["__init__", "config", "errors", "datamodel", "textnorm", "metrics", "trec", "runs", "llm", "models",
                      "hub", "manifest", "uncertainty", "embeddings", "lexical", "qtype", "sources", "figures",
-                     "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio", "provenance"], 0),
+                     "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio", "provenance",
+                     "sentences"], 0),
     "answering": 1,
     "construction": 2, "stages": 2,
     "retrieval": 3,
@@ -25,7 +26,7 @@ LAYERS: dict[str, int] = {
     "finetune": 6,
     "damaging": 7,
     "beyond": 8,
-    **dict.fromkeys(["findings", "check", "quickstart", "inspector", "runner", "notebook_params", "kernels",
+    **dict.fromkeys(["findings", "check", "quickstart", "classroom", "inspector", "runner", "notebook_params", "kernels",
                      "results_page", "make_release", "__main__"], 9),
 }
 

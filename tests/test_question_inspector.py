@@ -183,7 +183,7 @@ def test_a_failing_report_is_shown_in_the_widget(smoke_outputs: str, tmp_path: P
 
 
 def test_default_question_is_one_the_notebooks_analysed(smoke_outputs: str) -> None:
-    """Notebook 00's question (emb_loc_05) is not in the smoke build, and a train question has no
+    """A question outside the smoke build (emb_loc_05, as notebook 00's is), and a train question has no
     runs or readings: the inspector opens on an analysed question instead, a test question as asked."""
     ins = QuestionInspector(smoke_outputs)
     test_ids = ins.dataset.splits["test"]

@@ -143,3 +143,41 @@ def test_table8_with_interval_text():
     t = rr.table8(rr.with_interval(em, "EM"), "EM [95 % CI]")
     cell = t.loc[("r", "pipeline", "bm25"), "norm k=1"]
     assert cell.startswith("25.0 [0.0, ") and cell.endswith("]")
+
+
+def test_read_settings_reads_every_run_and_optimal_once_per_reader():
+    """Notebook 04's readings in one call: the main reader reads every run × k × union and Optimal,
+    an Optimal-only reader reads Optimal only; answers the labeler gave are reused (no prompt), and
+    each engine's counters start at 0 for the reuse table."""
+
+    class Echo:
+        def __init__(self, name: str) -> None:
+            from inferqa_utils.llm.base import LLMStats
+
+            self.name, self.stats, self.prompts = name, LLMStats(), 0
+
+        def reset_stats(self) -> None:
+            from inferqa_utils.llm.base import LLMStats
+
+            self.stats = LLMStats(cache_hits=0)
+
+        def chat(self, batch, max_tokens=None, desc="", progress=True, until=None):
+            self.prompts += len(batch)
+            self.stats.model_calls += len(batch)
+            return ["mirror"] * len(batch)
+
+    engines = {"m": Echo("m"), "other": Echo("other")}
+    ds = _dataset()
+    run = {"q1": [("q1_111_012", 2.0)], "q2": [("q2_11_01", 1.0)]}
+    got = reading.read_settings(ds, {"bm25": run}, {"bm25": "pipeline"}, ["q1", "q2"], ["m"], ["other", "m"], None,
+                                ks=[1], unions=["norm"], load=engines.__getitem__)
+    assert set(got.answers["reader"]) == {"m", "other"}
+    assert got.answers[got.answers["reader"] == "other"]["setting"].unique().tolist() == ["Optimal"]
+    assert got.answers[got.answers["reader"] == "m"]["setting"].value_counts().to_dict() == {"pipeline": 2,
+                                                                                             "Optimal": 2}
+    assert list(got.reuse.index) == ["m", "other"] and got.reuse.index.name == "reader"
+    n_passages = sum(1 for q in ("q1", "q2") for v in ds.qrels[q].values() if v >= 1)
+    assert got.reuse.loc["m", "passages"] == n_passages and got.reuse.loc["m", "reused"] == 3
+    assert got.reuse.loc["other", "reused"] == 0 and got.reuse.loc["other", "read"] == n_passages
+    assert got.reuse.loc["m", "model calls"] == engines["m"].prompts  # counted from 0 in this call
+    assert len(got.optimal) == 2 * n_passages

@@ -2,7 +2,7 @@
 
 One row per system: its kind (retriever / reranker / method / oracle), the paper 000 §4, §5.1–5.2 retrieval
 metrics at relevance label ≥ ``threshold`` (through :func:`inferqa_utils.metrics.evaluate`), the
-reader's strict EM and judged accuracy at top-``k`` with Union_norm (paper 000 §5.4–6.4, through
+reader's strict EM and judged accuracy at top-``k`` with Union_norm (paper 000 §5.4, through
 :func:`inferqa_utils.reading.topk.read_run`) and the cost in seconds per query:
 
 * notebook-02 retrievers: the ``search_seconds`` of the cached run's stamp / its number of
@@ -214,3 +214,58 @@ def method_costs(results: Mapping[str, Any], first_stage_cost: Mapping[str, floa
     first_stage_cost = first_stage_cost or {}
     return {name: round(r.seconds_per_query + float(first_stage_cost.get(name) or 0.0), 4) for name, r in results.items()}
 
+
+
+# ----------------------------------------------------------------------------- generated sentences
+
+def details_note(details: Mapping[str, Mapping[str, Any]], gold: Mapping[str, Sequence[str]] | None = None) -> str:
+    """What a method did per question, from its ``details`` (decomposition: sub-questions;
+    knowledge-aware: declared and selected elements; disentangled: masked questions; candidate
+    support: candidate answers, and with ``gold`` how often the gold answer is among them)."""
+    from ..textnorm import exact_match
+
+    n = len(details)
+    if not n:
+        return ""
+    first = next(iter(details.values()))
+    if "subquestions" in first:
+        k = sum(bool(d["subquestions"]) for d in details.values())
+        subs = sum(len(d["subquestions"]) for d in details.values())
+        return f"{k} of {n} questions were decomposed ({subs / max(1, k):.1f} sub-questions each)"
+    if "selected" in first:
+        declared = sum(len(x["elements"]) for d in details.values() for x in d.get("documents", []))
+        selected = sum(bool(d["selected"]) for d in details.values())
+        return (f"the LLM declared {declared / n:.1f} knowledge elements per question and elements were selected for "
+                f"{selected} of {n}")
+    if "masked_question" in first:
+        masked = sum("[M]" in str(d["masked_question"]) for d in details.values())
+        return f"topic words were masked in {masked} of {n} questions"
+    if "candidates" in first:
+        some = [q for q, d in details.items() if d["candidates"]]
+        text = f"{len(some)} of {n} questions got candidate answers from their passages"
+        if gold:
+            top = sum(bool(details[q]["candidates"]) and exact_match(details[q]["candidates"][0][0], gold[q])
+                      for q in details if q in gold)
+            anyc = sum(any(exact_match(c, gold[q]) for c, _w in details[q]["candidates"]) for q in details if q in gold)
+            text += f"; the gold answer is the consensus for {top} and among the candidates for {anyc}"
+        return text
+    return ""
+
+
+def method_finding(methods: Sequence[Any], baselines: Mapping[str, Run], qrels: Mapping[str, Mapping[str, int]],
+                   threshold: int = 1, metric: str = "nDCG@10", note: str = "") -> str:
+    """One section's sentence for notebook-07 methods (:class:`~inferqa_utils.beyond.common.MethodResult`):
+    each method's ``metric`` at label ≥ ``threshold`` with its 95 % bootstrap interval beside the
+    ``baselines`` (same questions), its cost per query, and ``note`` (e.g. :func:`details_note`)."""
+    from ..sentences import ci_of
+    from ..uncertainty import metric_intervals
+
+    runs = {**baselines, **{m.name: m.run for m in methods}}
+    t = metric_intervals(runs, qrels, threshold, [metric])
+    base = "; ".join(f"{b} {ci_of(t, b, metric)}" for b in baselines if b in t.index)
+    parts = []
+    for m in methods:
+        cached = " (cached: computed in an earlier run)" if m.cached else ""
+        parts.append(f"**{m.name}** {ci_of(t, m.name, metric)}, {m.seconds_per_query} s/query{cached}")
+    text = f"{metric} (label ≥ {threshold}): " + "; ".join(parts) + (f" — against {base}" if base else "") + "."
+    return (f"{note[0].upper()}{note[1:]}. " if note else "") + text

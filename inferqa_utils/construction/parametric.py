@@ -1,4 +1,4 @@
-"""Parametric-answerability filter (paper 000 §3.1.4; §3.4).
+"""Parametric-answerability filter (paper 000 §3.1.4).
 
 Each closed-book model answers every question with no context; the answer is judged (strict EM,
 then the guards and the LLM judge, paper 000 §4). The paper judges three times. With greedy decoding

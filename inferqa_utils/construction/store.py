@@ -73,3 +73,12 @@ def built_labels(folder: str | Path) -> dict[str, QuestionLabels]:
         if isinstance(rec, dict) and "qid" in rec:
             out[rec["qid"]] = read_record(rec, path, n)[0]
     return out
+
+
+def construction_table(folder: str | Path, name: str) -> Path:
+    """The path of a construction table (``hints.csv``, ``questions.csv``, …) of a built dataset:
+    at the top of a build folder, or under ``construction/`` in an installed release (the path
+    that exists; the build's when neither does)."""
+    folder = Path(folder)
+    top, nested = folder / name, folder / "construction" / name
+    return nested if not top.exists() and nested.exists() else top

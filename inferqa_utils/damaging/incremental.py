@@ -343,7 +343,7 @@ def damaging_intervals(inc_by_corpus: Mapping[str, pd.DataFrame]) -> pd.DataFram
 def comparison_finding(comp: pd.DataFrame) -> str:
     """One generated sentence: on which corpus the strict damaging effect AcEM@N − EM@N is larger, per system."""
     if comp.empty or comp["corpus"].nunique() < 2:
-        return "**Finding.** Only one corpus was analysed: no answer-supporting vs answer-containing comparison."
+        return "Only one corpus was analysed: no answer-supporting vs answer-containing comparison."
     parts = []
     gap = "AcEM − EM"
     never = []
@@ -358,7 +358,7 @@ def comparison_finding(comp: pd.DataFrame) -> str:
 
     em, acem, probe3 = paper_value("damaging_passages", "b"), paper_value("damaging_passages"), paper_value(
         "probe3_recovers")
-    return ("**Finding.** Damaging effect AcEM@N − EM@N (strict): " + "; ".join(parts) + "." + note +
+    return ("Damaging effect AcEM@N − EM@N (strict): " + "; ".join(parts) + "." + note +
             f" Paper 004 (NQ, DPR, FiD): EM@100 {em:g} vs AcEM@100 {acem:g} ({acem - em:.1f} points); "
             f"Probe 3 {probe3:g}.")
 

@@ -80,7 +80,7 @@ def acem_curve(pattern: str) -> list[int]:
 
 
 def passage_types(pattern: str) -> list[str]:
-    """Type of each passage from the EM pattern (paper 004 §5.2), one per position.
+    """Type of each passage from the EM pattern (paper 004 §5.1), one per position.
 
     For position i (1-based) with ``e_i = EM@i``: IZ if ``e_j = 0`` for all j ≤ i; DP if ``e_i = 1``
     and (i = 1 or ``e_{i-1} = 0``); DN if ``e_i = 0`` and ``e_{i-1} = 1``; SP if ``e_i = e_{i-1} = 1``;
@@ -122,7 +122,7 @@ def probe_keep(pattern: str, probe: str, k: int | None = None) -> list[int]:
 
 
 def aggregate_em_curves(patterns: Sequence[str]) -> pd.DataFrame:
-    """Mean EM@k and AcEM@k over questions, in %, for k = 1..N (paper 004 Fig. 2–3).
+    """Mean EM@k and AcEM@k over questions, in %, for k = 1..N (paper 004 §4, Fig. 3).
 
     ``EM(k) = 100 · mean_q EM_q@k`` and ``AcEM(k) = 100 · mean_q AcEM_q@k``. All patterns must have
     the same length N. Returns columns ``k`` (int), ``EM``, ``AcEM`` (float), one row per k.
@@ -157,7 +157,7 @@ def type_counts(patterns: Sequence[str]) -> dict[str, int]:
 
 
 def stability_error_ratio(base_answers: Sequence[str], perturbed_answers: Sequence[str]) -> float:
-    """Stability Error Ratio in % (paper 004 §4, after Krishna et al. 2021).
+    """Stability Error Ratio in % (paper 004 §3.1, after Krishna et al. 2021).
 
     ``SER = 100 · |{q : norm(base_q) ≠ norm(perturbed_q)}| / |Q|`` with ``norm`` =
     :func:`inferqa_utils.textnorm.normalize_answer`. Pass only the questions answered correctly with

@@ -1,4 +1,4 @@
-"""Stability Error Ratio with simulated damaging passages (paper 004 §3, Table 1).
+"""Stability Error Ratio with simulated damaging passages (paper 004 §3.1, Table 1).
 
 Population: questions the reader answers correctly (strict EM) from **one good passage** alone —
 in the answer-supporting corpus the first of the question's label-2 passages (most hints first,

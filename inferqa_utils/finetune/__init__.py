@@ -5,7 +5,8 @@
 * :mod:`.training` — output folders, fingerprints, checkpoint/resume, registration;
 * :mod:`.biencoder` — MiniLM bi-encoder (MultipleNegativesRankingLoss) → ``FT-MiniLM``;
 * :mod:`.cross_encoder` — MiniLM cross-encoder reranker (binary cross-entropy) → ``FT-CrossEncoder``;
-* :mod:`.experiments` — the evaluation tables and the figure of notebook 05.
+* :mod:`.experiments` — the evaluation tables and the figure of notebook 05;
+* :mod:`.report` — the generated sentences that close notebook 05's sections.
 
 torch / sentence-transformers are imported only inside the training functions.
 """

@@ -16,7 +16,8 @@ Every reader/judge call goes through the cached engine, so a re-run makes no mod
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -26,6 +27,7 @@ from ..datamodel import Dataset
 from ..llm.base import LLM
 from ..trec import Run
 from ..uncertainty import mean_ci
+from .contexts import ALPHA, BETA
 from .topk import contexts_from_run, read_contexts
 
 # re-exported: notebooks 04 and 05 call ``reading.read_runs``
@@ -138,3 +140,46 @@ def em_table(answers: pd.DataFrame) -> pd.DataFrame:
     ci_cols = ["EM_lo", "EM_hi", "judged_lo", "judged_hi"]
     t[pct + ci_cols] = t[pct + ci_cols].round(2)
     return t[["EM", "EM_lo", "EM_hi", "judged", "judged_lo", "judged_hi", "no_answer", "n"]].reset_index()
+
+
+@dataclass
+class Readings:
+    """Everything notebook 04 reads (:func:`read_settings`)."""
+
+    #: one row per (reader, setting, system, k, union, question); Optimal rows have no k / union
+    answers: pd.DataFrame
+    #: one row per (reader, passage) of the Optimal setting (:func:`optimal`)
+    optimal: pd.DataFrame
+    #: per reader: Optimal passages, answers reused from labelling, read now, model calls, cache hits
+    reuse: pd.DataFrame
+
+
+def read_settings(ds: Dataset, runs: Mapping[str, Run], settings: Mapping[str, str], qids: Sequence[str],
+                  reader_models: Sequence[str], optimal_readers: Sequence[str], judge: LLM | None,
+                  ks: Sequence[int], unions: Sequence[str], alpha: float = ALPHA, beta: float = BETA,
+                  load: Callable[[str], LLM] | None = None) -> Readings:
+    """Notebook 04's readings (paper 000 §5.4, Table 8): each of ``reader_models`` reads every run ×
+    k × union (pipeline and oracle settings, :func:`read_runs`: one reader batch and one judge batch,
+    contexts the build already read reused via :func:`known_answers`) and the Optimal setting
+    (:func:`optimal`); each of ``optimal_readers`` that is not also a main reader reads the Optimal
+    setting only. ``load`` makes an engine from a registry name (default
+    :func:`inferqa_utils.llm.load_llm`); each engine's counters start at 0, so ``reuse`` shows this
+    call's model calls (0 on a re-run)."""
+    if load is None:
+        from ..llm import load_llm as load
+    frames, optimal_rows, reuse = [], [], {}
+    for name in [*reader_models, *(r for r in optimal_readers if r not in reader_models)]:
+        reader = load(name)
+        reader.reset_stats()
+        if name in reader_models:
+            frames.append(read_runs(reader, judge, ds, runs, qids, ks, unions, alpha, beta, settings=settings,
+                                    known=known_answers(ds, name)))
+        per_passage, counts = optimal(reader, judge, ds, qids)
+        optimal_rows.append(per_passage)
+        frames.append(optimal_per_question(per_passage, qids, name))
+        reuse[name] = counts | {"model calls": reader.stats.model_calls, "cache hits": reader.stats.cache_hits}
+    answers = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    opt = pd.concat(optimal_rows, ignore_index=True) if optimal_rows else pd.DataFrame()
+    table = pd.DataFrame.from_dict(reuse, orient="index")
+    table.index.name = "reader"
+    return Readings(answers, opt, table)

@@ -9,6 +9,8 @@ import pandas as pd
 from ..datamodel import Dataset
 from ..paper import load_paper_numbers
 from ..runs import ranked_ids
+from ..sentences import ci
+from ..uncertainty import as_outcome, paired_difference
 
 SETTING_ORDER = ("Optimal", "oracle", "pipeline")
 
@@ -177,3 +179,109 @@ def paper_reading_numbers() -> dict[str, float]:
                 if value is not None and float(value) not in out.values():  # one label per number
                     out[label] = float(value)
     return out
+
+
+# ----------------------------------------------------------------------------- generated sentences
+
+def reuse_finding(reuse: pd.DataFrame) -> str:
+    """Per reader: the Optimal passages, how many answers came from the labelling and how many model
+    calls this run made (:attr:`~inferqa_utils.reading.experiments.Readings.reuse`)."""
+    parts = []
+    for reader, r in reuse.iterrows():
+        parts.append(f"{reader} reads {int(r['passages'])} label ≥ 1 passages under Optimal, "
+                     f"{int(r['reused'])} of them answered during labelling and reused; this run made "
+                     f"{int(r['model calls'])} model calls ({int(r['cache hits'])} answers from the cache)")
+    return "; ".join(parts) + "."
+
+
+def table8_finding(em: pd.DataFrame, value: str = "EM") -> str:
+    """What Table 8 shows beyond its best cells: how often Union_norm and Union_freq give the same
+    ``value``, how much it moves with k per system, and the highest NO ANSWER rate."""
+    rows = em[em["setting"] != "Optimal"]
+    if rows.empty:
+        return "No pipeline or oracle reading."
+    parts = []
+    if rows["union"].nunique() > 1:
+        wide = rows.pivot_table(index=["reader", "system", "k"], columns="union", values=value, aggfunc="first")
+        same = int((wide.nunique(axis=1) == 1).sum())
+        parts.append(f"Union_norm and Union_freq give the same {value} in {same} of {len(wide)} (system, k) cells")
+    spread = rows.groupby(["reader", "system"])[value].agg(lambda v: v.max() - v.min())
+    widest = spread.idxmax()
+    parts.append(f"{value} moves with k and the union by at most {spread.max():.1f} points per system "
+                 f"(widest: {widest[1]})")
+    worst = rows.loc[rows["no_answer"].idxmax()]
+    parts.append(f"the highest NO ANSWER rate is {worst['no_answer']:.1f} % ({worst['system']}, k = {int(worst['k'])})")
+    return "; ".join(parts) + "."
+
+
+def _best_rows(em: pd.DataFrame, reader: str, setting: str, value: str) -> pd.Series | None:
+    sub = em[(em["reader"] == reader) & (em["setting"] == setting)]
+    return None if sub.empty else sub.loc[sub[value].idxmax()]
+
+
+def _per_question(answers: pd.DataFrame, row: pd.Series, col: str) -> pd.Series:
+    sel = (answers["reader"] == row["reader"]) & (answers["setting"] == row["setting"]) & \
+        (answers["system"] == row["system"])
+    if row["setting"] != "Optimal":
+        sel &= (answers["k"].astype("Int64") == int(row["k"])) & (answers["union"] == row["union"])
+    return answers[sel].set_index("qid")[col].pipe(as_outcome)
+
+
+def settings_finding(answers: pd.DataFrame, em: pd.DataFrame, value: str = "EM") -> str:
+    """Per reader, the best configuration of each setting against the best pipeline on the same
+    questions: the paired difference of per-question strict EM with its bootstrap interval and the
+    paired randomization p (:func:`inferqa_utils.uncertainty.paired_difference`)."""
+    col = "em" if value == "EM" else "judged"
+    parts = []
+    for reader in dict.fromkeys(em["reader"]):
+        pipe = _best_rows(em, reader, "pipeline", value)
+        if pipe is None:
+            continue
+        base = _per_question(answers, pipe, col)
+        bits = []
+        for setting in ("Optimal", "oracle"):
+            other = _best_rows(em, reader, setting, value)
+            if other is None:
+                continue
+            a = _per_question(answers, other, col)
+            both = pd.concat([a.rename("a"), base.rename("b")], axis=1, join="inner")
+            pd_ = paired_difference(both["a"], both["b"])
+            d, p = pd_.diff.scaled(100), pd_.p_value
+            bits.append(f"{setting} {other[value]:.1f} %, a difference of {d.value:+.1f} [{d.lo:.1f}, {d.hi:.1f}] "
+                        f"points (paired randomization p = {p:.3g})")
+        parts.append(f"{reader}: best pipeline {pipe['system']} (k = {int(pipe['k'])}, {pipe['union']}) "
+                     f"{ci(pipe[value], pipe[f'{value}_lo'], pipe[f'{value}_hi'])} %; " + "; ".join(bits))
+    return " · ".join(parts) + "."
+
+
+def hints_finding(dist: pd.DataFrame) -> str:
+    """Mean number of hints of the passages read correctly under Optimal and of the passages each
+    run puts first (:func:`hint_distribution`), paper 000 Fig. 6's comparison."""
+    if dist.empty:
+        return "No passage to count."
+    cols = [c for c in dist.columns if c.endswith("hints")]
+    hints = [int(c.split()[0]) for c in cols]
+
+    def mean(row: pd.Series) -> float:
+        return sum(h * float(row[c]) for h, c in zip(hints, cols, strict=True)) / max(1e-9, sum(row[c] for c in cols))
+
+    opt = [i for i in dist.index if str(i).startswith("Optimal")]
+    runs = {i: mean(dist.loc[i]) for i in dist.index if i not in opt}
+    text = ""
+    if opt:
+        r = dist.loc[opt[0]]
+        text = (f"Passages read correctly under Optimal have {mean(r):.2f} hints on average "
+                f"({float(r[cols[-1]]):.1f} % have {hints[-1]}, n = {int(r['n'])}); ")
+    text += "the passages the runs put first: " + ", ".join(f"{k} {v:.2f}" for k, v in runs.items())
+    return text + "."
+
+
+def grid_finding(grid: pd.DataFrame | None, run: str, alpha: float, beta: float, split: str = "dev") -> str:
+    """The best (α, β) of the Union_freq grid search, or that it was not run (then the weights in use)."""
+    if grid is None or grid.empty:
+        return f"The α, β grid search was not run: Union_freq uses α = {alpha:g}, β = {beta:g}."
+    best = grid.iloc[0]
+    ties = int((grid["EM"] == best["EM"]).sum())
+    return (f"On {split} ({run}), the best Union_freq weights are α = {best['alpha']:g}, β = {best['beta']:g} with EM "
+            f"{best['EM']:.1f} %" + (f" ({ties} grid points tie)" if ties > 1 else "") +
+            f"; this run used α = {alpha:g}, β = {beta:g}.")

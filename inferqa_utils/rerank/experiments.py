@@ -20,10 +20,10 @@ from .. import artifacts
 from ..fingerprint import queries_sha256, ranking_sha256
 from ..trec import Run, write_run
 from .base import oracle_run
+from .evaluation import ORACLE_BASELINE, oracle_scores
 
 # re-exported: notebook 03 imports ORACLE_METRICS and rerank_table from here
 from .evaluation import ORACLE_METRICS as ORACLE_METRICS
-from .evaluation import oracle_scores
 from .evaluation import rerank_table as rerank_table
 from .registry import RERANKERS, make_reranker, reranker_spec
 
@@ -95,3 +95,23 @@ def oracle_table(names: Sequence[str], llm: Any, queries: Mapping[str, str], qre
     first = oracle_run(own)
     runs, _ = rerank_all(names, llm, queries, first, corpus, depth=None, out_dir=out_dir, tag="oracle", **listwise)
     return oracle_scores(first, runs, own)
+
+
+def oracle_finding(table: pd.DataFrame, metric: str = "nDCG@10", baseline: str = ORACLE_BASELINE) -> str:
+    """The sentence of an oracle-reranker table (:func:`oracle_scores`, index = run): the baseline
+    order and the best reranker on ``metric`` with their 95 % intervals, and the difference."""
+    from ..sentences import ci_of
+
+    if metric not in table.columns or baseline not in table.index:
+        return f"No oracle-reranker table with {metric} and the row {baseline!r}."
+    others = table.drop(index=baseline)
+    base = ci_of(table, baseline, metric)
+    n = int(table["n_questions_ndcg"].max()) if "n_questions_ndcg" in table else None
+    over = f" over {n} questions" if n else ""
+    if others.empty or others[metric].isna().all():
+        return f"Only the {baseline} was scored: {metric} {base}{over}."
+    best = others[metric].astype(float).idxmax()
+    diff = float(table.at[best, metric]) - float(table.at[baseline, metric])
+    return (f"With the perfect retriever, {metric}{over} is {base} for {baseline} and {ci_of(table, best, metric)} "
+            f"for the best reranker, **{best}** ({diff:+.1f} points); {len(others)} reranker"
+            f"{'s' if len(others) > 1 else ''} scored.")

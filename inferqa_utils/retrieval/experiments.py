@@ -114,7 +114,7 @@ def cross_corpus_finding(both: pd.DataFrame, retrievers: Sequence[str], passages
                 else f"holds for {len(higher)} of {len(retrievers)} retrievers ({', '.join(higher) or 'none'})")
 
     n_sup = int(both[both["corpus"] == SUPPORTING]["n_questions"].max())
-    text = (f"**Finding.** Answer-containing {metric} > answer-supporting {metric} {verdict(SUPPORTING)}; the "
+    text = (f"Answer-containing {metric} > answer-supporting {metric} {verdict(SUPPORTING)}; the "
             f"supporting side rests on {n_sup} question(s) with a label-2 passage.")
     if (both["corpus"] == SUPPORTING_LENIENT).any():
         n_len = int(both[both["corpus"] == SUPPORTING_LENIENT]["n_questions"].max())

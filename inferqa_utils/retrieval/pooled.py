@@ -282,3 +282,37 @@ def comparison_display(comparison: pd.DataFrame) -> pd.DataFrame:
     t = comparison.assign(cell=cell).pivot_table(index=["measure", "system"], columns="corpus", values="cell",
                                                  aggfunc="first", sort=False)
     return t[[c for c in dict.fromkeys(comparison["corpus"]) if c in t.columns]]
+
+
+def fair_finding(comparison: pd.DataFrame) -> str:
+    """The sentence of the fair control (:func:`comparison_table`): at the deepest Hit@k judged, per
+    retriever, answer-containing against answer-supporting with one relevance rule, the paired
+    difference with its interval and randomization-test p, and the same at equal corpus size."""
+    from ..sentences import ci
+
+    if comparison.empty:
+        return "No pooled judgments: the fair comparison was not made."
+    measure = list(dict.fromkeys(comparison["measure"]))[-1]
+    t = comparison[comparison["measure"] == measure]
+    parts = []
+    for system, g in t.groupby("system", sort=False):
+        r = g.set_index("corpus")
+        bits = []
+        for suffix, what in (("", "all passages"), (MATCHED, "equal size")):
+            a, b, d = CONTAINING_JUDGED + suffix, SUPPORTING_JUDGED + suffix, f"containing − supporting{suffix}"
+            if a in r.index and b in r.index:
+                diff = (f"; difference {ci(r.at[d, 'mean'], r.at[d, 'lo'], r.at[d, 'hi'])}, paired randomization "
+                        f"p = {r.at[d, 'p']:.3g}" if d in r.index else "")
+                bits.append(f"{what}: containing {ci(r.at[a, 'mean'], r.at[a, 'lo'], r.at[a, 'hi'])} vs supporting "
+                            f"{ci(r.at[b, 'mean'], r.at[b, 'lo'], r.at[b, 'hi'])}{diff}")
+        parts.append(f"{system} ({'; '.join(bits)})")
+    diffs = t[t["corpus"].str.startswith("containing − supporting")]
+    if len(diffs) and (diffs["lo"] > 0).all():
+        verdict = ("Every difference interval lies above 0: the gap of section 2 is not an artefact of two relevance "
+                   "rules or of corpus size.")
+    elif len(diffs) and (diffs["hi"] < 0).all():
+        verdict = "Every difference interval lies below 0: with one rule, the supporting corpus is retrieved better."
+    else:
+        verdict = (f"{int((diffs['lo'] > 0).sum())} of {len(diffs)} difference intervals lie above 0; the others "
+                   "include 0 or lie below it.")
+    return f"Judged by the same LLM rule in both corpora, {measure} — " + " · ".join(parts) + ". " + verdict
