@@ -50,7 +50,7 @@ def lab(smoke_outputs: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     shutil.rmtree(SCREENSHOTS, ignore_errors=True)  # one run's screenshots, numbered in step order
     work = tmp_path_factory.mktemp("lab")
     nbdir = work / "notebooks"
-    for name in ("00_quickstart.ipynb", "01_dataset_construction.ipynb"):
+    for name in ("00_quickstart.ipynb", "01_dataset_construction.ipynb", "06_damaging_passages.ipynb"):
         parameterized_copy(PATHS.notebooks / name, "smoke", nbdir)
     server = LabServer(nbdir, work, env={"INFERQA_ROOT": str(PATHS.root), "PYTHONPATH": str(CHECKOUT)})
     server.start()
@@ -166,7 +166,49 @@ def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple
     assert re.search(r"read from .* in [0-9.]+ s \(no model call\)", page.text_of(f"{insp} .inferqa-status"))
     page.shot("inspector_known_question", insp)
     page.shot_text("inspector_reading_and_patterns", "04 · reading")
+
+    # class in a box: the reader on the try-your-own question, the hint explorer (tick, read), the
+    # exercises' answers collapsed until opened, a generated "What we found." sentence per section
+    text = page.notebook_text()
+    assert "Which planet of the solar system has the volcano Olympus Mons?" in text
+    assert text.count("What we found.") >= 6, text.count("What we found.")
+    hints = [h.text for h in load_source(smoke["source"]).questions[first].hints]
+    ex = ".inferqa-hint-explorer"
+    assert page.js(f"return document.querySelectorAll('{ex}').length") == 1
+    assert page.js(f"return document.querySelectorAll('{ex} input[type=checkbox]').length") == len(hints) + 1
+    assert page.text_of(f"{ex} .inferqa-status").startswith("done in")
+    page.shot("hint_explorer_first_hint", ex)
+    page.js(f"document.querySelectorAll('{ex} input[type=checkbox]')[1].click()")
+    page.js(f"[...document.querySelectorAll('{ex} button')].find(b => b.innerText.trim() == 'read').click()")
+    page.wait("the explorer to read hints 0 and 1",
+              lambda: hints[1][:40] in page.text_of(f"{ex} .widget-output")
+              and page.text_of(f"{ex} .inferqa-status").startswith("done in"), 300, every=0.2)
+    assert hints[0][:40] in page.text_of(f"{ex} .widget-output")
+    page.shot("hint_explorer_two_hints", ex)
+    hidden = page.js("return document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) "
+                     ".jp-InputPlaceholder').length")
+    assert hidden >= 3, f"{hidden} collapsed cells"
+    assert "paper 000 Fig. 6 finds" not in page.notebook_text()  # exercise 1's answer stays hidden
     page.log(f"[browser] quickstart test: {time.monotonic() - t0:.1f} s")
+
+
+def test_notebook_06_tables_and_figures_read_in_jupyterlab(page: LabPage, lab: tuple[LabServer, Path]) -> None:
+    """Notebook 06 on the smoke build: its result tables show a value and its interval in one cell
+    (no ``_lo`` / ``_hi`` columns), fit the notebook's width, and its figures render."""
+    _, nbdir = lab
+    page.open("06_damaging_passages.ipynb")
+    _run_all_without_errors(page, nbdir / "06_damaging_passages.ipynb", "notebook 06")
+    panel = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+    heads = page.js(f"return [...document.querySelectorAll('{panel} .jp-OutputArea th')].map(th => th.innerText.trim())")
+    assert heads and not [h for h in heads if h.endswith(("_lo", "_hi"))], heads
+    assert "AcEM@N" in heads or any("AcEM" in h for h in heads), heads
+    wide = page.js(f"return [...document.querySelectorAll('{panel} .jp-OutputArea table')]"
+                   ".filter(t => t.getBoundingClientRect().width > t.closest('.jp-OutputArea').clientWidth + 2)"
+                   ".map(t => t.innerText.slice(0, 80))")
+    assert wide == [], wide
+    figures = page.js(f"return document.querySelectorAll('{panel} .jp-OutputArea img').length")
+    assert figures >= 4, f"{figures} figures"
+    page.shot_text("notebook06_em_curves", "AcEM")
 
 
 def test_notebook_01_reuses_the_build_in_jupyterlab(page: LabPage, lab: tuple[LabServer, Path]) -> None:
