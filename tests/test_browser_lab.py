@@ -14,6 +14,7 @@ Run with ``make browser-test`` (``pytest -m browser``); ``make test`` deselects 
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import shutil
@@ -185,8 +186,9 @@ def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple
               and page.text_of(f"{ex} .inferqa-status").startswith("done in"), 300, every=0.2)
     assert hints[0][:40] in page.text_of(f"{ex} .widget-output")
     page.shot("hint_explorer_two_hints", ex)
-    hidden = page.js("return document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) "
-                     ".jp-InputPlaceholder').length")
+    hidden = page.js("return [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell')]"
+                     ".filter(c => { const a = c.querySelector('.jp-InputArea');"
+                     " return !a || a.offsetParent === null; }).length")
     assert hidden >= 3, f"{hidden} collapsed cells"
     assert "paper 000 Fig. 6 finds" not in page.notebook_text()  # exercise 1's answer stays hidden
     page.log(f"[browser] quickstart test: {time.monotonic() - t0:.1f} s")
@@ -206,8 +208,10 @@ def test_notebook_06_tables_and_figures_read_in_jupyterlab(page: LabPage, lab: t
                    ".filter(t => t.getBoundingClientRect().width > t.closest('.jp-OutputArea').clientWidth + 2)"
                    ".map(t => t.innerText.slice(0, 80))")
     assert wide == [], wide
+    saved = json.loads((nbdir / "06_damaging_passages.ipynb").read_text(encoding="utf-8"))
+    expected = sum("image/png" in o.get("data", {}) for c in saved["cells"] for o in c.get("outputs", []))
     figures = page.js(f"return document.querySelectorAll('{panel} .jp-OutputArea img').length")
-    assert figures >= 4, f"{figures} figures"
+    assert expected >= 3 and figures == expected, (figures, expected)
     page.shot_text("notebook06_em_curves", "AcEM")
 
 
@@ -217,8 +221,10 @@ def test_notebook_01_reuses_the_build_in_jupyterlab(page: LabPage, lab: tuple[La
     _, nbdir = lab
     page.open("01_dataset_construction.ipynb")
     _run_all_without_errors(page, nbdir / "01_dataset_construction.ipynb", "notebook 01")
-    text = page.notebook_text()
-    assert "reusing it" in text and "BuildConflictError" not in text
+    saved = json.loads((nbdir / "01_dataset_construction.ipynb").read_text(encoding="utf-8"))
+    printed = "".join("".join(o.get("text", "")) for c in saved["cells"] for o in c.get("outputs", []))
+    assert "reusing it" in printed, printed[-2000:]  # the kernel in the browser reused the smoke build
+    assert "What we found." in page.notebook_text()
     page.shot_text("notebook01_build_reused", "reusing it")
     ver = ".inferqa-verification"
     assert page.js(f"return document.querySelectorAll('{ver}').length") == 1
