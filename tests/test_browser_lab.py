@@ -186,10 +186,9 @@ def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple
               and page.text_of(f"{ex} .inferqa-status").startswith("done in"), 300, every=0.2)
     assert hints[0][:40] in page.text_of(f"{ex} .widget-output")
     page.shot("hint_explorer_two_hints", ex)
-    hidden = page.js("return [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell')]"
-                     ".filter(c => { const a = c.querySelector('.jp-InputArea');"
-                     " return !a || a.offsetParent === null; }).length")
-    assert hidden >= 3, f"{hidden} collapsed cells"
+    closed = page.js("return [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) "
+                     ".jp-MarkdownCell details')].map(d => d.open)")
+    assert closed == [False] * 3, closed  # each exercise's answer folded until opened
     assert "paper 000 Fig. 6 finds" not in page.notebook_text()  # exercise 1's answer stays hidden
     page.log(f"[browser] quickstart test: {time.monotonic() - t0:.1f} s")
 
