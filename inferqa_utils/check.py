@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from . import provenance
-from .config import PATHS, profile, run_command
+from .config import PATHS, profile, root_relative, run_command
 from .errors import DataFormatError
 
 MATRIX = Path(__file__).with_name("reproduction.yaml")
@@ -356,12 +356,6 @@ def _allocate(found: Sequence[tuple[Path, dict[str, Any]]]) -> list[tuple[Path, 
     return out
 
 
-def _shown(p: Path) -> str:
-    """A path relative to the checkout when it lies inside it."""
-    try:
-        return str(p.resolve().relative_to(PATHS.root))
-    except ValueError:
-        return str(p)
 
 
 def _llm_use(m: dict[str, Any], stems: Sequence[str]) -> tuple[int | None, int | None]:
@@ -407,7 +401,7 @@ def cache_use(allocated: Sequence[tuple[Path, dict[str, Any], dict[str, float]]]
     for path, m, notebooks in allocated:
         calls, hits = _llm_use(m, list(notebooks))
         start = m.get("caches_at_start")
-        out.append({"manifest": (names or {}).get(path, _shown(path)), "notebooks": sorted(notebooks),
+        out.append({"manifest": (names or {}).get(path, root_relative(path)), "notebooks": sorted(notebooks),
                     "model_calls": calls, "cache_hits": hits, "caches_at_start": start if isinstance(start, dict) else None,
                     "first_run_in_folder": _first_run_in_folder(path)})
     return out
@@ -445,7 +439,7 @@ def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] |
     path, m = found[0]
     git = m.get("git") if isinstance(m.get("git"), dict) else None
     total = round(sum(notebooks.values()), 1) if notebooks else None
-    return {"manifest": _shown(path), "manifests": [_shown(p) for p, _m, _f in allocated], "started": m.get("started"),
+    return {"manifest": root_relative(path), "manifests": [root_relative(p) for p, _m, _f in allocated], "started": m.get("started"),
             "finished": m.get("finished"), "status": m.get("status"), "total_s": total,
             "notebooks_s": dict(sorted(notebooks.items())), "git": git, "cache_use": cache_use(allocated)}
 

@@ -110,6 +110,15 @@ class Paths:
 PATHS = Paths(ROOT)
 
 
+def root_relative(path: str | os.PathLike[str]) -> str:
+    """``path`` relative to the repository root when it lies inside it, else as given (for messages
+    and records that must not carry this machine's absolute paths)."""
+    try:
+        return str(Path(path).resolve().relative_to(PATHS.root))
+    except ValueError:
+        return str(path)
+
+
 def set_seeds(seed: int = SEED) -> int:
     """Seed python, numpy and (if already imported) torch. Returns the seed."""
     import sys

@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .config import PATHS, SEED
+from .config import PATHS, SEED, root_relative
 from .fingerprint import sha256_file
 
 #: distributions whose versions every manifest records (when installed)
@@ -94,11 +94,11 @@ class Manifest:
     def add_input(self, path: str | Path, name: str | None = None) -> str:
         p = Path(path)
         digest = sha256_file(p) if p.is_file() else "missing"
-        self.inputs[name or _rel(p)] = digest
+        self.inputs[name or root_relative(p)] = digest
         return digest
 
     def add_output(self, path: str | Path, name: str | None = None) -> None:
-        self.outputs[name or _rel(Path(path))] = _rel(Path(path))
+        self.outputs[name or root_relative(Path(path))] = root_relative(Path(path))
 
     @contextmanager
     def timed(self, name: str):
@@ -131,8 +131,3 @@ class Manifest:
         return path
 
 
-def _rel(p: Path) -> str:
-    try:
-        return str(p.resolve().relative_to(PATHS.root))
-    except ValueError:
-        return str(p)

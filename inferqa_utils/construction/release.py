@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..atomic import staged_dir
-from ..config import PATHS, SEED
+from ..config import PATHS, SEED, root_relative
 from ..datamodel import Dataset
 from ..errors import DataFormatError, InferQAError
 from ..fingerprint import sha256_file
@@ -309,32 +309,27 @@ def install_release(spec: str | os.PathLike[str], name: str, overwrite: bool = F
         except json.JSONDecodeError:
             old = {}
         if (old.get("release") or {}).get("manifest_sha256") == digest:
-            log(f"{target} holds this release already ({_rel(folder)}): reusing it")
+            log(f"{target} holds this release already ({root_relative(folder)}): reusing it")
             return target
         what = (f"release {old['release'].get('folder')}" if old.get("release")
                 else f"a build with fingerprint {old.get('fingerprint')}")
         if not overwrite:
-            raise BuildConflictError(f"{target} holds {what}, not the release {_rel(folder)}. To keep it, choose "
+            raise BuildConflictError(f"{target} holds {what}, not the release {root_relative(folder)}. To keep it, choose "
                                      "another dataset_name; to replace it, pass overwrite=True")
-        log(f"replacing {what} in {target} with the release {_rel(folder)}")
+        log(f"replacing {what} in {target} with the release {root_relative(folder)}")
     m = read_manifest(folder)
     with staged_dir(target) as tmp:
         shutil.copytree(folder, tmp, dirs_exist_ok=True)
         (tmp / MANIFEST).unlink()
         installed = {**(m.get("build") or {}),
-                     "release": {"folder": _rel(folder), "manifest_sha256": digest, "name": m.get("name"),
+                     "release": {"folder": root_relative(folder), "manifest_sha256": digest, "name": m.get("name"),
                                  "code": m.get("code"), "created": m.get("created"),
                                  "control": (m.get("parameters") or {}).get("control")}}
         (tmp / "manifest.json").write_text(json.dumps(installed, indent=1, default=str), encoding="utf-8")
-    log(f"installed the release {_rel(folder)} into {target}")
+    log(f"installed the release {root_relative(folder)} into {target}")
     return target
 
 
-def _rel(p: Path) -> str:
-    try:
-        return str(Path(p).resolve().relative_to(PATHS.root))
-    except ValueError:
-        return str(p)
 
 
 # --------------------------------------------------------------------- sample rebuild, agreement
