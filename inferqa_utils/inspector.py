@@ -10,12 +10,13 @@ For a question of ``build/datasets/<name>/`` it gathers
 - **02/03/05/07** where every stored run ranked its label-2 passages (``build/runs/<name>/supporting``,
   :func:`inferqa_utils.stages.run_dir`), as a table and a small rank plot;
 - **04** the reader's answer per setting (pipeline k, oracle, Optimal) with strict EM and the judge
-  (``results/04_<name>_<split>_answers.csv``);
+  (:data:`inferqa_utils.stages.READING_ANSWERS`);
 - **06** its EM pattern over the top N and the passage types IZ / DP / DN / SP / SN
-  (``results/06_<name>_<split>_patterns.csv``).
+  (:data:`inferqa_utils.stages.PATTERNS`).
 
-What is missing is named with the notebook that writes it (``run notebook 04_reading (python -m
-inferqa_utils run --only 04)``; with ``--profile NAME`` when the inspector is given the profile).
+What is missing is named with the notebook that writes it (:data:`inferqa_utils.stages.NOTEBOOKS`:
+``run notebook 04_reading (python -m inferqa_utils run --only 04)``; with ``--profile NAME`` when
+the inspector is given the profile).
 The construction tables are read from the build folder or, in an installed release, from its
 ``construction/`` folder. :class:`QuestionInspector` reads each file once;
 :meth:`QuestionInspector.report` returns a :class:`QuestionReport` (tables as pandas frames),
@@ -41,6 +42,7 @@ from .config import PATHS, run_command
 from .construction.store import built_dir, built_labels, construction_table, load_built
 from .errors import UnknownNameError
 from .show import question_label
+from .stages import NOTEBOOKS, Stage, run_stage
 from .trec import read_run
 
 if TYPE_CHECKING:
@@ -48,9 +50,6 @@ if TYPE_CHECKING:
 
     from .datamodel import Dataset
 
-#: the numbered notebooks that write what the inspector reads
-NOTEBOOKS = {"01": "01_dataset_construction", "02": "02_retrieval", "03": "03_reranking", "04": "04_reading",
-             "05": "05_finetuning", "06": "06_damaging_passages", "07": "07_beyond"}
 #: passage types of paper 004 §5.1 in the order the inspector counts them
 PASSAGE_TYPES = ("IZ", "DP", "DN", "SP", "SN")
 
@@ -79,19 +78,6 @@ def run_notebook_hint(nn: str, why: str, profile_name: str | None = None) -> str
 def _id_key(qid: str) -> str:
     """A question id compared loosely: lower case, numbers without leading zeros."""
     return re.sub(r"\d+", lambda m: str(int(m.group())), qid.strip().lower())
-
-
-def run_stage(name: str, in_beyond: bool = False) -> str:
-    """The notebook (``"02"`` … ``"07"``) that writes the run file ``<name>.trec``: notebook 07's
-    methods live under ``beyond/``, fine-tuned models (``FT-…``) are 05's, ``first+reranker`` and
-    ``oracle+reranker`` 03's, the rest (retrievers, hybrid, RRF) 02's."""
-    if in_beyond:
-        return "07"
-    if "FT-" in name:
-        return "05"
-    if "+" in name:
-        return "03"
-    return "02"
 
 
 @dataclass
@@ -250,11 +236,12 @@ class QuestionInspector:
     """Reads a built dataset's stage outputs once and reports on any of its questions.
 
     ``split`` is the split notebooks 02–07 analysed (their ``split`` parameter, ``"test"`` in every
-    profile); ``corpus_tag`` the run folder (``"supporting"``: the hint passages); ``profile_name``
+    profile); ``corpus_tag`` the corpus of the runs (:class:`~inferqa_utils.stages.Corpus`, by default
+    the answer-supporting hint passages); ``profile_name``
     the profile whose outputs these are, named in the commands of what is missing (``None``: the
     commands name no profile)."""
 
-    def __init__(self, dataset_name: str, split: str = "test", corpus_tag: str = "supporting",
+    def __init__(self, dataset_name: str, split: str = "test", corpus_tag: str = stages.Corpus.SUPPORTING,
                  profile_name: str | None = None) -> None:
         self.name = dataset_name
         self.split = split
@@ -271,7 +258,7 @@ class QuestionInspector:
         return (self.folder / "manifest.json").exists()
 
     def missing_build(self) -> str:
-        return self._hint("01", f"no built dataset {self.name!r} in {self.folder}")
+        return self._hint(Stage.CONSTRUCTION, f"no built dataset {self.name!r} in {self.folder}")
 
     def _hint(self, nn: str, why: str) -> str:
         return run_notebook_hint(nn, why, self.profile)
@@ -297,17 +284,19 @@ class QuestionInspector:
         return self._tables["labels"]
 
     def runs(self) -> dict[str, tuple[str, dict[str, list[tuple[str, float]]]]]:
-        """``{run name: (notebook, run)}`` for every run file of the dataset (notebook 07's under
-        ``beyond/`` as ``07 · <name>``), read once."""
+        """``{run name: (notebook, run)}`` for every run file of the dataset (notebook 07's method
+        runs, :data:`~inferqa_utils.stages.METHODS_FOLDER`, as ``07 · <name>``), read once, in
+        stage order."""
         if self._runs is None:
             folder = stages.run_dir(self.name, self.corpus_tag)
+            methods = folder / stages.METHODS_FOLDER
             found: dict[str, tuple[str, dict[str, list[tuple[str, float]]]]] = {}
             for path in sorted(folder.glob("*.trec")) if folder.is_dir() else []:
                 found[path.stem] = (run_stage(path.stem), read_run(path))
-            for path in sorted((folder / "beyond").glob("*.trec")) if (folder / "beyond").is_dir() else []:
-                found[f"07 · {path.stem}"] = ("07", read_run(path))
-            order = {"02": 0, "03": 1, "05": 2, "07": 3}
-            self._runs = dict(sorted(found.items(), key=lambda kv: (order.get(kv[1][0], 9), kv[0])))
+            for path in sorted(methods.glob("*.trec")) if methods.is_dir() else []:
+                stage = run_stage(path.stem, in_beyond=True)
+                found[f"{stage} · {path.stem}"] = (stage, read_run(path))
+            self._runs = dict(sorted(found.items(), key=lambda kv: (kv[1][0], kv[0])))
         return self._runs
 
     def question_ids(self, split: str | None = None) -> list[str]:
@@ -371,7 +360,7 @@ class QuestionInspector:
                 rep.status = {k: v for k, v in row.iloc[0].to_dict().items() if pd.notna(v)}
         htab = self._csv(construction_table(self.folder, "hints.csv"))
         if htab is None:
-            notes.append(self._hint("01", "hints.csv is missing (a build from an older version)"))
+            notes.append(self._hint(Stage.CONSTRUCTION, "hints.csv is missing (a build from an older version)"))
         else:
             rep.hints = (htab[htab["qid"] == qid].drop(columns=["qid"]).sort_values("hint")
                          .reset_index(drop=True).fillna({"reason": ""}))
@@ -409,10 +398,10 @@ class QuestionInspector:
 
         runs = self.runs()
         if not runs:
-            rep.notes.append(self._hint("02", f"no stored runs in {stages.run_dir(self.name, self.corpus_tag)}"))
+            rep.notes.append(self._hint(Stage.RETRIEVAL, f"no stored runs in {stages.run_dir(self.name, self.corpus_tag)}"))
             return
-        if not any(nb == "03" for nb, _ in runs.values()):
-            rep.notes.append(self._hint("03", "no reranked run"))
+        if not any(nb == Stage.RERANKING for nb, _ in runs.values()):
+            rep.notes.append(self._hint(Stage.RERANKING, "no reranked run"))
         rel = {pid for pid, label in qrels.items() if label == 2}
         if not rel:
             rep.notes.append("no label-2 passage: no labeler's answer was accepted on any of its passages, "
@@ -433,13 +422,13 @@ class QuestionInspector:
         if rows:
             rep.ranks = pd.DataFrame(rows)
         else:
-            rep.notes.append(self._hint("02", f"no stored run ranks {rep.qid}"))
+            rep.notes.append(self._hint(Stage.RETRIEVAL, f"no stored run ranks {rep.qid}"))
 
     def _reading(self, rep: QuestionReport) -> None:
-        path = stages.result_path("04", self.name, self.split, "answers")
+        path = stages.READING_ANSWERS.path(self.name, self.split)
         tab = self._csv(path)
         if tab is None:
-            rep.notes.append(self._hint("04", f"no readings ({path.name})"))
+            rep.notes.append(self._hint(stages.READING_ANSWERS.stage, f"no readings ({path.name})"))
             return
         rows = tab[tab["qid"] == rep.qid]
         order = {"pipeline": 0, "oracle": 1, "Optimal": 2}
@@ -451,10 +440,10 @@ class QuestionInspector:
             rep.readings["k"] = rep.readings["k"].astype("Int64")
 
     def _patterns(self, rep: QuestionReport) -> None:
-        path = stages.result_path("06", self.name, self.split, "patterns")
+        path = stages.PATTERNS.path(self.name, self.split)
         tab = self._csv(path)
         if tab is None:
-            rep.notes.append(self._hint("06", f"no EM patterns ({path.name})"))
+            rep.notes.append(self._hint(stages.PATTERNS.stage, f"no EM patterns ({path.name})"))
             return
         cols = [c for c in ("system", "corpus", "em_pattern", "judged_pattern", "em_types") if c in tab]
         rep.patterns = tab[tab["qid"] == rep.qid][cols].reset_index(drop=True)
@@ -549,9 +538,9 @@ def built_datasets() -> list[str]:
 def describe_inputs(dataset_name: str, split: str = "test") -> dict[str, dict[str, Any]]:
     """Which stage outputs of ``dataset_name`` exist (path → bool), for a quick look or a test."""
     paths = {"build": built_dir(dataset_name) / "manifest.json",
-             "runs": stages.run_dir(dataset_name, "supporting"),
-             "readings": stages.result_path("04", dataset_name, split, "answers"),
-             "patterns": stages.result_path("06", dataset_name, split, "patterns")}
+             "runs": stages.run_dir(dataset_name, stages.Corpus.SUPPORTING),
+             "readings": stages.READING_ANSWERS.path(dataset_name, split),
+             "patterns": stages.PATTERNS.path(dataset_name, split)}
     return {k: {"path": str(v), "exists": v.exists()} for k, v in paths.items()}
 
 

@@ -100,8 +100,8 @@ def _control_judgments(name: str, folder: Path, params: dict[str, Any], progress
         return None, {}, {"seconds": 0.0, "llm": {}}
     retrievers = list(params.get("pool_retrievers") or [])
     depth = int(params.get("run_depth", 100))
-    runs = run_all(retrievers, corpus, queries, name, "supporting", k=depth)
-    control_runs = run_all(retrievers, control, queries, name, "containing", k=depth)
+    runs = run_all(retrievers, corpus, queries, name, stages.Corpus.SUPPORTING, k=depth)
+    control_runs = run_all(retrievers, control, queries, name, stages.Corpus.CONTAINING, k=depth)
     reader, judge = load_llm(params["reader_model"]), load_llm(params["judge_model"])
     before = {m.name: m.stats.as_dict() for m in (reader, judge)}
     fair = pooled.fair_control(ds, split, corpus, runs, control, control_runs, reader, judge,

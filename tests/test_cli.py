@@ -301,11 +301,11 @@ def inspect_build():
     qid = ins.default_question()
     rel = sorted(p for p, label in ins.dataset.qrels[qid].items() if label == 2)
     other = sorted(p.pid for p in ins.dataset.passages_of(qid) if p.pid not in rel)
-    runs = stages.run_dir(name, "supporting")
+    runs = stages.run_dir(name, stages.Corpus.SUPPORTING)
     runs.mkdir(parents=True, exist_ok=True)
     (runs / "bm25.trec").write_text("".join(f"{qid} Q0 {p} {r} {10 - r} bm25\n"
                                             for r, p in enumerate([other[0], rel[0], other[1]], 1)))
-    answers = stages.result_path("04", name, "test", "answers")
+    answers = stages.READING_ANSWERS.path(name, "test")
     answers.parent.mkdir(parents=True, exist_ok=True)
     answers.write_text(f"qid,setting,system,k,union,reader,answer,em,judged\n"
                        f"{qid},pipeline,bm25,3,norm,smollm2-135m,a guessed answer,0,\n", encoding="utf-8")

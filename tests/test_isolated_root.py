@@ -28,10 +28,10 @@ def test_the_session_root_is_not_the_checkout():
 
 def test_what_runs_write_resolves_under_the_test_root():
     from inferqa_utils.retrieval.java import jvm_options
-    from inferqa_utils.stages import result_path
+    from inferqa_utils.stages import QUICKSTART_ANSWERS
 
     written = [PATHS.results, PATHS.figures, PATHS.build, PATHS.executions, PATHS.datasets, PATHS.indexes,
-               PATHS.runs, PATHS.notebooks, PATHS.data, result_path("00", None, None, "quickstart_answers"),
+               PATHS.runs, PATHS.notebooks, PATHS.data, QUICKSTART_ANSWERS.path(),
                PATHS.models / "local_models.json"]
     for path in written:
         assert inside(path, PATHS.root) and not inside(path, CHECKOUT), path

@@ -21,12 +21,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import artifacts
-from ..config import require_input
+from .. import artifacts, stages
 from ..metrics import evaluate
 from ..reading.topk import read_runs
-from ..stages import result_path, run_dir
-from ..trec import Run, read_run
+from ..stages import run_dir
+from ..trec import Run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,17 +39,11 @@ KINDS = ("retriever", "reranker", "method", "oracle")
 
 
 def baseline_runs(dataset_name: str, names: Sequence[str], qids: Sequence[str],
-                  corpus_tag: str = "supporting") -> dict[str, Run]:
-    """Runs of notebooks 02 (``<retriever>.trec``) and 03 (``<first>+<reranker>.trec``) from
-    ``build/runs/<dataset>/<corpus_tag>/``, restricted to ``qids`` (a missing file names the
+                  corpus_tag: str = stages.Corpus.SUPPORTING) -> dict[str, Run]:
+    """The stored runs ``names`` of earlier stages (retrievers, reranked runs) of a corpus,
+    restricted to ``qids`` (:func:`inferqa_utils.stages.load_run`: a missing file names the
     notebook that writes it)."""
-
-    out = {}
-    for name in names:
-        nb = "03_reranking" if "+" in name else "02_retrieval"
-        run = read_run(require_input(run_dir(dataset_name, corpus_tag) / f"{name}.trec", nb, f"the {name} run"))
-        out[name] = {q: run.get(q, []) for q in qids}
-    return out
+    return {name: stages.load_run(dataset_name, name, corpus_tag, qids=qids) for name in names}
 
 
 def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
@@ -66,7 +59,7 @@ def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
         except (ValueError, KeyError, TypeError):
             return None
 
-    rr_csv = result_path("03", dataset_name, split, "reranking")
+    rr_csv = stages.RERANKING.path(dataset_name, split)
     rr = pd.read_csv(rr_csv, index_col=0) if rr_csv.is_file() else None
     out: dict[str, float | None] = {}
     for name in names:

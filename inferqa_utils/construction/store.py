@@ -10,6 +10,7 @@ from ..config import PATHS, require_input
 from ..datamodel import Dataset
 from ..errors import DataFormatError
 from ..sources.quit import load_quit
+from ..stages import Stage
 from ..trec import read_qrels
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def load_built(name: str, folder: str | Path | None = None) -> Dataset:
     splits, passages, generations, and the labels from its TREC qrels (not recomputed)."""
 
     folder = Path(folder) if folder is not None else built_dir(name)
-    manifest = require_input(folder / "manifest.json", "01_dataset_construction",
+    manifest = require_input(folder / "manifest.json", Stage.CONSTRUCTION.notebook,
                              f"the built dataset {name!r}")
     meta = json.loads(manifest.read_text(encoding="utf-8"))
     ds = load_quit(folder, name=name)

@@ -26,7 +26,6 @@ from ..rerank.evaluation import ORACLE_METRICS as ORACLE_METRICS  # notebook 05:
 from ..rerank.evaluation import oracle_scores, rerank_table
 from ..retrieval.evaluation import metrics_table
 from ..retrieval.registry import retrieve, run_all
-from ..stages import result_path
 from ..trec import Run, read_run, write_run
 from .biencoder import train_biencoder
 from .cross_encoder import train_cross_encoder
@@ -154,10 +153,10 @@ def select_variants(ds: Dataset, trained: Sequence[TrainedModel], select_split: 
         note = f"no {select_split} question with a relevant passage: largest N taken"
     else:
         qrels = {q: ds.qrels[q] for q in queries}
-        runs = run_all([m.name for m in bi], dict(corpus), queries, dataset_name, f"finetune-{select_split}", k=k)
+        runs = run_all([m.name for m in bi], dict(corpus), queries, dataset_name, stages.finetune_tag(select_split), k=k)
         bi_scores = metrics_table(runs, qrels, threshold, [metric])[metric].to_dict()
         oracle, _ = oracle_rows([m.name for m in ce], queries, qrels, corpus,
-                                out_dir=stages.run_dir(dataset_name, f"finetune-{select_split}"))
+                                out_dir=stages.run_dir(dataset_name, stages.finetune_tag(select_split)))
         ce_scores = oracle["nDCG@10"].drop(index=[i for i in oracle.index if str(i).startswith("no reranker")]).to_dict()
         best_bi = next(m for m in bi if m.name == select_best(bi_scores))
         best_ce = next(m for m in ce if m.name == select_best(ce_scores))
@@ -274,14 +273,14 @@ def rerank_first_stage(name: str, first_name: str, first: Run, queries: Mapping[
 
 
 def notebook03_oracle(dataset_name: str, split: str) -> pd.DataFrame | None:
-    """The LLM rerankers' oracle rows written by notebook 03 (``results/03_<ds>_<split>_oracle_reranker.csv``),
+    """The LLM rerankers' oracle rows written by notebook 03 (:data:`inferqa_utils.stages.ORACLE_RERANKER`),
     relabelled ``<name> (notebook 03)``; None when notebook 03 has not run."""
-    p = result_path("03", dataset_name, split, "oracle_reranker")
+    p = stages.ORACLE_RERANKER.path(dataset_name, split)
     if not p.exists():
         return None
     t = pd.read_csv(p, index_col=0)
     t = t[[not str(i).startswith("no reranker") for i in t.index]]
-    t.index = [f"{i} (notebook 03)" for i in t.index]
+    t.index = [f"{i} (notebook {stages.ORACLE_RERANKER.stage})" for i in t.index]
     return t
 
 

@@ -33,6 +33,7 @@ import pandas as pd
 from ..config import SEED
 from ..datamodel import LABEL_PARTIAL, LABEL_RELEVANT
 from ..llm.base import LLM
+from ..stages import CONTAINING_JUDGED, SUPPORTING_JUDGED, Corpus
 from ..trec import Run
 
 #: Hit@k measured on judged pools (k ≤ pool depth)
@@ -176,10 +177,10 @@ def corpus_summary(corpora: Sequence[JudgedCorpus], judgments: pd.DataFrame, mat
     return pd.DataFrame(rows)
 
 
-#: corpus labels of the fair comparison (per-question rows and tables)
-SUPPORTING_JUDGED = "answer-supporting, LLM-judged"
-CONTAINING_JUDGED = "answer-containing, LLM-judged"
+#: corpus labels of the fair comparison (per-question rows and tables): :data:`SUPPORTING_JUDGED` and
+#: :data:`CONTAINING_JUDGED` (:mod:`inferqa_utils.stages`), the same at equal size, their difference
 MATCHED = ", size-matched"
+DIFFERENCE = f"{Corpus.CONTAINING} − {Corpus.SUPPORTING}"
 
 
 @dataclass
@@ -266,7 +267,7 @@ def comparison_table(per_q: pd.DataFrame, corpora: Sequence[JudgedCorpus]) -> pd
                 if a in piv.columns and b in piv.columns:
                     d = paired_difference(100 * piv[a].to_numpy(float), 100 * piv[b].to_numpy(float))
                     rows.append({"measure": measure, "system": system,
-                                 "corpus": f"containing − supporting{suffix}", "n": d.n,
+                                 "corpus": f"{DIFFERENCE}{suffix}", "n": d.n,
                                  "mean": round(d.diff.value, 2), "lo": round(d.diff.lo, 2),
                                  "hi": round(d.diff.hi, 2), "p": round(d.p_value, 4)})
     return pd.DataFrame(rows)
@@ -299,14 +300,14 @@ def fair_finding(comparison: pd.DataFrame) -> str:
         r = g.set_index("corpus")
         bits = []
         for suffix, what in (("", "all passages"), (MATCHED, "equal size")):
-            a, b, d = CONTAINING_JUDGED + suffix, SUPPORTING_JUDGED + suffix, f"containing − supporting{suffix}"
+            a, b, d = CONTAINING_JUDGED + suffix, SUPPORTING_JUDGED + suffix, f"{DIFFERENCE}{suffix}"
             if a in r.index and b in r.index:
                 diff = (f"; difference {ci(r.at[d, 'mean'], r.at[d, 'lo'], r.at[d, 'hi'])}, paired randomization "
                         f"p = {r.at[d, 'p']:.3g}" if d in r.index else "")
                 bits.append(f"{what}: containing {ci(r.at[a, 'mean'], r.at[a, 'lo'], r.at[a, 'hi'])} vs supporting "
                             f"{ci(r.at[b, 'mean'], r.at[b, 'lo'], r.at[b, 'hi'])}{diff}")
         parts.append(f"{system} ({'; '.join(bits)})")
-    diffs = t[t["corpus"].str.startswith("containing − supporting")]
+    diffs = t[t["corpus"].str.startswith(DIFFERENCE)]
     if len(diffs) and (diffs["lo"] > 0).all():
         verdict = ("Every difference interval lies above 0: the gap of section 2 is not an artefact of two relevance "
                    "rules or of corpus size.")

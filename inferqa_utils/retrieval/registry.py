@@ -32,7 +32,7 @@ from ..config import PATHS
 from ..errors import DataFormatError
 from ..fingerprint import corpus_sha256, dir_fingerprint, queries_sha256
 from ..lexical import BM25sRetriever
-from ..stages import run_dir
+from ..stages import index_dir, run_path
 from ..trec import Run, read_run, write_run
 from .dense import DenseRetriever, dense_model_names, is_dense_spec
 from .fusion import FusedRetriever, Retriever
@@ -197,10 +197,10 @@ def retrieve(name: str, corpus: CorpusLike, queries: Mapping[str, str], k: int =
 def run_all(names: Sequence[str], corpus: dict[str, str], queries: dict[str, str], dataset_name: str,
             corpus_tag: str, k: int = 100) -> dict[str, Run]:
     """Each retriever's top-``k`` run (:func:`retrieve`), cached as
-    ``build/runs/<dataset>/<corpus_tag>/<name>.trec`` (:func:`inferqa_utils.stages.run_dir`) with
-    its index under ``build/indexes/<dataset>/<corpus_tag>/<name>``."""
+    ``build/runs/<dataset>/<corpus_tag>/<name>.trec`` (:func:`inferqa_utils.stages.run_path`) with
+    its index under ``build/indexes/<dataset>/<corpus_tag>/<name>`` (:func:`inferqa_utils.stages.index_dir`)."""
     out = {}
     for name in names:
-        out[name] = retrieve(name, corpus, queries, k=k, run_path=run_dir(dataset_name, corpus_tag) / f"{name}.trec",
-                             index_dir=PATHS.indexes / dataset_name / corpus_tag / name)
+        out[name] = retrieve(name, corpus, queries, k=k, run_path=run_path(dataset_name, corpus_tag, name),
+                             index_dir=index_dir(dataset_name, corpus_tag, name))
     return out
