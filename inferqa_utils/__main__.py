@@ -107,7 +107,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 return 2
             print(f"profile {name} (split {spec['split']}): {len(spec['conditions'])} condition(s)")
             for c in spec["conditions"]:
-                print(f"  {c.notebook}  {c.id:44} {c.table}  {c.row}  {c.column} = {c.expected} ± {c.tolerance:g}")
+                print(f"  {c.notebook}  {c.id:44} {c.table.key}  {c.row}  {c.column} = {c.expected} ± {c.tolerance:g}")
         return 0
     profile = args.profile or "default"
     if not args.allow_unrecorded:  # tables with no run record are accepted without a run

@@ -2,9 +2,10 @@
 
 In the manner of Pyserini's two-click reproductions (``pyserini/2cr/*.yaml``: each condition's
 command beside its expected scores, printed OK / FAIL), ``inferqa_utils/reproduction.yaml`` lists,
-per profile, *conditions*: a notebook, a result table (``results/<file>`` with ``{dataset}`` and
-``{split}`` filled from the profile), a row (column = value pairs), a column, the expected value and
-a tolerance. :func:`check` reads the tables the latest run of that profile wrote, prints one line
+per profile, *conditions*: a result table by its key in the stage registry
+(:data:`inferqa_utils.stages.TABLES`, which names the notebook that writes it and its file under
+``results/`` for the profile's dataset and split), a row (column = value pairs), a column, the
+expected value and a tolerance. :func:`check` reads the tables the latest run of that profile wrote, prints one line
 per condition, then the papers' findings scored on the same run (:mod:`inferqa_utils.findings`),
 and reports failure when a condition is off by more than its tolerance or its table/row is missing.
 
@@ -36,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import provenance
+from . import provenance, stages
 from .config import PATHS, profile, root_relative, run_command
-from .errors import DataFormatError
+from .errors import DataFormatError, UnknownNameError
 
 MATRIX = Path(__file__).with_name("reproduction.yaml")
 #: version of the check record's layout (:func:`check_record`); readers refuse other versions
@@ -49,9 +50,10 @@ _FINDING_KEYS = {"finding": "finding", "source": "source", "paper a": "paper_a",
                  "n": "n", "rule": "rule", "verdict": "verdict", "why": "why", "ours is": "ours_is"}
 HEADER = """\
 # Reproduction matrix (read by `python -m inferqa_utils check --profile NAME`; see inferqa_utils/check.py).
-# Per profile: conditions = notebook, table (results/<table>, {dataset} and {split} from the profile),
-# row (column: value pairs selecting one row), column, expected value, tolerance (absolute, in the
-# column's unit). Expected values come from a real run; rewrite them only deliberately with
+# Per profile: conditions = table (a key of inferqa_utils.stages.TABLES, which names the notebook that
+# writes it and its file under results/ for the profile's dataset and split), row (column: value
+# pairs selecting one row), column, expected value, tolerance (absolute, in the column's unit).
+# Expected values come from a real run; rewrite them only deliberately with
 # `python -m inferqa_utils check --profile NAME --update` and review the diff.
 #
 # Tolerance: greedy llama.cpp decoding, fixed seeds and stamped caches make a run reproduce exactly.
@@ -67,18 +69,22 @@ HEADER = """\
 
 @dataclass
 class Condition:
-    """One expected number."""
+    """One expected number: a cell (``row``, ``column``) of a result table."""
 
     id: str
-    notebook: str
-    table: str
+    table: stages.Table
     row: dict[str, Any]
     column: str
     expected: float | None
     tolerance: float = 0.02
 
+    @property
+    def notebook(self) -> stages.Stage:
+        """The stage whose notebook writes the table."""
+        return self.table.stage
+
     def file(self, dataset: str, split: str) -> str:
-        return self.table.format(dataset=dataset, split=split)
+        return self.table.file(dataset, split)
 
 
 @dataclass
@@ -116,16 +122,19 @@ def load_matrix(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
             rec = f"profile {profile_name}, condition {n}" + (f" ({e.get('id')})" if isinstance(e, dict) else "")
             if not isinstance(e, dict):
                 raise DataFormatError(path, "a condition must be a mapping", record=rec)
-            for key in ("id", "notebook", "table", "row", "column"):
+            for key in ("id", "table", "row", "column"):
                 if key not in e:
                     raise DataFormatError(path, f"missing {key!r}", record=rec, field=key)
+            try:
+                table = stages.table(str(e["table"]))
+            except UnknownNameError as exc:
+                raise DataFormatError(path, str(exc), record=rec, field="table") from None
             exp = e.get("expected")
             if exp is not None and not isinstance(exp, (int, float)):
                 raise DataFormatError(path, f"expected must be a number or null, got {exp!r}", record=rec,
                                       field="expected")
-            conds.append(Condition(str(e["id"]), str(e["notebook"]), str(e["table"]), dict(e["row"] or {}),
-                                   str(e["column"]), None if exp is None else float(exp),
-                                   float(e.get("tolerance", 0.02))))
+            conds.append(Condition(str(e["id"]), table, dict(e["row"] or {}), str(e["column"]),
+                                   None if exp is None else float(exp), float(e.get("tolerance", 0.02))))
         out[str(profile_name)] = {"split": (spec or {}).get("split", "test"), "conditions": conds}
     return out
 
@@ -456,7 +465,7 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
     were not scored)."""
     from .manifest import git_commit, machine_info
 
-    conditions = [{"id": o.condition.id, "notebook": o.condition.notebook, "table": o.condition.table,
+    conditions = [{"id": o.condition.id, "notebook": o.condition.notebook, "table": o.condition.table.key,
                    "file": o.condition.file(dataset, split), "column": o.condition.column, "status": o.status,
                    "expected": _number(o.condition.expected), "got": _number(o.got),
                    "tolerance": o.condition.tolerance, "why": o.why, "run_checked": o.run_checked,

@@ -46,10 +46,10 @@ def _setup(tmp_path, expected=6.25, tolerance=0.02):
     record_run(tmp_path)
     matrix = tmp_path / "m.yaml"
     matrix.write_text(yaml.safe_dump({"profiles": {"smoke": {"split": "test", "conditions": [
-        {"id": "bm25 k=3 EM", "notebook": "04", "table": "04_{dataset}_{split}_em.csv",
+        {"id": "bm25 k=3 EM", "table": "reading_em",
          "row": {"setting": "pipeline", "system": "bm25", "k": 3}, "column": "EM", "expected": expected,
          "tolerance": tolerance},
-        {"id": "Optimal", "notebook": "04", "table": "04_{dataset}_{split}_em.csv", "row": {"setting": "Optimal"},
+        {"id": "Optimal", "table": "reading_em", "row": {"setting": "Optimal"},
          "column": "EM", "expected": 52.08},
     ]}}}), encoding="utf-8")
     return results, matrix
@@ -78,11 +78,11 @@ def test_missing_table_row_or_expected_value_fails(tmp_path):
     results, matrix = _setup(tmp_path)
     m = yaml.safe_load(matrix.read_text())
     conds = m["profiles"]["smoke"]["conditions"]
-    conds.append({"id": "absent table", "notebook": "06", "table": "06_{dataset}_{split}_intervals.csv",
+    conds.append({"id": "absent table", "table": "damaging_intervals",
                   "row": {"system": "bm25"}, "column": "EM@N", "expected": 1.0})
-    conds.append({"id": "two rows", "notebook": "04", "table": "04_{dataset}_{split}_em.csv",
+    conds.append({"id": "two rows", "table": "reading_em",
                   "row": {"system": "bm25"}, "column": "EM", "expected": 1.0})
-    conds.append({"id": "unrecorded", "notebook": "04", "table": "04_{dataset}_{split}_em.csv",
+    conds.append({"id": "unrecorded", "table": "reading_em",
                   "row": {"setting": "Optimal"}, "column": "EM", "expected": None})
     matrix.write_text(yaml.safe_dump(m))
     lines: list[str] = []
@@ -103,7 +103,7 @@ def test_update_rewrites_expected_values_only(tmp_path):
 
 def test_matrix_errors_name_the_condition(tmp_path):
     bad = tmp_path / "m.yaml"
-    bad.write_text("profiles:\n  smoke:\n    conditions:\n    - {id: x, notebook: '04', table: t.csv, row: {}}\n")
+    bad.write_text("profiles:\n  smoke:\n    conditions:\n    - {id: x, table: reading_em, row: {}}\n")
     with pytest.raises(DataFormatError, match="missing 'column'"):
         chk.load_matrix(bad)
 
