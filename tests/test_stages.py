@@ -14,7 +14,7 @@ import yaml
 
 import inferqa_utils
 from inferqa_utils import check, stages
-from inferqa_utils.config import PATHS
+from inferqa_utils.config import PATHS, PROFILE_ENV
 from inferqa_utils.errors import DataFormatError, MissingInputError, UnknownNameError
 from inferqa_utils.runner import discover_notebooks
 from inferqa_utils.stages import TABLES, Corpus, Stage
@@ -126,7 +126,8 @@ def test_one_corpus_vocabulary():
     ("bm25+pointwise", Corpus.SUPPORTING, "03_reranking"), ("oracle+upr", Corpus.SUPPORTING, "03_reranking"),
     ("FT-MiniLM", Corpus.SUPPORTING, "05_finetuning"), ("bm25+FT-CrossEncoder", Corpus.SUPPORTING, "05_finetuning"),
 ])
-def test_a_missing_run_names_the_notebook_that_writes_it(name, corpus, notebook):
+def test_a_missing_run_names_the_notebook_that_writes_it(name, corpus, notebook, monkeypatch):
+    monkeypatch.delenv(PROFILE_ENV, raising=False)  # the command then names no profile (a run's kernel sets one)
     with pytest.raises(MissingInputError) as exc:
         stages.load_run("no-such-dataset", name, corpus)
     text = str(exc.value)
