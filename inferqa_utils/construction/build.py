@@ -4,14 +4,15 @@
 question type and difficulty, the parametric filter, splits, candidates and convergence (top-k
 hints), subset-permutation passages, labeling (checkpointed per question), the verification
 update, and the export (QUIT-shaped splits, ``corpus.jsonl``, TREC qrels, tables, manifest) to
-``build/datasets/<name>/`` (replacing that folder atomically). The fingerprint of a build and
-the name of its label checkpoint hash the parameters and the content of the source files; each
-checkpoint line, the labeling inputs of its question. Every dropped question is recorded with its reason; nothing crashes
+``build/datasets/<name>/`` (replacing that folder atomically). Its parameters are a
+:class:`~.build_config.BuildConfig`. The fingerprint of a build and the name of its label
+checkpoint hash the parameters and the content of the source files; each checkpoint line, the
+labeling inputs of its question. Every dropped question is recorded with its reason; nothing crashes
 on a bad record. LLM replies are cached, so a re-run with unchanged inputs makes no model call.
 
 Where the source stores a per-hint answer-leakage score (WikiHint), the build reports it beside
 the decision of our own filter (paper 000 §3.1.2), which alone decides what is dropped:
-:attr:`BuildResult.leakage_agreement`, ``leakage_agreement.csv`` and the manifest's
+:attr:`~.build_config.BuildResult.leakage_agreement`, ``leakage_agreement.csv`` and the manifest's
 ``leakage_disagreements`` counts.
 
 As in QUIT, the corpus holds the passages of *every* usable source question: the first
@@ -24,168 +25,34 @@ scores or the source's hint order).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from .. import sources
-from ..answering.guards import DEFAULT_GUARDS
 from ..atomic import recover_dir
-from ..config import PATHS, SEED
 from ..datamodel import LABEL_PARTIAL, Dataset, Hint, Passage, Question
 from ..embeddings import load_embedder
 from ..errors import InferQAError
-from ..fingerprint import files_sha256
 from ..llm import load_llm
 from ..llm.base import LLM
 from ..qtype import classify_question
 from ..textnorm import normalize_answer
+from .build_config import BuildConfig, BuildResult, matching_profiles, parameter_differences
 from .convergence import RULES, convergence_from_scores, generate_candidates, gold_candidate, hint_scores
 from .difficulty import reference_complexity
-from .export_build import CHECKPOINT_DIR, BuildConflictError, export_build, kept_entries, refuse_foreign_files
-from .labeling import LabelCheckpoint, QuestionLabels, label_questions
+from .export_build import BuildConflictError, export_build, kept_entries, refuse_foreign_files
+from .labeling import LabelCheckpoint, label_questions
 from .leakage import AGREEMENT_COLUMNS, Leak, LeakageFilter
 from .parametric import parametric_answers, parametric_qids
 from .passages import build_passages
 from .splits import make_splits
 from .verification import expansion_table, load_decisions, refusal_table, update_labels
-
-#: bump when the labeling prompt, judge prompt or acceptance rule changes (names the checkpoint file)
-LABELING_VERSION = 2
-
-
-@dataclass
-class BuildConfig:
-    """Parameters of one build (the notebook's ``parameters`` cell maps onto these)."""
-
-    source: str = "embedded"
-    name: str = "embedded"
-    max_questions: int | None = None
-    k_hints: int = 5
-    labelers: list[str] = field(default_factory=lambda: ["qwen2.5-coder-1.5b"])
-    judge_model: str | None = "qwen2.5-coder-1.5b"
-    convergence_model: str = "qwen2.5-coder-1.5b"
-    n_candidates: int = 10  # distractors to generate when a source has no candidates
-    max_candidates: int | None = None  # cap on candidates judged per hint (gold included); None = all
-    convergence_method: str = "names"  # names | choice | pairwise (see construction.convergence)
-    #: "hicos" (paper: a hint whose gold vote is 0 gets 0) or "true-hints" (the gold vote taken as 1:
-    #: for sources whose hints are true by construction; applied to stored votes too) — convergence.RULES
-    convergence_rule: str = "hicos"
-    parametric_models: list[str] | None = None  # None → the labelers
-    parametric_repeats: int = 3
-    n_train: int | float | None = None
-    n_test: int | float | None = None
-    leakage_fuzzy_threshold: float = 90.0
-    leakage_token_level: bool = True
-    #: a hint whose stored ``answer_leakage`` (WikiHint scores every hint, in [0, 1]) reaches this
-    #: counts as leaking in the agreement table beside our filter; 0.5 is the midpoint of the scale,
-    #: the score is reported only (our filter, paper 000 §3.1.2, decides what is dropped), so the
-    #: value changes no built question and is left out of the fingerprint. On the real WikiHint
-    #: test file the score is a similarity that reaches 0.5 for 222 of 500 hints, our filter 6.
-    stored_leakage_threshold: float = 0.5
-    difficulty_top_n: int = 10
-    difficulty_embedder: str | None = "minilm"
-    #: splits whose own passages get LLM labels (None: every split); the others' own passages are label 1
-    label_splits: list[str] | None = None
-    #: LLM-judged convergence for "labelled" questions only (others: stored scores or source order) or "all"
-    convergence_scope: str = "labelled"
-    #: use convergence scores stored in the source (WikiHint, TriviaHG model hints, our embedded set)
-    convergence_stored: bool = True
-    #: the corpus holds the passages of every source question (beyond max_questions too), as in QUIT
-    corpus_all_source: bool = True
-    #: answer guards applied before the LLM judge (inferqa_utils.answering.guards)
-    guards: list[str] = field(default_factory=lambda: list(DEFAULT_GUARDS))
-    #: build only these source questions (ids; None: the first ``max_questions``) — a release's sample
-    questions: list[str] | None = None
-    #: {qid: split} taken as given instead of the seeded split draw (a release's splits); the
-    #: parametric filter still runs and is reported beside it
-    fixed_splits: dict[str, str] | None = None
-    verification_file: str | None = None  # None → data/verification/<name>.json
-    output_dir: str | None = None  # None → build/datasets/<name>
-    seed: int = SEED
-
-    def source_sha256(self) -> str:
-        """sha256 of the contents of the source's files on this machine
-        (:func:`~inferqa_utils.sources.source_files`; names and folders play no part, so the same
-        files give the same value everywhere); ``""`` when none is found (a hub source not
-        downloaded yet). Each file is read once per process while it is unchanged."""
-        return files_sha256(sources.source_files(self.source))
-
-    def fingerprint(self, source_sha256: str | None = None) -> str:
-        """Hash of everything that changes the built dataset: the parameters (not the verification
-        file nor the output folder) and the content of the source files (``source_sha256``, as
-        :meth:`source_sha256` computes it when not given: a build passes the value it computed once)."""
-        d = asdict(self)
-        d.pop("verification_file")
-        d.pop("output_dir")
-        d.pop("stored_leakage_threshold")  # reported beside the filter only: no built question changes
-        d["source_sha256"] = self.source_sha256() if source_sha256 is None else source_sha256
-        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
-
-    def label_key(self, source_sha256: str | None = None) -> str:
-        """Hash of what determines a question's passages and labels, the source files' content
-        included (``source_sha256`` as in :meth:`fingerprint`); names the checkpoint file."""
-        keys = ("source", "k_hints", "labelers", "judge_model", "convergence_model", "n_candidates", "max_candidates",
-                "convergence_method", "convergence_rule", "convergence_scope", "convergence_stored", "guards",
-                "leakage_fuzzy_threshold", "leakage_token_level")
-        d = {k: getattr(self, k) for k in keys} | {"labeling_version": LABELING_VERSION}
-        d["source_sha256"] = self.source_sha256() if source_sha256 is None else source_sha256
-        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
-
-    @property
-    def out_dir(self) -> Path:
-        return Path(self.output_dir) if self.output_dir else PATHS.datasets / self.name
-
-    @property
-    def label_checkpoint(self) -> Path:
-        """The labeling checkpoint of this configuration (JSONL, one finished question per line)."""
-        return self.checkpoint_file()
-
-    def checkpoint_file(self, source_sha256: str | None = None) -> Path:
-        """:attr:`label_checkpoint` for source files with content hash ``source_sha256`` (as in
-        :meth:`fingerprint`)."""
-        return self.out_dir / CHECKPOINT_DIR / f"labels-{self.label_key(source_sha256)}.jsonl"
-
-    @property
-    def decisions_path(self) -> Path:
-        return Path(self.verification_file) if self.verification_file else PATHS.data / "verification" / f"{self.name}.json"
-
-
-@dataclass
-class BuildResult:
-    config: BuildConfig
-    dataset: Dataset
-    questions: pd.DataFrame  # one row per source question: status, reason, types, difficulty
-    hints: pd.DataFrame  # one row per hint: convergence, kept, drop reason
-    parametric: pd.DataFrame
-    difficulty: pd.DataFrame | None
-    labels: dict[str, QuestionLabels]
-    llm_stats: dict[str, dict[str, Any]]
-    timings: dict[str, float]
-    out_dir: Path
-    #: source questions whose passages are in the corpus but which were not built (label 0 everywhere)
-    distractors: list[Question] = field(default_factory=list)
-    #: one row per generated answer that entered an answer pool (and what became of it)
-    expansions: pd.DataFrame = field(default_factory=pd.DataFrame)
-    #: one row per (question, answer) a guard refused before the judge
-    refusals: pd.DataFrame = field(default_factory=pd.DataFrame)
-    #: one row per hint with a stored leakage score: that score beside our filter's decision
-    #: (:func:`leakage_agreement_rows`); empty when the source stores none
-    leakage_agreement: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=AGREEMENT_COLUMNS))
-    manifest: dict[str, Any] = field(default_factory=dict)
-    #: per step: seconds and, per model, the LLM calls, tokens and seconds it took (:func:`step_costs`)
-    step_costs: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    @property
-    def dropped(self) -> pd.DataFrame:
-        return self.questions[self.questions["status"] == "dropped"]
 
 
 def _answer_note(answer: str) -> str:
@@ -550,54 +417,6 @@ def _bar(progress: bool, total: int, desc: str):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, unit="question")
-
-
-#: notebook 01's parameter name for a :class:`BuildConfig` field where the two differ
-NOTEBOOK_PARAMETER = {"source": "build_source", "name": "dataset_name", "max_questions": "build_max_questions"}
-
-
-def profile_build_config(profile_name: str) -> BuildConfig:
-    """The :class:`BuildConfig` notebook 01 makes under profile ``profile_name`` (its parameters
-    mapped onto the fields; fields no profile sets keep their defaults, as in the notebook)."""
-    from ..config import profile
-
-    params = profile(profile_name)
-    names = {f.name for f in fields(BuildConfig)}
-    kw = {f: params[NOTEBOOK_PARAMETER.get(f, f)] for f in names if NOTEBOOK_PARAMETER.get(f, f) in params}
-    for key in ("labelers", "parametric_models", "label_splits"):
-        if kw.get(key) is not None:
-            kw[key] = list(kw[key])
-    return BuildConfig(**kw)
-
-
-def parameter_differences(existing: dict[str, Any], cfg: BuildConfig) -> list[str]:
-    """``name: there → here`` for every fingerprinted parameter of ``cfg`` that differs from the
-    ``parameters`` of an existing build's manifest (names as notebook 01's parameters cell spells them)."""
-    here = asdict(cfg)
-    skip = {"verification_file", "output_dir", "stored_leakage_threshold"}
-    out = []
-    for k in sorted(here):
-        if k in skip or (k in existing and existing[k] == here[k]):
-            continue
-        there = existing.get(k, "(not recorded)")
-        out.append(f"{NOTEBOOK_PARAMETER.get(k, k)}: {there!r} there → {here[k]!r} here")
-    return out
-
-
-def matching_profiles(fingerprint: str | None, source_sha256: str | None = None) -> list[str]:
-    """Profiles whose notebook-01 parameters give a build with this fingerprint (who made it), for
-    source files with content hash ``source_sha256`` (that build's, as its manifest records it;
-    ``None``: each profile's source as it is on this machine)."""
-    from ..config import profile_names
-
-    out = []
-    for name in profile_names():
-        try:
-            if profile_build_config(name).fingerprint(source_sha256) == fingerprint:
-                out.append(name)
-        except (KeyError, TypeError, ValueError):
-            continue
-    return out
 
 
 def _check_conflict(out: Path, cfg: BuildConfig, overwrite: bool, log: Callable[[str], None] = print,
