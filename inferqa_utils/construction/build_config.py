@@ -200,11 +200,11 @@ class BuildResult:
     #: one row per (question, answer) a guard refused before the judge
     refusals: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: one row per hint with a stored leakage score: that score beside our filter's decision
-    #: (:func:`~inferqa_utils.construction.build.leakage_agreement_rows`); empty when the source stores none
+    #: (:func:`~inferqa_utils.construction.steps.leakage_agreement_rows`); empty when the source stores none
     leakage_agreement: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=AGREEMENT_COLUMNS))
     manifest: dict[str, Any] = field(default_factory=dict)
     #: per step: seconds and, per model, the LLM calls, tokens and seconds it took
-    #: (:func:`~inferqa_utils.construction.build.step_costs`)
+    #: (:func:`~inferqa_utils.construction.steps.step_costs`)
     step_costs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
