@@ -191,7 +191,7 @@ def install_fault(at: str | None) -> None:
 
 def build_config(out: Path, n: int = 3) -> Any:
     """The smoke-sized embedded build (module docstring) into ``out``."""
-    from inferqa_utils.construction.build import BuildConfig
+    from inferqa_utils.construction.build_config import BuildConfig
 
     return BuildConfig(source="embedded", name="fault", max_questions=n, k_hints=2, labelers=[TINY], judge_model=TINY,
                        convergence_model=TINY, parametric_models=[TINY], parametric_repeats=1,

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import pandas as pd
 
-from inferqa_utils.construction.build import BuildConfig
+from inferqa_utils.construction.build_config import BuildConfig
 from inferqa_utils.construction.labeling import LabelCheckpoint, label_question
 from inferqa_utils.construction.store import load_built
 from inferqa_utils.llm import load_llm
@@ -43,7 +43,7 @@ def main() -> None:
     ds = load_built(args.dataset)
     meta = ds.meta["built"]
     params = meta["parameters"]
-    cfg = BuildConfig(**{f.name: params[f.name] for f in fields(BuildConfig) if f.name in params})
+    cfg = BuildConfig.from_manifest(params)
     ckpt = cfg.checkpoint_file(meta.get("source_sha256"))  # the build's source files, as it recorded them
     if not ckpt.is_file():
         raise SystemExit(f"{ckpt}: no labeling checkpoint of this build; build {args.dataset!r} first (notebook 01)")

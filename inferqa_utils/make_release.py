@@ -22,8 +22,10 @@ from typing import Any
 
 from . import models, stages
 from .config import PATHS, profile, set_seeds
-from .construction.build import build_dataset, profile_build_config, step_costs
+from .construction.build import build_dataset
+from .construction.build_config import profile_build_config
 from .construction.release import write_release
+from .construction.steps import step_costs
 from .construction.store import load_built
 from .construction.verification import load_decisions
 from .manifest import git_commit, machine_info, package_versions

@@ -69,7 +69,7 @@ def smoke_outputs() -> str:
     import json
 
     from inferqa_utils.config import profile
-    from inferqa_utils.construction.build import profile_build_config
+    from inferqa_utils.construction.build_config import profile_build_config
     from inferqa_utils.inspector import describe_inputs
     from inferqa_utils.runner import run_notebooks
 

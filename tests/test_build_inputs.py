@@ -14,7 +14,8 @@ import pytest
 from inferqa_utils import sources
 from inferqa_utils.config import Paths
 from inferqa_utils.construction import export_build as eb
-from inferqa_utils.construction.build import BuildConfig, BuildConflictError, build_dataset
+from inferqa_utils.construction.build import BuildConflictError, build_dataset
+from inferqa_utils.construction.build_config import BuildConfig
 from inferqa_utils.construction.labeling import INPUTS_KEY, LabelCheckpoint, label_questions
 from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.datamodel import Dataset, Hint, Question

@@ -7,7 +7,6 @@ from itertools import permutations
 
 import pytest
 
-from inferqa_utils.construction.build import _answer_note, clean_hints, limit_candidates
 from inferqa_utils.construction.convergence import convergence_from_scores, gold_candidate, parse_candidates
 from inferqa_utils.construction.difficulty import difficulty_from_ease
 from inferqa_utils.construction.labeling import LabelCheckpoint, QuestionLabels, label_rule
@@ -15,6 +14,7 @@ from inferqa_utils.construction.leakage import LeakageFilter
 from inferqa_utils.construction.passages import build_passages, n_subset_permutations, subset_permutations
 from inferqa_utils.construction.splits import make_splits
 from inferqa_utils.construction.stats import check_invariants, label_counts
+from inferqa_utils.construction.steps import _answer_note, clean_hints, limit_candidates
 from inferqa_utils.construction.verification import (
     answer_effects,
     load_decisions,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from inferqa_utils.construction.build import BuildConfig, BuildConflictError, build_dataset
+from inferqa_utils.construction.build import BuildConflictError, build_dataset
+from inferqa_utils.construction.build_config import BuildConfig
 from inferqa_utils.construction.labeling import LabelCheckpoint, label_questions
 from inferqa_utils.construction.passages import build_passages, n_subset_permutations
 from inferqa_utils.construction.store import load_built

@@ -116,7 +116,8 @@ def test_empty_hint_list_loads_and_is_dropped_later(tmp_path):
     drops them — and those with fewer than k usable hints (a blank or repeated hint is not usable)
     — with the reason "fewer than k hints" (a build without any model: no labeler, judge or
     embedder is needed for it)."""
-    from inferqa_utils.construction.build import BuildConfig, build_dataset
+    from inferqa_utils.construction.build import build_dataset
+    from inferqa_utils.construction.build_config import BuildConfig
 
     three = ["It is red.", "It grows on trees.", "It is crunchy."]
     f = _write(tmp_path, json.dumps([TRIVIA | {"Q_ID": "Q_0", "Hints": three}, TRIVIA | {"Hints": []},

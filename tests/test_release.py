@@ -116,7 +116,7 @@ def test_a_write_that_fails_leaves_the_old_release(tiny_release, tmp_path, monke
 
 def test_install_reuses_the_same_release_and_refuses_another_dataset(tiny_release, tmp_path, monkeypatch):
     from inferqa_utils.config import Paths
-    from inferqa_utils.construction.build import BuildConflictError
+    from inferqa_utils.construction.export_build import BuildConflictError
 
     monkeypatch.setattr(rel, "PATHS", Paths(tmp_path / "root"))
     target = rel.install_release(tiny_release, "tiny", log=lambda s: None)

@@ -291,10 +291,10 @@ def test_env_servers_map_models_and_manifests_record_the_url(server, monkeypatch
     assert (other.model, other.identity) == ("big", "server:big")
     assert load_llm("qwen2.5-coder-0.5b", backend="server", use_cache=False, shared=False).base_url == dead
 
-    from inferqa_utils.construction.build import _Models
+    from inferqa_utils.construction.steps import BuildModels
     from inferqa_utils.runner import llm_backends
 
-    engines = _Models(lambda n: load_llm(n, use_cache=False, shared=False))
+    engines = BuildModels(lambda n: load_llm(n, use_cache=False, shared=False))
     engines("smollm2-135m"), engines("other-model")
     built = engines.backends()  # the build manifest's "llm_backends"
     assert built["smollm2-135m"] == {"backend": "server", "identity": "server:smollm2-135m", "url": url,

@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 
 from inferqa_utils.construction import report
-from inferqa_utils.construction.build import BuildConfig, BuildResult, leakage_agreement_table
+from inferqa_utils.construction.build_config import BuildConfig, BuildResult
 from inferqa_utils.construction.leakage import AGREEMENT_COLUMNS, LeakageFilter, leakage_disagreements
+from inferqa_utils.construction.steps import leakage_agreement_table
 from inferqa_utils.datamodel import Dataset
 from inferqa_utils.errors import DataFormatError, OfflineError
 from inferqa_utils.sources import load_source, load_wikihint

@@ -21,14 +21,12 @@ from ..export import write_quit
 from ..fingerprint import sha256_file, sha256_file_once
 from ..manifest import git_commit, package_versions
 from ..sources import source_files
+from .build_config import CHECKPOINT_DIR
 from .leakage import leakage_disagreements
 from .stats import check_invariants, label_counts, table1
 
 if TYPE_CHECKING:
-    from .build import BuildConfig, BuildResult
-
-#: the labeling checkpoint's folder inside a build folder (carried across exports)
-CHECKPOINT_DIR = "checkpoint"
+    from .build_config import BuildConfig, BuildResult
 
 
 class BuildConflictError(InferQAError):

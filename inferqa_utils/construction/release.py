@@ -32,7 +32,7 @@ import os
 import random
 import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +50,7 @@ from .leakage import LeakageFilter
 from .passages import n_subset_permutations
 
 if TYPE_CHECKING:
-    from .build import BuildConfig, BuildResult
+    from .build_config import BuildConfig, BuildResult
 
 #: layout version of a release folder; readers refuse other versions
 RELEASE_SCHEMA = 1
@@ -295,8 +295,8 @@ def install_release(spec: str | os.PathLike[str], name: str, overwrite: bool = F
     """Put a verified release where notebooks 02–07 read a dataset, ``build/datasets/<name>``
     (their loader, :func:`~inferqa_utils.construction.store.load_built`, is the QUIT loader).
     The same release already there is reused; a build or another release there is replaced
-    only with ``overwrite`` (else :class:`~inferqa_utils.construction.build.BuildConflictError`)."""
-    from .build import BuildConflictError
+    only with ``overwrite`` (else :class:`~inferqa_utils.construction.export_build.BuildConflictError`)."""
+    from .export_build import BuildConflictError
 
     folder = release_folder(spec)
     load_release(folder)  # verified before anything is written
@@ -347,18 +347,17 @@ def sample_config(ds: Dataset, qids: list[str], name: str, split: str = "test") 
     release's), rebuilt from the source end to end: convergence is judged again by the LLM
     (``convergence_stored=False``), the corpus holds the sample's passages only. Output under
     ``build/datasets/<name>`` (its own label checkpoint)."""
-    from .build import BuildConfig
+    from .build_config import BuildConfig
 
-    params = dict((ds.meta.get("built") or {}).get("parameters") or {})
-    names = {f.name for f in fields(BuildConfig)}
-    kw = {k: v for k, v in params.items() if k in names and k not in ("output_dir", "verification_file")}
-    kw.update(questions=list(qids), fixed_splits={q: split for q in qids}, corpus_all_source=False,
-              convergence_stored=False, label_splits=[split], name=name, max_questions=None, n_train=None,
-              n_test=None)
+    params = {k: v for k, v in ((ds.meta.get("built") or {}).get("parameters") or {}).items()
+              if k not in ("output_dir", "verification_file")}
+    changes: dict[str, Any] = dict(
+        questions=list(qids), fixed_splits={q: split for q in qids}, corpus_all_source=False, convergence_stored=False,
+        label_splits=[split], name=name, max_questions=None, n_train=None, n_test=None)
     folder = ds.meta.get("folder") or ds.meta.get("release")
     if folder and (Path(folder) / "verification.json").is_file():  # the decisions the release applied
-        kw["verification_file"] = str(Path(folder) / "verification.json")
-    return BuildConfig(**kw)
+        changes["verification_file"] = str(Path(folder) / "verification.json")
+    return BuildConfig.from_manifest(params, **changes)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from .passages import n_subset_permutations
 
 if TYPE_CHECKING:
     from ..datamodel import Dataset, Question
-    from .build import BuildResult
+    from .build_config import BuildResult
 
 
 def dropped_table(res: BuildResult) -> pd.DataFrame:

@@ -52,16 +52,12 @@ def built_labels(folder: str | Path) -> dict[str, QuestionLabels]:
     """The labeling records of the build in ``folder`` (``build/datasets/<name>``): its checkpoint
     file for the manifest's parameters, read only (a cut last line is skipped, not repaired).
     Empty when the build labelled nothing or has no checkpoint."""
-    from dataclasses import fields
-
-    from .build import BuildConfig
+    from .build_config import BuildConfig
     from .labeling import read_record
 
     folder = Path(folder)
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    names = {f.name for f in fields(BuildConfig)}
-    params = {k: v for k, v in (manifest.get("parameters") or {}).items() if k in names}
-    cfg = BuildConfig(**{**params, "output_dir": str(folder)})
+    cfg = BuildConfig.from_manifest(manifest.get("parameters") or {}, output_dir=str(folder))
     path = cfg.checkpoint_file(manifest.get("source_sha256"))
     out: dict[str, QuestionLabels] = {}
     if not path.exists():
