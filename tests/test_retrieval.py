@@ -175,11 +175,14 @@ def test_a_callers_retriever_is_keyed_by_its_identity(tmp_path):
     registry.retrieve("mine", CORPUS, QUERIES, 3, path, retriever=_Fixed("mine"))
     assert json.loads(artifacts.stamp_path(path).read_text())["params"]["identity"] == \
         f"custom:{__name__}._Fixed"
-    # a registry name searched by a prebuilt retriever: keyed by the retriever, which matches the registry
-    prebuilt = registry.make_retriever("bm25s", CORPUS)
-    registry.retrieve("bm25s", CORPUS, QUERIES, 3, tmp_path / "bm25s.trec", retriever=prebuilt)
-    assert json.loads(artifacts.stamp_path(tmp_path / "bm25s.trec").read_text())["params"]["identity"] == \
-        prebuilt.identity == registry.retriever_identity("bm25s")
+    # a registry name searched by a prebuilt retriever: keyed by the retriever (the registry's when built the same)
+    from inferqa_utils.lexical import BM25sRetriever
+
+    assert registry.make_retriever("bm25s", CORPUS).identity == registry.retriever_identity("bm25s")
+    tuned = BM25sRetriever(CORPUS, k1=1.2)
+    registry.retrieve("bm25s", CORPUS, QUERIES, 3, tmp_path / "bm25s.trec", retriever=tuned)
+    ident = json.loads(artifacts.stamp_path(tmp_path / "bm25s.trec").read_text())["params"]["identity"]
+    assert ident == tuned.identity == registry.retriever_identity("bm25s").replace("k1=0.9", "k1=1.2")
 
 
 def test_register_retriever_is_an_ordinary_name(tmp_path, monkeypatch):
