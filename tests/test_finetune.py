@@ -242,7 +242,7 @@ def test_cached_rerank_reads_back_and_recomputes_a_stale_schema(tmp_path, monkey
 
     from inferqa_utils import artifacts
     from inferqa_utils.finetune import experiments as fx
-    from inferqa_utils.rerank.experiments import RERANK_SCHEMA, rerank_key
+    from inferqa_utils.rerank.stored import RERANK_SCHEMA, rerank_key
 
     loaded = []
     monkeypatch.setattr(fx, "make_reranker", lambda name: loaded.append(name) or _Reverse())

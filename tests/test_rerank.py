@@ -321,7 +321,7 @@ def test_rerank_all_gives_the_llm_only_to_llm_rerankers_and_the_window_to_listwi
 def test_rerank_key_by_hand():
     """A reranked run's key: corpus, questions and first-stage order sha256; reranker, identity, depth, params."""
     from inferqa_utils.fingerprint import corpus_sha256, queries_sha256, ranking_sha256
-    from inferqa_utils.rerank.experiments import RERANK_SCHEMA, rerank_key
+    from inferqa_utils.rerank.stored import RERANK_SCHEMA, rerank_key
 
     key = rerank_key("listwise", "sha-of-model", {"q": QUERY}, RUN, PASSAGES, 4, window=2, step=1)
     assert RERANK_SCHEMA == 2

@@ -23,7 +23,7 @@ from ..figures import INTERVAL_NOTE, error_bars
 from ..rerank import make_reranker, oracle_run
 from ..rerank.evaluation import ORACLE_METRICS as ORACLE_METRICS  # notebook 05: fx.ORACLE_METRICS
 from ..rerank.evaluation import oracle_scores, rerank_table
-from ..rerank.experiments import per_query, rerank_key
+from ..rerank.stored import per_query, rerank_key
 from ..retrieval.evaluation import metrics_table
 from ..retrieval.registry import retrieve, retriever_identity, run_all
 from ..stages import result_path
@@ -221,7 +221,7 @@ def cached_rerank(name: str, queries: Mapping[str, str], run: Run, corpus: Mappi
                   run_path: Path | None = None) -> tuple[Run, float]:
     """Rerank ``run`` with cross-encoder ``name`` (top-``depth``; None: the whole list), cached as an
     artifact (:func:`inferqa_utils.artifacts.cached`) with the reranked-run key
-    (:func:`inferqa_utils.rerank.experiments.rerank_key`) whose identity is the model's checksum (its
+    (:func:`inferqa_utils.rerank.stored.rerank_key`) whose identity is the model's checksum (its
     folder's files, so retraining invalidates it). A valid artifact is read back without loading
     the model. Returns (run, seconds per query of the run that computed it, loading the model
     included)."""

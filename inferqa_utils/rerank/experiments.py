@@ -2,7 +2,8 @@
 
 Rerankers reorder the top-``depth`` of a first-stage run; every reranked run is written as a TREC
 file next to the first-stage runs, as an artifact (:mod:`inferqa_utils.artifacts`) with the key
-:func:`rerank_key` (shared with the fine-tuned cross-encoders of notebook 05). The oracle-reranker
+:func:`~inferqa_utils.rerank.stored.rerank_key` (shared with the fine-tuned cross-encoders of
+notebook 05). The oracle-reranker
 setting gives each question exactly its own labelled passages (a perfect retriever) and scores the
 reranker's order with graded nDCG@5/10/50/100 (:mod:`inferqa_utils.rerank.evaluation`).
 """
@@ -16,7 +17,6 @@ from typing import Any
 import pandas as pd
 
 from .. import artifacts
-from ..fingerprint import corpus_sha256, queries_sha256, ranking_sha256
 from ..trec import Run, write_run
 from .base import oracle_run
 from .evaluation import ORACLE_BASELINE, oracle_scores
@@ -25,27 +25,7 @@ from .evaluation import ORACLE_BASELINE, oracle_scores
 from .evaluation import ORACLE_METRICS as ORACLE_METRICS
 from .evaluation import rerank_table as rerank_table
 from .registry import RERANKERS, make_reranker, reranker_spec
-
-#: schema of a reranked run's key (:func:`rerank_key`); bump it when a run's content or meaning changes
-RERANK_SCHEMA = 2
-
-
-def rerank_key(reranker: str, identity: str | None, queries: Mapping[str, str], first: Run,
-               corpus: Mapping[str, str], depth: int | None, **params: Any) -> dict[str, Any]:
-    """The key of a reranked run (:func:`inferqa_utils.artifacts.key`): kind ``reranked-run``,
-    :data:`RERANK_SCHEMA`, sha256 of the corpus, the questions and the first stage's order (not its
-    scores, which lose digits in a TREC file), and the reranker's name, model identity, ``depth``
-    and other ``params`` (the listwise window)."""
-    return artifacts.key("reranked-run", RERANK_SCHEMA,
-                         inputs={"corpus": corpus_sha256(corpus), "queries": queries_sha256(queries),
-                                 "first_stage": ranking_sha256(first)},
-                         params={"reranker": reranker, "identity": identity, "depth": depth, **params})
-
-
-def per_query(cost: artifacts.Cost) -> float | None:
-    """Seconds per query of a cost record as the reranking tables show it (3 decimals; ``None``: unknown)."""
-    spq = cost.seconds_per_query
-    return None if spq is None else round(spq, 3)
+from .stored import per_query, rerank_key
 
 
 def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: Run, corpus: Mapping[str, str],
@@ -55,7 +35,7 @@ def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: 
     reranker the ``listwise`` keywords.
 
     With ``out_dir`` each run is written as the artifact ``<tag>+<name>.trec`` (key
-    :func:`rerank_key`; cost :class:`~inferqa_utils.artifacts.Cost`). The reranking itself always
+    :func:`~inferqa_utils.rerank.stored.rerank_key`; cost :class:`~inferqa_utils.artifacts.Cost`). The reranking itself always
     runs (an LLM reranker's replies come from the generation cache on a re-run): when it makes no
     model call, the cost recorded under the same key is reported instead of the cache's near-zero
     time; with no such record the cost is ``None`` (unknown) and none is invented
