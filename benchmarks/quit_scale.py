@@ -345,9 +345,9 @@ def run_pipeline(release: Path, work: Path, depth: int = DEPTH, echo: bool = Tru
     def search():
         run = retrieve("bm25", corpus, queries, k=depth, run_path=run_path, retriever=retriever)
         lines = sum(len(v) for v in run.values())
-        cost = (artifacts.read_stamp(run_path) or {}).get("cost", {})
+        seconds = artifacts.Cost.of(artifacts.read_stamp(run_path)).seconds
         return run, (f"top-{depth} for {len(run)} test queries, {lines:,} run lines "
-                     f"(searching {cost.get('search_seconds', float('nan')):.1f} s)")
+                     f"(searching {float('nan') if seconds is None else seconds:.1f} s)")
 
     run = measured("search", search, steps, echo)
 

@@ -334,19 +334,14 @@ def _number(v: Any) -> float | None:
 
 
 def _finished_notebooks(m: dict[str, Any]) -> dict[str, float]:
-    """``{notebook stem: seconds}`` of the notebooks a run manifest says finished: per-notebook
-    ``status == "ok"`` when recorded; in older manifests every timed notebook of a run with status
-    ``ok``, and of a failed run all but the one named in its status."""
+    """``{notebook stem: seconds}`` of the timed notebooks whose per-notebook record in a run
+    manifest (``notebooks["<stem>.ipynb"]``) has ``status == "ok"``."""
     timings = m.get("timings_s") if isinstance(m.get("timings_s"), dict) else {}
     per_nb = m.get("notebooks") if isinstance(m.get("notebooks"), dict) else {}
-    status = str(m.get("status") or "")
     out = {}
     for stem, secs in timings.items():
         info = per_nb.get(f"{stem}.ipynb")
-        if isinstance(info, dict) and "status" in info:
-            ok = info["status"] == "ok"
-        else:  # older manifests: the run's status names the notebook that failed
-            ok = status == "ok" or (status.startswith("failed in ") and f"{stem}.ipynb" not in status)
+        ok = isinstance(info, dict) and info.get("status") == "ok"
         if stem != "total" and ok and _number(secs) is not None:
             out[str(stem)] = _number(secs)
     return out

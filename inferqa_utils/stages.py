@@ -221,6 +221,11 @@ def run_dir(dataset_name: str, corpus: str) -> Path:
     return PATHS.runs / dataset_name / corpus
 
 
+def run_dir_file(folder: str | Path, name: str) -> Path:
+    """``<folder>/<name>.trec``: the file of run ``name`` in a run folder."""
+    return Path(folder) / f"{name}.trec"
+
+
 def run_path(dataset_name: str, corpus: str, name: str) -> Path:
     """``build/runs/<dataset>/<tag>/<name>.trec``: where the run ``name`` of a corpus lives."""
     return run_dir(dataset_name, corpus) / f"{name}.trec"
@@ -242,6 +247,16 @@ def finetune_tag(split: str) -> str:
     return f"finetune-{split}"
 
 
+#: joins a first stage and the reranker that reorders it in a reranked run's name (``bm25+pointwise``)
+RERANKED = "+"
+
+
+def reranked_name(first: str, reranker: str) -> str:
+    """The name of run ``first`` reranked by ``reranker``: ``<first>+<reranker>`` (its file
+    ``<first>+<reranker>.trec``; the first stage ``oracle`` is the question's own passages)."""
+    return f"{first}{RERANKED}{reranker}"
+
+
 def run_stage(name: str, in_beyond: bool = False) -> Stage:
     """The stage whose notebook writes the run ``<name>.trec``: notebook 07's methods (``in_beyond``:
     under :data:`METHODS_FOLDER`), fine-tuned models (``FT-…``, also ``first+FT-…``) 05,
@@ -250,7 +265,7 @@ def run_stage(name: str, in_beyond: bool = False) -> Stage:
         return Stage.BEYOND
     if "FT-" in name:
         return Stage.FINETUNING
-    if "+" in name:
+    if RERANKED in name:
         return Stage.RERANKING
     return Stage.RETRIEVAL
 

@@ -16,7 +16,7 @@ from inferqa_utils.beyond import decomposition as dec
 from inferqa_utils.beyond import disentangled as dis
 from inferqa_utils.beyond import knowledge as know
 from inferqa_utils.beyond import report as rep
-from inferqa_utils.beyond.common import cached_method, split_sentences
+from inferqa_utils.beyond.common import METHOD_SCHEMA, cached_method, method_key, split_sentences
 
 # ----------------------------------------------------------------------------- decomposition
 
@@ -248,6 +248,16 @@ def test_agreement_support_and_combine():
 
 # ----------------------------------------------------------------------------- common plumbing
 
+def test_method_key_by_hand():
+    from inferqa_utils.fingerprint import corpus_sha256, queries_sha256, run_sha256
+
+    corpus, queries, first = {"p1": "a"}, {"q1": "?"}, {"q1": [("p1", 1.0)]}
+    assert method_key("m one", corpus, queries, 3, llm="sha", k=1) == {
+        "kind": "method-run", "schema": 2, "inputs": {"corpus": corpus_sha256(corpus), "queries": queries_sha256(queries)},
+        "params": {"k": 1, "llm": "sha", "method": "m one", "version": 3}}
+    assert method_key("m one", corpus, queries, 3, first=first)["inputs"]["first_stage"] == run_sha256(first)
+
+
 def test_cached_method_reuses_and_invalidates(tmp_path):
     calls = []
 
@@ -255,22 +265,45 @@ def test_cached_method_reuses_and_invalidates(tmp_path):
         calls.append(1)
         return {"q1": [("p1", 2.0), ("p2", 1.0)]}, {"q1": {"note": "x"}}
 
-    r1 = cached_method("m one", tmp_path, {"k": 1}, compute, n_queries=1)
-    r2 = cached_method("m one", tmp_path, {"k": 1}, compute, n_queries=1)
+    corpus, queries = {"p1": "a", "p2": "b"}, {"q1": "?"}
+    key = method_key("m one", corpus, queries, 1, k=1)
+    r1 = cached_method("m one", tmp_path, key, compute, n_queries=1)
+    r2 = cached_method("m one", tmp_path, key, compute, n_queries=1)
     assert len(calls) == 1 and not r1.cached and r2.cached
     assert r2.run == r1.run and r2.details == {"q1": {"note": "x"}} and r2.seconds == pytest.approx(r1.seconds, abs=1e-3)
     stamp = json.loads((tmp_path / "m one.trec.stamp.json").read_text())
-    assert stamp["k"] == 1 and stamp["method"] == "m one" and "seconds" in stamp["cost"]
-    cached_method("m one", tmp_path, {"k": 2}, compute, n_queries=1)
+    assert stamp["params"] == {"k": 1, "method": "m one", "version": 1} and stamp["schema"] == METHOD_SCHEMA
+    assert stamp["cost"] == {"seconds": round(r1.seconds, 3), "n_queries": 1,
+                             "seconds_per_query": round(r1.seconds, 6), "llm": {}}
+    cached_method("m one", tmp_path, method_key("m one", corpus, queries, 1, k=2), compute, n_queries=1)
     assert len(calls) == 2
-    # a stamp of the format before the artifact store ({"key": …, "cost": …}) is still honoured, with its cost
-    legacy = {"key": {k: v for k, v in json.loads((tmp_path / "m one.trec.stamp.json").read_text()).items()
-                      if k not in ("cost", "file", "written_at")}, "cost": {"seconds": 7.0, "llm": {}}}
-    (tmp_path / "m one.trec.stamp.json").write_text(json.dumps(legacy))
-    r3 = cached_method("m one", tmp_path, {"k": 2}, compute, n_queries=1)
-    assert len(calls) == 2 and r3.cached and r3.seconds == 7.0
-    cached_method("m one", None, {"k": 2}, compute, n_queries=1)
-    assert len(calls) == 3
+    # a stamp of another schema misses: recomputed
+    stamp = json.loads((tmp_path / "m one.trec.stamp.json").read_text())
+    (tmp_path / "m one.trec.stamp.json").write_text(json.dumps({**stamp, "schema": METHOD_SCHEMA - 1}))
+    r3 = cached_method("m one", tmp_path, method_key("m one", corpus, queries, 1, k=2), compute, n_queries=1)
+    assert len(calls) == 3 and not r3.cached
+    (tmp_path / "m one.details.json").write_text("not json")  # unreadable details: recomputed
+    assert not cached_method("m one", tmp_path, method_key("m one", corpus, queries, 1, k=2), compute, 1).cached
+    cached_method("m one", None, method_key("m one", corpus, queries, 1, k=2), compute, n_queries=1)
+    assert len(calls) == 5
+
+
+def test_baseline_costs_read_the_runs_cost_records(tmp_path, monkeypatch):
+    """A retriever's seconds/query is its run's recorded seconds per query (4 decimals); a reranked
+    run's is notebook 03's seconds/query plus its first stage's; unknown without a cost record."""
+    from inferqa_utils import artifacts, stages
+    from inferqa_utils.config import Paths
+
+    monkeypatch.setattr(stages, "PATHS", Paths(tmp_path))
+    runs = tmp_path / "build" / "runs" / "d" / "supporting"
+    (tmp_path / "results").mkdir()
+    artifacts.write(runs / "bm25.trec", lambda tmp: tmp.write_text("q Q0 p 1 1.0 bm25\n"), {"k": 1},
+                    artifacts.Cost(1.5, 300))
+    artifacts.write(runs / "minilm.trec", lambda tmp: tmp.write_text("q Q0 p 1 1.0 minilm\n"), {"k": 1})
+    pd.DataFrame({"seconds/query": [None, 2.25]}, index=["bm25", "bm25 + pointwise"]).to_csv(
+        stages.RERANKING.path("d", "test"))
+    assert rep.baseline_costs("d", "test", ["bm25", "minilm", "bm25+pointwise", "absent"]) == {
+        "bm25": 0.005, "minilm": None, "bm25+pointwise": 2.255, "absent": None}
 
 
 # ----------------------------------------------------------------------------- report and paper reference

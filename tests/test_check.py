@@ -74,6 +74,18 @@ def test_ok_when_within_tolerance_and_fail_beyond(tmp_path):
     assert "bm25 k=3 EM" in fail and "off by -2.08" in fail
 
 
+def test_a_notebook_counts_as_finished_only_by_its_own_status(tmp_path):
+    """The run manifest's per-notebook record decides: ``ok`` finished; failed, interrupted or
+    unrecorded did not (even in a run whose overall status is ``ok``)."""
+    executions = record_run(tmp_path, notebooks=("02_retrieval", "03_reranking"))
+    manifest = executions / RUN_ID / "manifest.json"
+    m = json.loads(manifest.read_text())
+    m["timings_s"]["04_reading"] = 2.0  # timed, but no per-notebook record
+    m["notebooks"]["03_reranking.ipynb"] = {"status": "failed in 03_reranking.ipynb"}
+    manifest.write_text(json.dumps(m))
+    assert chk.runs_checked("smoke", executions) == {"02": {"run_id": RUN_ID, "profile": "smoke"}}
+
+
 def test_missing_table_row_or_expected_value_fails(tmp_path):
     results, matrix = _setup(tmp_path)
     m = yaml.safe_load(matrix.read_text())

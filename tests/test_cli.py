@@ -255,7 +255,8 @@ def test_no_run_message_names_a_run_that_finished_nothing(tmp_path):
                                                    "timings_s": {"00_quickstart": 3.0, "total": 3.0}}))
     assert "finished a notebook (newest run: 20261124-100000-smoke, failed in 00_quickstart.ipynb)" in \
         chk.no_run_message("smoke", executions=tmp_path)
-    (run / "manifest.json").write_text(json.dumps({"status": "ok", "timings_s": {"00_quickstart": 3.0}}))
+    (run / "manifest.json").write_text(json.dumps({"status": "ok", "timings_s": {"00_quickstart": 3.0},
+                                                   "notebooks": {"00_quickstart.ipynb": {"status": "ok"}}}))
     assert chk.no_run_message("smoke", executions=tmp_path) is None
     assert "finished notebook 04 " in chk.no_run_message("smoke", ["04"], executions=tmp_path)
 

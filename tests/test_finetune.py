@@ -226,3 +226,54 @@ def test_cross_encoder_learns_and_loads_as_reranker(registry):
     out = rr.rerank({"qa": ds.questions["qa"].question}, first, corpus, depth=None)
     assert sorted(p for p, _ in out["qa"]) == sorted(corpus)
     assert [s for _, s in out["qa"]] == sorted((s for _, s in out["qa"]), reverse=True)
+
+
+# --------------------------------------------------------------------------- cached runs of notebook 05
+
+class _Reverse:
+    """A reranker that reverses each list (stands in for a fine-tuned cross-encoder)."""
+
+    def rerank(self, queries, run, corpus, depth=None):
+        return {q: [(p, float(i + 1)) for i, (p, _) in enumerate(run[q])][::-1] for q in queries}
+
+
+def test_cached_rerank_reads_back_and_recomputes_a_stale_schema(tmp_path, monkeypatch):
+    import json
+
+    from inferqa_utils import artifacts
+    from inferqa_utils.finetune import experiments as fx
+    from inferqa_utils.rerank.stored import RERANK_SCHEMA, rerank_key
+
+    loaded = []
+    monkeypatch.setattr(fx, "make_reranker", lambda name: loaded.append(name) or _Reverse())
+    monkeypatch.setattr(fx.models, "checksum", lambda name: f"sha-{name}")
+    corpus, queries = {"a": "x", "b": "y"}, {"q": "?"}
+    first = {"q": [("a", 2.0), ("b", 1.0)]}
+    path = tmp_path / "bm25+FT-CE.trec"
+    run, cost = fx.cached_rerank("FT-CE", queries, first, corpus, 10, path)
+    assert [p for p, _ in run["q"]] == ["b", "a"] and loaded == ["FT-CE"]
+    stamp = artifacts.read_stamp(path)
+    assert {k: stamp[k] for k in ("kind", "schema", "inputs", "params")} == rerank_key(
+        "FT-CE", "sha-FT-CE", queries, first, corpus, 10)
+    assert cost == round(stamp["cost"]["seconds_per_query"], 3) and stamp["cost"]["llm"] == {}
+    stamp["cost"] = artifacts.Cost(4.0, 1).record()
+    artifacts.stamp_path(path).write_text(json.dumps(stamp))
+    again, cost = fx.cached_rerank("FT-CE", queries, first, corpus, 10, path)
+    assert again == run and cost == 4.0 and loaded == ["FT-CE"]  # read back: the model was not loaded
+    artifacts.stamp_path(path).write_text(json.dumps({**stamp, "schema": RERANK_SCHEMA - 1}))
+    fx.cached_rerank("FT-CE", queries, first, corpus, 10, path)
+    assert loaded == ["FT-CE", "FT-CE"] and artifacts.read_stamp(path)["schema"] == RERANK_SCHEMA
+
+
+def test_alias_run_is_stamped_with_the_aliased_models_identity(tmp_path):
+    import json
+
+    from inferqa_utils import artifacts
+    from inferqa_utils.finetune.experiments import alias_run
+    from inferqa_utils.retrieval.registry import retriever_identity
+
+    run = {"q": [("a", 1.0)]}
+    path = tmp_path / "minilm.trec"
+    assert alias_run("minilm", run, {"a": "x"}, {"q": "?"}, 5, path) == run
+    params = json.loads(artifacts.stamp_path(path).read_text())["params"]
+    assert params == {"identity": retriever_identity("minilm"), "k": 5, "retriever": "minilm"}

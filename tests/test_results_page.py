@@ -190,7 +190,8 @@ def test_check_report_writes_the_record_beside_it(tmp_path: Path):
         (executions / f"{stamp}-smoke").mkdir(parents=True, exist_ok=True)  # the second wrote the tables
         (executions / f"{stamp}-smoke" / "manifest.json").write_text(json.dumps(
             {"started": "x", "status": "ok", "git": {"commit": "abc", "dirty": False},
-             "timings_s": {"00_quickstart": 1.5, "04_reading": total - 1.5, "total": total}}))
+             "timings_s": {"00_quickstart": 1.5, "04_reading": total - 1.5, "total": total},
+             "notebooks": {"00_quickstart.ipynb": {"status": "ok"}, "04_reading.ipynb": {"status": "ok"}}}))
     (executions / "20261124-000000-other-smoke").mkdir()  # another profile's run: not this one's
     (executions / "20261124-000000-other-smoke" / "manifest.json").write_text('{"timings_s": {"total": 1}}')
     report = tmp_path / "out" / "check_smoke.md"
@@ -244,17 +245,17 @@ def test_run_times_combine_the_newest_finished_run_of_each_notebook(tmp_path: Pa
     manifests: each notebook's time comes from the newest run in which it finished."""
     executions = tmp_path / "executions"
 
-    def manifest(stamp, timings, status, notebooks=None):
+    def manifest(stamp, timings, status, failed=None):
+        """A run that finished every timed notebook but ``failed`` (whose status is the run's)."""
         (executions / f"{stamp}-triviahg").mkdir(parents=True)
-        content = {"status": status, "timings_s": {**timings, "total": sum(timings.values())}}
-        if notebooks is not None:
-            content["notebooks"] = notebooks
+        notebooks = {f"{nb}.ipynb": {"status": status if nb == failed else "ok"} for nb in timings}
+        content = {"status": status, "timings_s": {**timings, "total": sum(timings.values())}, "notebooks": notebooks}
         (executions / f"{stamp}-triviahg" / "manifest.json").write_text(json.dumps(content))
 
     manifest("20261123-100000", {"01_build": 4000.0, "02_retrieval": 1.0}, "ok")  # 02 re-ran later
     manifest("20261123-120000", {"02_retrieval": 1300.0, "03_rerank": 500.0}, "interrupted in 03_rerank.ipynb",
-             {"02_retrieval.ipynb": {"status": "ok"}, "03_rerank.ipynb": {"status": "interrupted in 03_rerank.ipynb"}})
-    manifest("20261123-130000", {"04_read": 5.0, "05_ft": 7.0}, "failed in 05_ft.ipynb")  # old style: no per-notebook status
+             "03_rerank")
+    manifest("20261123-130000", {"04_read": 5.0, "05_ft": 7.0}, "failed in 05_ft.ipynb", "05_ft")
     manifest("20261123-140000", {"06_damaging": 130.0}, "ok")
     run = chk._run_summary("triviahg", executions)
     assert run["notebooks_s"] == {"01_build": 4000.0, "02_retrieval": 1300.0, "04_read": 5.0, "06_damaging": 130.0}
@@ -472,6 +473,7 @@ def _manifest(executions: Path, stamp: str, profile: str, calls: int, hits: int,
     folder = executions / f"{stamp}-{profile}"
     folder.mkdir(parents=True)
     content: dict[str, Any] = {"status": "ok", "timings_s": {"04_reading": 300.0, "total": 300.0},
+                               "notebooks": {"04_reading.ipynb": {"status": "ok"}},
                                "git": {"commit": "abc", "dirty": False},
                                "llm_costs": {"04_reading": {"qwen": {"model_calls": calls, "cache_hits": hits}}}}
     if start is not None:

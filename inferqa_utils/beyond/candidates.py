@@ -38,11 +38,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..answering.prompts import NO_ANSWER, reader_messages
 from ..answering.reader import KnownAnswers, read
-from ..fingerprint import run_sha256
 from ..runs import ids_to_run_list, ranked_ids
 from ..textnorm import fold_accents, normalize_answer
 from ..trec import Run
-from .common import base_stamp, cached_method
+from .common import cached_method, method_key
 
 if TYPE_CHECKING:
     import numpy as np
@@ -166,8 +165,8 @@ def csr_method(name: str, questions: Mapping[str, str], first: Run, corpus: Mapp
     """:func:`candidate_support_run` as one cached method run (keywords as there)."""
 
     first = {q: first.get(q, []) for q in questions}
-    stamp = base_stamp(corpus, questions, VERSION, reader=reader.identity, embedder=embedder.identity,
-                       first=run_sha256(first), **{k: v for k, v in kw.items() if k not in ("progress", "known")})
-    return cached_method(name, out_dir, stamp,
+    key = method_key(name, corpus, questions, VERSION, first=first, reader=reader.identity,
+                     embedder=embedder.identity, **{k: v for k, v in kw.items() if k not in ("progress", "known")})
+    return cached_method(name, out_dir, key,
                          lambda: candidate_support_run(questions, first, corpus, reader, embedder, **kw),
                          len(questions), [reader])

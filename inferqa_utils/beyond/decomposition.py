@@ -30,10 +30,10 @@ from ..answering.reader import postprocess
 from ..answering.scoring import score_answers
 from ..embeddings import load_embedder
 from ..lexical import EmptyQueryError
-from ..retrieval.fusion import interleave_lists
+from ..retrieval.fusion import identity_of, interleave_lists
 from ..runs import ids_to_run_list
 from ..trec import Run
-from .common import base_stamp, cached_method, reranker_identity, split_sentences
+from .common import cached_method, method_key, reranker_identity, split_sentences
 
 if TYPE_CHECKING:
     import numpy as np
@@ -318,10 +318,11 @@ def decomposition_method(name: str, questions: Mapping[str, str], corpus: Mappin
     (:func:`~inferqa_utils.beyond.common.cached_method`); details: per question the sub-questions,
     the raw reply and the example indices."""
 
-    stamp = base_stamp(corpus, questions, VERSION, llm=llm.identity, retriever=getattr(retriever, "name", "?"),
-                       reranker=reranker_identity(reranker), n_examples=n_examples, selection=selection,
-                       max_sub=max_sub, k_per=k_per, retrieve_depth=retrieve_depth, rerank_depth=rerank_depth,
-                       depth=depth, include_original=include_original)
+    key = method_key(name, corpus, questions, VERSION, llm=llm.identity, retriever=getattr(retriever, "name", "?"),
+                     retriever_identity=identity_of(retriever), reranker=reranker_identity(reranker),
+                     n_examples=n_examples, selection=selection, max_sub=max_sub, k_per=k_per,
+                     retrieve_depth=retrieve_depth, rerank_depth=rerank_depth, depth=depth,
+                     include_original=include_original)
 
     def compute() -> tuple[Run, dict[str, Any]]:
         details = decompose(llm, questions, n_examples, selection, max_sub, progress=progress)
@@ -329,4 +330,4 @@ def decomposition_method(name: str, questions: Mapping[str, str], corpus: Mappin
                                 k_per, depth, retrieve_depth, reranker, rerank_depth, include_original)
         return run, details
 
-    return cached_method(name, out_dir, stamp, compute, len(questions), [llm, getattr(reranker, "llm", None)])
+    return cached_method(name, out_dir, key, compute, len(questions), [llm, getattr(reranker, "llm", None)])

@@ -34,10 +34,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..lexical import EmptyQueryError
-from ..retrieval.fusion import reciprocal_rank_fusion
+from ..retrieval.fusion import identity_of, reciprocal_rank_fusion
 from ..runs import ids_to_run_list
 from ..trec import Run
-from .common import base_stamp, cached_method, split_sentences
+from .common import cached_method, method_key, split_sentences
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -271,8 +271,9 @@ def disentangled_method(name: str, questions: Mapping[str, str], corpus: Mapping
                         out_dir: Any = None, **kw: Any) -> Any:
     """:func:`disentangled_run` as one cached method run (keywords as there)."""
 
-    stamp = base_stamp(corpus, questions, VERSION, retriever=getattr(retriever, "name", "?"),
-                       embedder=embedder.identity, **{k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()})
-    return cached_method(name, out_dir, stamp,
+    key = method_key(name, corpus, questions, VERSION, retriever=getattr(retriever, "name", "?"),
+                     retriever_identity=identity_of(retriever), embedder=embedder.identity,
+                     **{k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()})
+    return cached_method(name, out_dir, key,
                          lambda: disentangled_run(questions, corpus, retriever, embedder, units_of, **kw),
                          len(questions))

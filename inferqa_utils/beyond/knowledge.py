@@ -30,11 +30,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..fingerprint import run_sha256
 from ..retrieval.fusion import interleave_lists
 from ..runs import ids_to_run_list, ranked_ids
 from ..trec import Run
-from .common import base_stamp, cached_method, reranker_identity
+from .common import cached_method, method_key, reranker_identity
 
 if TYPE_CHECKING:
     from ..llm.base import LLM, Messages
@@ -258,10 +257,10 @@ def knowledge_method(name: str, questions: Mapping[str, str], first: Run, corpus
     """:func:`knowledge_aware_run` as one cached method run (:func:`~inferqa_utils.beyond.common.cached_method`)."""
 
     first = {q: first.get(q, []) for q in questions}
-    stamp = base_stamp(corpus, questions, VERSION, llm=llm.identity, first=run_sha256(first),
-                       reranker=reranker_identity(reranker), n_rank=n_rank, n_know=n_know, n_elements=n_elements,
-                       max_elements=max_elements, summarize=summarize)
-    return cached_method(name, out_dir, stamp,
+    key = method_key(name, corpus, questions, VERSION, first=first, llm=llm.identity,
+                     reranker=reranker_identity(reranker), n_rank=n_rank, n_know=n_know, n_elements=n_elements,
+                     max_elements=max_elements, summarize=summarize)
+    return cached_method(name, out_dir, key,
                          lambda: knowledge_aware_run(questions, first, corpus, llm, reranker, n_rank, n_know,
                                                      n_elements, max_elements, summarize, progress=progress),
                          len(questions), [llm, getattr(reranker, "llm", None)])

@@ -5,8 +5,8 @@ metrics at relevance label ≥ ``threshold`` (through :func:`inferqa_utils.metri
 reader's strict EM and judged accuracy at top-``k`` with Union_norm (paper 000 §5.4, through
 :func:`inferqa_utils.reading.topk.read_run`) and the cost in seconds per query:
 
-* notebook-02 retrievers: the ``search_seconds`` of the cached run's stamp / its number of
-  queries (query time only; corpus encoding/indexing excluded);
+* notebook-02 retrievers: the seconds per query of the cached run's cost record
+  (:class:`inferqa_utils.artifacts.Cost`; query time only, corpus encoding/indexing excluded);
 * notebook-03 reranked runs: the reranking seconds/query of ``results/03_<ds>_<split>_reranking.csv``
   plus the first stage's;
 * notebook-07 methods: the wall-clock seconds of the method when it was computed (stored in
@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from .. import artifacts, stages
 from ..metrics import evaluate
 from ..reading.topk import read_runs
-from ..stages import run_dir
 from ..trec import Run
 
 if TYPE_CHECKING:
@@ -47,17 +46,14 @@ def baseline_runs(dataset_name: str, names: Sequence[str], qids: Sequence[str],
 
 
 def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
-                   corpus_tag: str = "supporting") -> dict[str, float | None]:
+                   corpus_tag: str = stages.Corpus.SUPPORTING) -> dict[str, float | None]:
     """Seconds per query of notebook-02/03 runs (module docstring); ``None`` when unknown."""
     import pandas as pd
 
     def retrieval_cost(name: str) -> float | None:
-        st = artifacts.read_stamp(run_dir(dataset_name, corpus_tag) / f"{name}.trec") or {}
-        try:  # stamps written before the artifact store kept the cost at the top level
-            seconds = artifacts.cost(st).get("search_seconds", st.get("search_seconds"))
-            return round(float(seconds) / max(1, int(st["n_queries"])), 4)
-        except (ValueError, KeyError, TypeError):
-            return None
+        stamp = artifacts.read_stamp(stages.run_path(dataset_name, corpus_tag, name))
+        spq = artifacts.Cost.of(stamp).seconds_per_query
+        return None if spq is None else round(spq, 4)
 
     rr_csv = stages.RERANKING.path(dataset_name, split)
     rr = pd.read_csv(rr_csv, index_col=0) if rr_csv.is_file() else None

@@ -20,12 +20,12 @@ from .. import artifacts, models, stages
 from ..config import SEED
 from ..datamodel import Dataset
 from ..figures import INTERVAL_NOTE, error_bars
-from ..fingerprint import corpus_sha256, queries_sha256, ranking_sha256
 from ..rerank import make_reranker, oracle_run
 from ..rerank.evaluation import ORACLE_METRICS as ORACLE_METRICS  # notebook 05: fx.ORACLE_METRICS
 from ..rerank.evaluation import oracle_scores, rerank_table
+from ..rerank.stored import per_query, rerank_key
 from ..retrieval.evaluation import metrics_table
-from ..retrieval.registry import retrieve, run_all
+from ..retrieval.registry import retrieve, retriever_identity, run_all
 from ..trec import Run, read_run, write_run
 from .biencoder import train_biencoder
 from .cross_encoder import train_cross_encoder
@@ -197,10 +197,12 @@ def summary(retrieval: pd.DataFrame, vanilla: str, best_retriever: str, oracle: 
 
 class FixedRun:
     """A 'retriever' that returns a run computed already — caches a run under an alias name
-    (``FT-MiniLM`` is the same folder as its chosen ``FT-MiniLM-N<n>``) without re-encoding."""
+    (``FT-MiniLM`` is the same folder as its chosen ``FT-MiniLM-N<n>``) without re-encoding;
+    ``identity`` is that of the model the run came from."""
 
-    def __init__(self, name: str, run: Run) -> None:
+    def __init__(self, name: str, run: Run, identity: str) -> None:
         self.name = name
+        self.identity = identity
         self._run = run
 
     def search(self, queries: Mapping[str, str], k: int = 100) -> Run:
@@ -211,35 +213,27 @@ def alias_run(name: str, run: Run, corpus: Mapping[str, str], queries: Mapping[s
               run_path: Path) -> Run:
     """Write ``run`` as the cached run of registry name ``name`` (stamped with that model's identity)."""
 
-    return retrieve(name, corpus, queries, k=k, run_path=run_path, retriever=FixedRun(name, run))
+    return retrieve(name, corpus, queries, k=k, run_path=run_path, retriever=FixedRun(name, run, retriever_identity(name)))
 
 
 def cached_rerank(name: str, queries: Mapping[str, str], run: Run, corpus: Mapping[str, str], depth: int | None,
                   run_path: Path | None = None) -> tuple[Run, float]:
     """Rerank ``run`` with cross-encoder ``name`` (top-``depth``; None: the whole list), cached as an
-    artifact (:mod:`inferqa_utils.artifacts`) keyed by the model's identity (its folder's files, so
-    retraining invalidates it), ``depth`` and sha256 of queries, first-stage ranking and corpus. A
-    valid artifact is read back without loading the model. Returns (run, seconds per query of the
-    run that computed it)."""
-    import time
+    artifact (:func:`inferqa_utils.artifacts.cached`) with the reranked-run key
+    (:func:`inferqa_utils.rerank.stored.rerank_key`) whose identity is the model's checksum (its
+    folder's files, so retraining invalidates it). A valid artifact is read back without loading
+    the model. Returns (run, seconds per query of the run that computed it, loading the model
+    included)."""
 
-    # the reranked run depends on the first stage's order only (not its scores, which lose digits in a TREC file)
-    key = {"schema": 1, "reranker": name, "model": models.checksum(name), "depth": depth,
-           "queries_sha256": queries_sha256(queries), "first_stage_sha256": ranking_sha256(run),
-           "corpus_sha256": corpus_sha256(corpus)}
-    found = artifacts.valid(run_path, key) if run_path is not None else None
-    if found is not None:
-        cached = read_run(run_path, known_docids=set(corpus))
-        # stamps written before the artifact store kept the cost at the top level
-        seconds = artifacts.cost(found).get("seconds_per_query", found.get("seconds_per_query", 0.0))
-        return {q: cached.get(q, []) for q in run}, float(seconds)
-    t0 = time.perf_counter()
-    out = make_reranker(name).rerank(queries, run, corpus, depth=depth)
-    per_query = round((time.perf_counter() - t0) / max(1, len(queries)), 3)
-    if run_path is not None:
-        artifacts.write(run_path, lambda tmp: write_run(out, tmp, tag=Path(run_path).stem), key,
-                        cost={"seconds_per_query": per_query})
-    return out, per_query
+    def load(path: Path) -> Run:
+        found = read_run(path, known_docids=set(corpus))
+        return {q: found.get(q, []) for q in run}
+
+    key = rerank_key(name, models.checksum(name), queries, run, corpus, depth)
+    tag = Path(run_path).stem if run_path is not None else name
+    done = artifacts.cached(run_path, key, lambda: make_reranker(name).rerank(queries, run, corpus, depth=depth),
+                            n_queries=len(queries), load=load, save=lambda out, tmp: write_run(out, tmp, tag=tag))
+    return done.value, per_query(done.cost) or 0.0
 
 
 def oracle_rows(names: Sequence[str], queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
@@ -252,7 +246,7 @@ def oracle_rows(names: Sequence[str], queries: Mapping[str, str], qrels: Mapping
     own = {q: dict(qrels[q]) for q in queries}
     first = oracle_run(own)
     runs = {n: cached_rerank(n, queries, first, corpus, None, None if out_dir is None else
-                             Path(out_dir) / f"oracle+{n}.trec")[0] for n in names}
+                             stages.run_dir_file(out_dir, stages.reranked_name("oracle", n)))[0] for n in names}
     return oracle_scores(first, runs, own), runs
 
 
@@ -268,7 +262,7 @@ def rerank_first_stage(name: str, first_name: str, first: Run, queries: Mapping[
     """Cross-encoder ``name`` over the top-``depth`` of a first-stage run, cached as
     ``<first>+<name>.trec``; the two runs' metrics side by side (notebook 03's table)."""
 
-    run, cost = cached_rerank(name, queries, first, corpus, depth, Path(out_dir) / f"{first_name}+{name}.trec")
+    run, cost = cached_rerank(name, queries, first, corpus, depth, stages.run_dir_file(out_dir, stages.reranked_name(first_name, name)))
     return rerank_table(first_name, first, {name: run}, {name: cost}, qrels, threshold), run
 
 

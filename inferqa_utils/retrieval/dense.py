@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import models
 from ..embeddings import load_embedder
+from ..fingerprint import dir_fingerprint
 from ..lexical import EmptyQueryError
 from ..llm.routing import embed_route
 from ..trec import Run
@@ -48,6 +50,15 @@ def is_dense_spec(spec: ModelSpec) -> bool:
 def dense_model_names() -> list[str]:
     """Registry names (packaged, hub and locally registered) usable by :class:`DenseRetriever`."""
     return [n for n in models.all_names() if is_dense_spec(models.get_spec(n))]
+
+
+def dense_identity(spec: ModelSpec) -> str:
+    """What besides corpus, queries and ``k`` decides a dense run of registry model ``spec``: a
+    local checkpoint's folder fingerprint (retraining changes it), else the model's sha256, else its
+    name and where it comes from."""
+    if spec.source == "local":
+        return f"local:{dir_fingerprint(Path(spec.extra['path']))}"
+    return spec.sha256 or f"{spec.name}:{spec.pip or spec.hub_repo or spec.source}"
 
 
 def check_dense_model(name: str) -> ModelSpec:
@@ -88,6 +99,18 @@ class DenseRetriever:
                                   desc=f"encode {len(texts)} passages ({model_name})")
         self.encode_seconds = time.perf_counter() - t0
         self.index = _flat_ip_index(vectors)
+
+    @property
+    def identity(self) -> str:
+        """:func:`dense_identity` of the registry model; for a served model outside the registry,
+        the embedder's identity."""
+        try:
+            spec = models.get_spec(self.name)
+        except models.ModelError:
+            spec = None
+        if spec is not None and is_dense_spec(spec):
+            return dense_identity(spec)
+        return f"embedder:{getattr(self.embedder, 'identity', self.name)}"
 
     @property
     def dim(self) -> int:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..fingerprint import corpus_sha256, jsonl_lines
+from ..fingerprint import corpus_sha256, dist_version, jsonl_lines
 from ..lexical import EmptyQueryError
 from ..trec import Run
 from .java import JavaRuntimeError, ensure_java, start_jvm_error
@@ -64,6 +64,12 @@ def _anserini_jar() -> str:
     return jars[-1].name if jars else "unknown"
 
 
+def pyserini_identity(k1: float = 0.9, b: float = 0.4) -> str:
+    """What besides corpus, queries and ``k`` decides a :class:`PyseriniBM25Retriever`'s run: the
+    pyserini version, the Anserini jar, k1, b and the indexer settings."""
+    return f"pyserini {dist_version('pyserini')} {_anserini_jar()} k1={k1:g} b={b:g} {' '.join(INDEX_ARGS)}"
+
+
 class PyseriniBM25Retriever:
     """Lucene BM25 over ``corpus`` (passage id → text); k1 = 0.9, b = 0.4 are Pyserini's defaults."""
 
@@ -87,6 +93,11 @@ class PyseriniBM25Retriever:
         self.searcher = lucene.LuceneSearcher(str(self.lucene_dir))
         self.searcher.set_bm25(self.k1, self.b)
         self._analyzer = None
+
+    @property
+    def identity(self) -> str:
+        """:func:`pyserini_identity` of this retriever's parameters."""
+        return pyserini_identity(self.k1, self.b)
 
     @property
     def lucene_dir(self) -> Path:
