@@ -34,7 +34,9 @@ def main() -> None:
     ap.add_argument("--dataset", default="embedded", help="built dataset (notebook 01)")
     ap.add_argument("--split", default="test")
     ap.add_argument("--run", default="e5-small", help="notebook-02 run on the answer-supporting corpus")
-    ap.add_argument("--corpus", default=stages.Corpus.SUPPORTING, choices=list(stages.Corpus), type=stages.Corpus)
+    ap.add_argument(
+        "--corpus", default=stages.Corpus.SUPPORTING, choices=list(stages.Corpus), type=stages.Corpus
+    )
     ap.add_argument("--n", type=int, default=20, help="N: passages read incrementally")
     ap.add_argument("--questions", type=int, default=4)
     ap.add_argument("--n-ctx", type=int, default=4096)
@@ -54,7 +56,9 @@ def main() -> None:
         llm.chat([[{"role": "user", "content": "Hi"}]], max_tokens=1, progress=False)  # warm-up
         llm.reset_stats()
         t0 = time.perf_counter()
-        df = incremental_inference(llm, None, ds, run, qids, args.n, corpus=corpus, system=args.run, progress=False)
+        df = incremental_inference(
+            llm, None, ds, run, qids, args.n, corpus=corpus, system=args.run, progress=False
+        )
         dt = time.perf_counter() - t0
         s = llm.stats
         res[mode] = (s.prompt_tokens, dt, df)
@@ -63,8 +67,10 @@ def main() -> None:
     (tn, dn, a), (tr, dr, b) = res["naive"], res["reuse"]
     same = int((a["answer"] == b["answer"]).sum())
     pats_same = sum(patterns_of(a)[q] == patterns_of(b)[q] for q in qids)
-    print(f"prompt tokens evaluated ÷{tn / max(1, tr):.2f}; wall time ×{dn / dr:.2f} faster; identical answers "
-          f"{same}/{len(a)} (question, k); identical EM patterns {pats_same}/{len(qids)}")
+    print(
+        f"prompt tokens evaluated ÷{tn / max(1, tr):.2f}; wall time ×{dn / dr:.2f} faster; identical answers "
+        f"{same}/{len(a)} (question, k); identical EM patterns {pats_same}/{len(qids)}"
+    )
 
 
 if __name__ == "__main__":

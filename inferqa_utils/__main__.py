@@ -107,7 +107,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 return 2
             print(f"profile {name} (split {spec['split']}): {len(spec['conditions'])} condition(s)")
             for c in spec["conditions"]:
-                print(f"  {c.notebook}  {c.id:44} {c.table.key}  {c.row}  {c.column} = {c.expected} ± {c.tolerance:g}")
+                print(
+                    f"  {c.notebook}  {c.id:44} {c.table.key}  {c.row}  {c.column} = {c.expected} ± "
+                    f"{c.tolerance:g}"
+                )
         return 0
     profile = args.profile or "default"
     if not args.allow_unrecorded:  # tables with no run record are accepted without a run
@@ -119,8 +122,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print(o.line().replace("expected", "was", 1))
         print(f"[check] expected values of profile {profile} rewritten in {chk.MATRIX}: review the diff")
         return 0
-    fails = chk.check(profile, notebooks=args.notebooks, report=args.report, findings_table=not args.no_findings,
-                      allow_unrecorded=args.allow_unrecorded)
+    fails = chk.check(
+        profile,
+        notebooks=args.notebooks,
+        report=args.report,
+        findings_table=not args.no_findings,
+        allow_unrecorded=args.allow_unrecorded,
+    )
     return 1 if fails else 0
 
 
@@ -158,7 +166,8 @@ def _cmd_results_page(args: argparse.Namespace) -> int:
     return 0
 
 
-#: the profiles ``results-page`` lists by default, for its ``--help`` (``results_page.DEFAULT_PROFILES``, which
+#: the profiles ``results-page`` lists by default, for its ``--help`` (``results_page.DEFAULT_PROFILES``,
+# which
 #: imports pandas; tests/test_cli.py keeps the two equal)
 DEFAULT_PAGE_PROFILES = ("smoke", "default", "triviahg", "wikihint")
 
@@ -196,23 +205,48 @@ def build_parser() -> argparse.ArgumentParser:
     d = _add(sub, "data", _cmd_data, "load and summarise a source (validates it)")
     d.add_argument("source", help="embedded | triviahg-validation | triviahg-copilot | wikihint[:FILE|DIR] | "
                                   "quit[:DIR] | PATH")
-    c = _add(sub, "check", _cmd_check, "reproduction matrix: OK/FAIL per expected number, and the findings verdicts")
+    c = _add(
+        sub,
+        "check",
+        _cmd_check,
+        "reproduction matrix: OK/FAIL per expected number, and the findings verdicts",
+    )
     _add_profile(c, None, "profile whose latest run is checked (default: default; --list: every profile)")
-    c.add_argument("--list", action="store_true", help="list the conditions (every profile without --profile)")
-    c.add_argument("--report", metavar="FILE.md",
-                   help="also write a Markdown report and, beside it, FILE.json (the record results-page reads)")
-    c.add_argument("--only", dest="notebooks", nargs="+", metavar="NN", help="conditions of these notebooks only")
+    c.add_argument(
+        "--list", action="store_true", help="list the conditions (every profile without --profile)"
+    )
+    c.add_argument(
+        "--report",
+        metavar="FILE.md",
+        help="also write a Markdown report and, beside it, FILE.json (the record results-page reads)",
+    )
+    c.add_argument(
+        "--only", dest="notebooks", nargs="+", metavar="NN", help="conditions of these notebooks only"
+    )
     c.add_argument("--no-findings", action="store_true", help="conditions only, no findings table")
-    c.add_argument("--allow-unrecorded", action="store_true",
-                   help="accept tables results/provenance.json has no run record of (written by hand or by an older "
-                        "runner); tables another run wrote still FAIL")
-    c.add_argument("--update", action="store_true",
-                   help="rewrite the profile's expected values from the current results (deliberate; review the diff)")
-    i = _add(sub, "inspect", _cmd_inspect, "one question of a profile's built dataset through every stage, read "
-                                           "from the files the notebooks wrote (no model call)")
+    c.add_argument(
+        "--allow-unrecorded",
+        action="store_true",
+        help="accept tables results/provenance.json has no run record of (written by hand or by an older "
+        "runner); tables another run wrote still FAIL",
+    )
+    c.add_argument(
+        "--update",
+        action="store_true",
+        help="rewrite the profile's expected values from the current results (deliberate; review the diff)",
+    )
+    i = _add(
+        sub,
+        "inspect",
+        _cmd_inspect,
+        "one question of a profile's built dataset through every stage, read "
+        "from the files the notebooks wrote (no model call)",
+    )
     i.add_argument("qid", metavar="QID", help="a question id of the built dataset, e.g. emb_loc_05")
     _add_profile(i, "default", "the profile whose build and outputs are read (default: default)")
-    i.add_argument("--width", type=int, default=None, help="line width (default: the terminal's, at most 140)")
+    i.add_argument(
+        "--width", type=int, default=None, help="line width (default: the terminal's, at most 140)"
+    )
     rp = _add(sub, "results-page", _cmd_results_page,
               "write docs/results.md from the check records of several profiles")
     rp.add_argument("--profiles", nargs="+", default=None, metavar="NAME",

@@ -84,8 +84,12 @@ class Cost:
     def record(self) -> dict[str, Any]:
         """The JSON record of a stamp's ``"cost"``."""
         spq = self.seconds_per_query
-        return {"seconds": None if self.seconds is None else round(self.seconds, 3), "n_queries": int(self.n_queries),
-                "seconds_per_query": None if spq is None else round(spq, 6), "llm": dict(self.llm)}
+        return {
+            "seconds": None if self.seconds is None else round(self.seconds, 3),
+            "n_queries": int(self.n_queries),
+            "seconds_per_query": None if spq is None else round(spq, 6),
+            "llm": dict(self.llm),
+        }
 
     @classmethod
     def of(cls, stamp: Mapping[str, Any] | None) -> Cost:

@@ -192,10 +192,13 @@ def m_cross_corpus_hit(r: Results, containing: str | None = None, supporting: st
                    f"mean Hit@k, label 2: {containing} {cn} vs {supporting} {sn}")
     top1 = pq[(pq["corpus"] == containing) & (pq["system"] == cn) & (pq["measure"] == "Hit@1")]["value"]
     if len(top1) and bool((top1 == 1).all()):
-        raise ByConstruction(f"on the answer-containing control every question's relevant passage ranks first "
-                             f"({cn} Hit@1 = 100 on all {len(top1)} questions): the control holds each "
-                             "question's own reference text, so the comparison favours it by construction; "
-                             "it needs a control where other questions' passages can be relevant", sample)
+        raise ByConstruction(
+            f"on the answer-containing control every question's relevant passage ranks first "
+            f"({cn} Hit@1 = 100 on all {len(top1)} questions): the control holds each "
+            "question's own reference text, so the comparison favours it by construction; "
+            "it needs a control where other questions' passages can be relevant",
+            sample,
+        )
     return sample
 
 
@@ -205,7 +208,9 @@ def m_passage_lengths(r: Results) -> Sample:
     b = t.loc[t["corpus"] == CONTAINING, "tokens"].to_numpy(float)
     if not len(a) or not len(b):
         raise Missing(f"passage lengths of both corpora are needed (notebook {stages.PASSAGE_LENGTHS.stage})")
-    return Sample(a, b, False, f"tokens: {len(a)} supporting vs {len(b)} containing passages", "passages", 1.0)
+    return Sample(
+        a, b, False, f"tokens: {len(a)} supporting vs {len(b)} containing passages", "passages", 1.0
+    )
 
 
 def m_dense_vs_bm25(r: Results, metric: str = "nDCG@10") -> Sample:
@@ -244,9 +249,11 @@ def m_pointwise_vs_other_rerankers(r: Results, metric: str = "nDCG@10") -> Sampl
     pw = [c for c in rr if str(c).endswith("pointwise")]
     others = [c for c in rr if c not in pw]
     if not pw or not others:
-        raise Missing(f"needs pointwise and another reranker in notebook {stages.RERANKING_PER_QUESTION.stage} "
-                      f"(ran: {', '.join(rr) or 'none'}; "
-                      "-p rerankers=[pointwise,upr,listwise])")
+        raise Missing(
+            f"needs pointwise and another reranker in notebook {stages.RERANKING_PER_QUESTION.stage} "
+            f"(ran: {', '.join(rr) or 'none'}; "
+            "-p rerankers=[pointwise,upr,listwise])"
+        )
     return _pair(t, pw[0], _best_column(t, others, "other reranker"), f"{metric}: pointwise vs best other")
 
 
@@ -299,7 +306,9 @@ def m_finetuned_retriever_gain(r: Results, metric: str = "nDCG@10") -> Sample:
     ft = [c for c in t.columns if str(c).startswith("FT-")]
     base = [c for c in t.columns if not str(c).startswith("FT-")]
     if not ft or not base:
-        raise Missing(f"needs a fine-tuned retriever and its base model in notebook {stages.FT_PER_QUESTION.stage}")
+        raise Missing(
+            f"needs a fine-tuned retriever and its base model in notebook {stages.FT_PER_QUESTION.stage}"
+        )
     name = _best_column(t, ft, "fine-tuned retriever")
     return _pair(t, name, base[0], f"{metric}: {name} vs {base[0]}")
 
@@ -352,8 +361,12 @@ def m_probe3_vs_em(r: Results) -> Sample:
         raise Missing(f"no Probe-3 readings in notebook {stages.PROBE_READINGS.stage}")
     n = int(probes["k"].max())
     at_n = probes[probes["k"] == n].set_index("qid")["correct"].pipe(as_outcome)
-    em = pd.Series({q: float(str(x)[min(n, len(str(x))) - 1] == "1") for q, x in zip(p["qid"], p["em_pattern"],
-                                                                                      strict=True)})
+    em = pd.Series(
+        {
+            q: float(str(x)[min(n, len(str(x))) - 1] == "1")
+            for q, x in zip(p["qid"], p["em_pattern"], strict=True)
+        }
+    )
     t = pd.DataFrame({"a": at_n.astype(float), "b": em})
     return _pair(t, "a", "b", f"strict EM: Probe 3@{n} vs EM@{n}")
 
@@ -366,7 +379,9 @@ def m_ser_bm25_vs_random(r: Results) -> Sample:
         raise Missing(f"no SER readings in notebook {stages.SER_READINGS.stage}")
     m = int(s["m"].max())
     s = s[s["m"] == m].assign(changed=lambda d: as_outcome(d["changed"]))
-    t = s.pivot_table(index=["qid", "sample"], columns="kind", values="changed", aggfunc="first").astype(float)
+    t = s.pivot_table(index=["qid", "sample"], columns="kind", values="changed", aggfunc="first").astype(
+        float
+    )
     kinds = {c.lower(): c for c in t.columns}
     if "bm25" not in kinds or "random" not in kinds:
         raise Missing("SER needs both random and BM25 negatives")
@@ -442,8 +457,16 @@ def statistic_interval(s: Sample, kind: str, confidence: float = 0.95, n_resampl
     value = float(fn(s.a, s.b))
     if len(s.a) < 2 or len(s.b) < 2 or (np.all(s.a == s.a[0]) and np.all(s.b == s.b[0])):
         return value, value, value
-    res = stats.bootstrap((s.a, s.b), fn, paired=s.paired, vectorized=True, confidence_level=confidence,
-                          n_resamples=n_resamples, method="percentile", random_state=np.random.default_rng(seed))
+    res = stats.bootstrap(
+        (s.a, s.b),
+        fn,
+        paired=s.paired,
+        vectorized=True,
+        confidence_level=confidence,
+        n_resamples=n_resamples,
+        method="percentile",
+        random_state=np.random.default_rng(seed),
+    )
     lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return value, lo, hi
 
@@ -455,9 +478,14 @@ def _p_value(s: Sample, seed: int = SEED) -> float:
         return paired_difference(s.a, s.b).p_value
     if np.all(s.a == s.a[0]) and np.all(s.b == s.b[0]) and s.a[0] == s.b[0]:
         return 1.0
-    res = stats.permutation_test((s.a, s.b), lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis),
-                                 permutation_type="independent", vectorized=True, n_resamples=N_RESAMPLES,
-                                 random_state=np.random.default_rng(seed))
+    res = stats.permutation_test(
+        (s.a, s.b),
+        lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis),
+        permutation_type="independent",
+        vectorized=True,
+        n_resamples=N_RESAMPLES,
+        random_state=np.random.default_rng(seed),
+    )
     return float(res.pvalue)
 
 
@@ -501,15 +529,23 @@ def score(finding: Finding, results: Results) -> Scored:
         return Scored(finding, INCONCLUSIVE, f"no variation: every one of the {len(s.a)} {s.unit} scores "
                                              f"{flat[0] * s.scale:g} on both sides ({s.note})", **base)
     if min(len(s.a), len(s.b)) < MIN_UNITS:
-        return Scored(finding, INCONCLUSIVE, f"too few {s.unit}: {min(len(s.a), len(s.b))} < {MIN_UNITS} ({s.note})",
-                      **base)
+        return Scored(
+            finding,
+            INCONCLUSIVE,
+            f"too few {s.unit}: {min(len(s.a), len(s.b))} < {MIN_UNITS} ({s.note})",
+            **base,
+        )
     if s.paired:
         informative = int(np.sum((s.a != 0) | (s.b != 0)))
         if np.all(s.a - s.b == (s.a - s.b)[0]) and informative < MIN_UNITS:
-            return Scored(finding, INCONCLUSIVE,
-                          f"no {s.unit[:-1] if s.unit.endswith('s') else s.unit} differs and only {informative} of "
-                          f"{len(s.a)} score above 0 on either side (< {MIN_UNITS}): too few could show a "
-                          f"difference ({s.note})", **base)
+            return Scored(
+                finding,
+                INCONCLUSIVE,
+                f"no {s.unit[:-1] if s.unit.endswith('s') else s.unit} differs and only {informative} of "
+                f"{len(s.a)} score above 0 on either side (< {MIN_UNITS}): too few could show a "
+                f"difference ({s.note})",
+                **base,
+            )
     verdict, why = decide(finding, lo, hi)
     return Scored(finding, verdict, f"{why}; {s.note}", **base)
 
@@ -550,8 +586,12 @@ def verdict_finding(table: pd.DataFrame, n_questions: int, split: str, dataset: 
     """The sentence that closes the findings table (:func:`verdict_table`): the verdict counts and,
     for the findings that hold or are contradicted, their ids."""
     counts = table["verdict"].value_counts()
-    text = (f"Of {len(table)} findings, on {n_questions} `{split}` questions of `{dataset}`: {counts.get(HOLDS, 0)} "
-            f"hold, {counts.get(CONTRADICTED, 0)} are contradicted, {counts.get(INCONCLUSIVE, 0)} are inconclusive")
+    text = (
+        f"Of {len(table)} findings, on {n_questions} `{split}` questions of `{dataset}`: "
+        f"{counts.get(HOLDS, 0)} "
+        f"hold, {counts.get(CONTRADICTED, 0)} are contradicted, {counts.get(INCONCLUSIVE, 0)} are "
+        "inconclusive"
+    )
     for verdict, said in ((HOLDS, "holding"), (CONTRADICTED, "contradicted")):
         ids = [str(i) for i in table.index[table["verdict"] == verdict]]
         if ids:

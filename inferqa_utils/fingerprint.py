@@ -46,7 +46,9 @@ def queries_sha256(queries: Mapping[str, str]) -> str:
 
 
 def sha256_json(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode()
+    ).hexdigest()
 
 
 def run_sha256(run: Mapping[str, Sequence[tuple[str, float]]]) -> str:

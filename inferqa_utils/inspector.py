@@ -57,15 +57,40 @@ PASSAGE_TYPES = ("IZ", "DP", "DN", "SP", "SN")
 #: the report's tables: attribute, heading, columns wrapped, shown when empty
 SECTIONS = (
     ("hints", "01 · hints — convergence, kept (top-k) or why not", ("text", "reason"), True),
-    ("closed_book", "01 · parametric filter — closed-book answers (a correct one makes the question parametric "
-                    "→ train)", ("answer",), False),
-    ("passages", "01 · passages — label (2: a labeler's answer accepted; 1: not; own passages only) and the "
-                 "labelers' answers (✓ accepted)", ("text", "answers"), True),
-    ("ranks", "02 · 03 · 05 · 07 · retrieval — where each run ranks the question's label-2 passages (— : not in the "
-              "run's top depth)", ("ranks",), False),
-    ("readings", "04 · reading — the reader's answer per setting, strict EM and the judge", ("answer",), False),
-    ("patterns", "06 · damaging passages — EM over the top 1…N passages (1 = correct) and the type of each "
-                 "passage (IZ irrelevant, DP/DN damaging, SP/SN supporting)", (), False),
+    (
+        "closed_book",
+        "01 · parametric filter — closed-book answers (a correct one makes the question parametric → train)",
+        ("answer",),
+        False,
+    ),
+    (
+        "passages",
+        "01 · passages — label (2: a labeler's answer accepted; 1: not; own passages only) and the "
+        "labelers' answers (✓ accepted)",
+        ("text", "answers"),
+        True,
+    ),
+    (
+        "ranks",
+        "02 · 03 · 05 · 07 · retrieval — where each run ranks the question's label-2 passages (— : not in "
+        "the "
+        "run's top depth)",
+        ("ranks",),
+        False,
+    ),
+    (
+        "readings",
+        "04 · reading — the reader's answer per setting, strict EM and the judge",
+        ("answer",),
+        False,
+    ),
+    (
+        "patterns",
+        "06 · damaging passages — EM over the top 1…N passages (1 = correct) and the type of each "
+        "passage (IZ irrelevant, DP/DN damaging, SP/SN supporting)",
+        (),
+        False,
+    ),
 )
 
 
@@ -130,7 +155,9 @@ class QuestionReport:
         rows = []
         for _, r in self.patterns.iterrows():
             c = Counter(str(r["em_types"]).split())
-            rows.append({"system": r["system"], "corpus": r["corpus"], **{t: c.get(t, 0) for t in PASSAGE_TYPES}})
+            rows.append(
+                {"system": r["system"], "corpus": r["corpus"], **{t: c.get(t, 0) for t in PASSAGE_TYPES}}
+            )
         return pd.DataFrame(rows)
 
     def summary(self) -> str:
@@ -174,11 +201,16 @@ class QuestionReport:
 
         gold = " | ".join(self.gold)
         extra = [a for a in self.pool if a not in self.gold]
-        display(HTML(f"<div class='inferqa-inspector-summary'><b>{html.escape(self.question)}</b><br>"
-                     f"gold: <code>{html.escape(gold)}</code>"
-                     + (f" · pool adds: <code>{html.escape(' | '.join(extra))}</code>" if extra else "")
-                     + f" · type {html.escape(str(self.qtype))} · difficulty {html.escape(str(self.difficulty))}<br>"
-                     f"<span class='inferqa-hint-count'>{html.escape(self.summary())}</span></div>"))
+        display(
+            HTML(
+                f"<div class='inferqa-inspector-summary'><b>{html.escape(self.question)}</b><br>"
+                f"gold: <code>{html.escape(gold)}</code>"
+                + (f" · pool adds: <code>{html.escape(' | '.join(extra))}</code>" if extra else "")
+                + f" · type {html.escape(str(self.qtype))}"
+                f" · difficulty {html.escape(str(self.difficulty))}<br>"
+                f"<span class='inferqa-hint-count'>{html.escape(self.summary())}</span></div>"
+            )
+        )
         for note in self.notes:
             display(HTML(f"<div class='inferqa-note' style='color:#a15c00'>⚠ {html.escape(note)}</div>"))
         for attr, heading, wrap, when_empty in SECTIONS:
@@ -211,14 +243,19 @@ class QuestionReport:
         head = [f"{self.qid} · {self.question}", f"gold: {' | '.join(self.gold)}"]
         if extra:
             head.append(f"pool adds: {' | '.join(extra)}")
-        head += [f"dataset {self.dataset} · split {self.split} · type {self.qtype} · difficulty {self.difficulty}",
-                 self.summary()]
+        head += [
+            f"dataset {self.dataset} · split {self.split} · type {self.qtype} · difficulty {self.difficulty}",
+            self.summary(),
+        ]
         status = {k: v for k, v in self.status.items() if k not in ("qid", "question", "answer")}
         if status:
             head.append("questions.csv: " + ", ".join(
                 f"{k} {int(v) if isinstance(v, float) and v.is_integer() else v}" for k, v in status.items()))
         head += [f"note: {n}" for n in self.notes]
-        lines = [textwrap.fill(h, width=max(width, 40), subsequent_indent="  ", break_on_hyphens=False) for h in head]
+        lines = [
+            textwrap.fill(h, width=max(width, 40), subsequent_indent="  ", break_on_hyphens=False)
+            for h in head
+        ]
         for attr, heading, wrap, when_empty in SECTIONS:
             table = getattr(self, attr)
             if table is None or (not when_empty and not len(table)):
@@ -227,8 +264,11 @@ class QuestionReport:
                       plain_table(table, wrap=wrap, width=width) if len(table) else "  (none)"]
             counts = self.type_counts() if attr == "patterns" else None
             if counts is not None:
-                lines += ["", "06 · passage types over the top N per run and corpus", plain_table(counts, wrap=(),
-                                                                                                   width=width)]
+                lines += [
+                    "",
+                    "06 · passage types over the top N per run and corpus",
+                    plain_table(counts, wrap=(), width=width),
+                ]
         return "\n".join(lines)
 
 
@@ -335,7 +375,9 @@ class QuestionInspector:
         """One line: ``qid`` is not a built question, with the closest built ids (or a few)."""
         ids = self.question_ids()
         same = [i for i in ids if _id_key(i) == _id_key(qid)]  # emb_loc_5, EMB_LOC_05 → emb_loc_05
-        close = [*same, *(i for i in difflib.get_close_matches(qid, ids, n=5, cutoff=0.6) if i not in same)][:5]
+        close = [*same, *(i for i in difflib.get_close_matches(qid, ids, n=5, cutoff=0.6) if i not in same)][
+            :5
+        ]
         return (f"question {qid!r} is not in the built dataset {self.name!r} ({len(ids)} questions); "
                 + (f"close matches: {', '.join(close)}" if close else f"e.g. {', '.join(ids[:5])}"))
 
@@ -360,7 +402,9 @@ class QuestionInspector:
                 rep.status = {k: v for k, v in row.iloc[0].to_dict().items() if pd.notna(v)}
         htab = self._csv(construction_table(self.folder, "hints.csv"))
         if htab is None:
-            notes.append(self._hint(Stage.CONSTRUCTION, "hints.csv is missing (a build from an older version)"))
+            notes.append(
+                self._hint(Stage.CONSTRUCTION, "hints.csv is missing (a build from an older version)")
+            )
         else:
             rep.hints = (htab[htab["qid"] == qid].drop(columns=["qid"]).sort_values("hint")
                          .reset_index(drop=True).fillna({"reason": ""}))
@@ -380,8 +424,10 @@ class QuestionInspector:
         rep.passages = pd.DataFrame(rows, columns=["passage", "hints", "label", "answers", "text"])
         labelled = ds.meta.get("labelled_splits")
         if labels is None and labelled is not None and split not in labelled:
-            notes.append(f"the {split} split is not LLM-labelled in this build (label_splits = {labelled}): its "
-                         "own passages are label 1 without a labeler's answer")
+            notes.append(
+                f"the {split} split is not LLM-labelled in this build (label_splits = {labelled}): its "
+                "own passages are label 1 without a labeler's answer"
+            )
 
         analysed = split == self.split
         if not analysed:
@@ -398,7 +444,9 @@ class QuestionInspector:
 
         runs = self.runs()
         if not runs:
-            rep.notes.append(self._hint(Stage.RETRIEVAL, f"no stored runs in {stages.run_dir(self.name, self.corpus_tag)}"))
+            rep.notes.append(
+                self._hint(Stage.RETRIEVAL, f"no stored runs in {stages.run_dir(self.name, self.corpus_tag)}")
+            )
             return
         if not any(nb == Stage.RERANKING for nb, _ in runs.values()):
             rep.notes.append(self._hint(Stage.RERANKING, "no reranked run"))
@@ -432,7 +480,9 @@ class QuestionInspector:
             return
         rows = tab[tab["qid"] == rep.qid]
         order = {"pipeline": 0, "oracle": 1, "Optimal": 2}
-        cols = [c for c in ("setting", "system", "k", "union", "reader", "answer", "em", "judged") if c in rows]
+        cols = [
+            c for c in ("setting", "system", "k", "union", "reader", "answer", "em", "judged") if c in rows
+        ]
         rows = rows.assign(_o=rows["setting"].map(order).fillna(9)).sort_values(
             ["_o", "reader", "system", "k", "union"]).drop(columns="_o")
         rep.readings = rows[cols].reset_index(drop=True)
@@ -462,15 +512,21 @@ class QuestionInspector:
         ids = self.question_ids()
         split_of = {qid: s for s, qs in ds.splits.items() for qid in qs}
         value = question_id if question_id in ds.questions else ids[0]
-        picker = w.Dropdown(options=[(f"[{split_of.get(i, '?')}] {question_label(ds.questions[i])}", i) for i in ids],
-                            value=value, description="inspect", style={"description_width": "initial"},
-                            layout=w.Layout(width="95%", max_width="70em"))
+        picker = w.Dropdown(
+            options=[(f"[{split_of.get(i, '?')}] {question_label(ds.questions[i])}", i) for i in ids],
+            value=value,
+            description="inspect",
+            style={"description_width": "initial"},
+            layout=w.Layout(width="95%", max_width="70em"),
+        )
         line = w.HTML()
         out = w.Output()
 
         def show(qid: str) -> None:
             t0 = time.perf_counter()
-            line.value = f"<span class='inferqa-status'>reading the stored outputs of {html.escape(qid)}…</span>"
+            line.value = (
+                f"<span class='inferqa-status'>reading the stored outputs of {html.escape(qid)}…</span>"
+            )
             with out:
                 out.clear_output(wait=True)
                 try:
@@ -480,8 +536,10 @@ class QuestionInspector:
                                   f"{html.escape(type(e).__name__)}: {html.escape(str(e))}</span>")
                     traceback.print_exc()
                     return
-            line.value = (f"<span class='inferqa-status'>{html.escape(qid)}: read from {html.escape(str(self.folder))}"
-                          f" and results/ in {time.perf_counter() - t0:.1f} s (no model call)</span>")
+            line.value = (
+                f"<span class='inferqa-status'>{html.escape(qid)}: read from {html.escape(str(self.folder))}"
+                f" and results/ in {time.perf_counter() - t0:.1f} s (no model call)</span>"
+            )
 
         picker.observe(lambda change: show(change["new"]), names="value")
         box = w.VBox([picker, line, out])
@@ -517,8 +575,11 @@ def show_inspector(dataset_name: str, question_id: str | None = None, interactiv
     qid = ins.default_question(question_id)
     if qid != question_id:
         where = ins.split_of(question_id) if question_id else None
-        print(f"{question_id} is {'in the ' + where + ' split' if where else 'not built'} (notebooks 02–07 analyse "
-              f"{split}): showing {qid}, {ins.why_default(qid)}; pick any question above")
+        print(
+            f"{question_id} is {'in the ' + where + ' split' if where else 'not built'} (notebooks 02–07 "
+            "analyse "
+            f"{split}): showing {qid}, {ins.why_default(qid)}; pick any question above"
+        )
     if interactive:
         display(ins.widget(qid))
         return None
@@ -561,8 +622,11 @@ def inspector_finding(dataset_name: str, question_id: str | None = None, split: 
     if best:
         top = min(best.values())
         runs = [n for n, r in best.items() if r == top]
-        text += (f"; the best rank of a label-2 passage is {top} ({', '.join(runs[:3])}"
-                 + (f" and {len(runs) - 3} more" if len(runs) > 3 else "") + f") over {len(rep.rank_points)} runs")
+        text += (
+            f"; the best rank of a label-2 passage is {top} ({', '.join(runs[:3])}"
+            + (f" and {len(runs) - 3} more" if len(runs) > 3 else "")
+            + f") over {len(rep.rank_points)} runs"
+        )
     if rep.readings is not None and len(rep.readings):
         right = int(rep.readings["em"].astype(str).str.lower().isin(["true", "1"]).sum())
         text += f"; {right} of {len(rep.readings)} stored readings are right by strict EM"

@@ -25,7 +25,9 @@ class BM25sRetriever:
 
     name = "bm25s"
 
-    def __init__(self, corpus: Mapping[str, str], k1: float = 0.9, b: float = 0.4, stopwords: str = "en") -> None:
+    def __init__(
+        self, corpus: Mapping[str, str], k1: float = 0.9, b: float = 0.4, stopwords: str = "en"
+    ) -> None:
         import bm25s
 
         if not corpus:

@@ -91,7 +91,9 @@ SUPPORTING_JUDGED, CONTAINING_JUDGED = f"{SUPPORTING}, LLM-judged", f"{CONTAININ
 # ----------------------------------------------------------------------------- result tables
 
 
-def result_path(notebook: str, dataset: str | None, split: str | None, name: str, suffix: str = ".csv") -> Path:
+def result_path(
+    notebook: str, dataset: str | None, split: str | None, name: str, suffix: str = ".csv"
+) -> Path:
     """``results/<notebook>_<dataset>_<split>_<name><suffix>`` (parts that are None left out): the
     layout behind :meth:`Table.path`."""
     parts = [notebook, dataset, split, name]
@@ -145,8 +147,9 @@ QUICKSTART_ANSWERS = _table("quickstart_answers", Stage.QUICKSTART, "quickstart_
 
 TABLE1 = _table("table1", Stage.CONSTRUCTION, "table1", per_split=False)
 RELEASE_AGREEMENT = _table("release_agreement", Stage.CONSTRUCTION, "release_agreement", per_split=False)
-RELEASE_AGREEMENT_PASSAGES = _table("release_agreement_passages", Stage.CONSTRUCTION, "release_agreement_passages",
-                                    per_split=False)
+RELEASE_AGREEMENT_PASSAGES = _table(
+    "release_agreement_passages", Stage.CONSTRUCTION, "release_agreement_passages", per_split=False
+)
 
 RETRIEVAL_METRICS = _table("retrieval_metrics", Stage.RETRIEVAL, "retrieval")
 RETRIEVAL_COMPARED = _table("retrieval_compared", Stage.RETRIEVAL, "compared")
@@ -303,7 +306,8 @@ def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
     questions, not only the built ones, so the control corpus is not trivially small; the
     embedded set has 64 references, TriviaHG validation 1,000 ``Snippet``s). A reference is
     relevant (label 2) to a question when it contains one of the question's gold answers/aliases
-    (not the LLM-expanded pool) as a folded token n-gram (:func:`~inferqa_utils.textnorm.any_occurs_folded`). Empty when there are no references."""
+    (not the LLM-expanded pool) as a folded token n-gram (:func:`~inferqa_utils.textnorm.any_occurs_folded`).
+    Empty when there are no references."""
     if source is None:
         source = built_source(ds)
     pool = list(source) if source is not None else []

@@ -32,11 +32,20 @@ def test_valid_only_when_every_key_field_matches_and_files_exist(tmp_path):
 
 def test_key_recipe_by_hand():
     """kind, schema, inputs' fingerprints and parameters, each mapping sorted and as JSON reads it back."""
-    key = artifacts.key("retrieval-run", 2, inputs={"queries": "q1", "corpus": "c1"},
-                        params={"k": 10, "retriever": "bm25s", "path": PurePosixPath("/x/y"), "pair": ("a", 1)})
+    key = artifacts.key(
+        "retrieval-run",
+        2,
+        inputs={"queries": "q1", "corpus": "c1"},
+        params={"k": 10, "retriever": "bm25s", "path": PurePosixPath("/x/y"), "pair": ("a", 1)},
+    )
     assert key == {"kind": "retrieval-run", "schema": 2, "inputs": {"corpus": "c1", "queries": "q1"},
                    "params": {"k": 10, "pair": ["a", 1], "path": "/x/y", "retriever": "bm25s"}}
-    assert list(key["inputs"]) == ["corpus", "queries"] and list(key["params"]) == ["k", "pair", "path", "retriever"]
+    assert list(key["inputs"]) == ["corpus", "queries"] and list(key["params"]) == [
+        "k",
+        "pair",
+        "path",
+        "retriever",
+    ]
 
 
 def test_cost_record_by_hand():
@@ -73,8 +82,9 @@ def _cached(path, key, calls, **kw):
         calls.append(1)
         return "value"
 
-    return artifacts.cached(path, key, compute, n_queries=2, save=lambda v, tmp: tmp.write_text(v, encoding="utf-8"),
-                            **kw)
+    return artifacts.cached(
+        path, key, compute, n_queries=2, save=lambda v, tmp: tmp.write_text(v, encoding="utf-8"), **kw
+    )
 
 
 def test_cached_reads_back_a_matching_artifact_and_recomputes_a_stale_one(tmp_path):
@@ -85,11 +95,15 @@ def test_cached_reads_back_a_matching_artifact_and_recomputes_a_stale_one(tmp_pa
     assert (first.value, first.reused, len(calls)) == ("value", False, 1) and first.cost.n_queries == 2
     again = _cached(path, key, calls, **load)
     assert (again.value, again.reused, len(calls)) == ("value", True, 1)
-    assert again.cost == artifacts.Cost.of(artifacts.read_stamp(path))  # the cost recorded when it was computed
+    assert again.cost == artifacts.Cost.of(
+        artifacts.read_stamp(path)
+    )  # the cost recorded when it was computed
     newer = artifacts.key("thing", 2, {"corpus": "c"}, {"k": 1})  # another schema: the old stamp misses
     assert not _cached(path, newer, calls, **load).reused and len(calls) == 2
     assert artifacts.read_stamp(path)["schema"] == 2
-    assert not _cached(path, newer, calls, load=lambda p: None).reused and len(calls) == 3  # unreadable: recomputed
+    assert (
+        not _cached(path, newer, calls, load=lambda p: None).reused and len(calls) == 3
+    )  # unreadable: recomputed
     assert not _cached(None, newer, calls, **load).reused and len(calls) == 4  # nowhere to store
 
 
@@ -97,10 +111,16 @@ def test_cached_records_llm_counters_and_keeps_the_cost_of_a_computation_that_ma
     """Without ``load`` the value is always computed; a run served by the generation cache (no model
     call) keeps the cost recorded under the same key, or has none."""
     engine, path, key = _Engine(), tmp_path / "r.txt", artifacts.key("thing", 1, {}, {})
-    save = {"save": lambda v, tmp: tmp.write_text(v, encoding="utf-8"), "n_queries": 1, "llms": [engine, engine, None]}
+    save = {
+        "save": lambda v, tmp: tmp.write_text(v, encoding="utf-8"),
+        "n_queries": 1,
+        "llms": [engine, engine, None],
+    }
     made = artifacts.cached(path, key, lambda: engine.answer(cached=False) or "v", **save)
     assert made.cost.llm == {"model_calls": 1, "cache_hits": 0, "prompt_tokens": 0, "generated_tokens": 5}
-    artifacts.write(path, _writer("v"), key, artifacts.Cost(42.0, 1, made.cost.llm))  # as if it had taken 42 s
+    artifacts.write(
+        path, _writer("v"), key, artifacts.Cost(42.0, 1, made.cost.llm)
+    )  # as if it had taken 42 s
     again = artifacts.cached(path, key, lambda: engine.answer(cached=True) or "v", **save)
     assert not again.reused and again.cost == artifacts.Cost(42.0, 1, made.cost.llm)
     assert artifacts.Cost.of(artifacts.read_stamp(path)).seconds == 42.0
@@ -115,8 +135,14 @@ def test_cached_records_llm_counters_and_keeps_the_cost_of_a_computation_that_ma
 def test_cached_leaves_setup_out_of_the_cost(tmp_path):
     import time
 
-    done = artifacts.cached(tmp_path / "s.txt", {"k": 1}, lambda: "v", n_queries=1, setup=lambda: time.sleep(0.3),
-                            save=lambda v, tmp: tmp.write_text(v, encoding="utf-8"))
+    done = artifacts.cached(
+        tmp_path / "s.txt",
+        {"k": 1},
+        lambda: "v",
+        n_queries=1,
+        setup=lambda: time.sleep(0.3),
+        save=lambda v, tmp: tmp.write_text(v, encoding="utf-8"),
+    )
     assert done.cost.seconds < 0.2
 
 
@@ -139,7 +165,9 @@ def test_interrupted_write_leaves_no_valid_artifact(tmp_path):
 def test_fingerprints_see_what_they_must_and_ignore_what_they_may():
     corpus = {"p1": "Paris is in France.", "p2": "Rome is in Italy."}
     assert fingerprint.corpus_sha256(corpus) == fingerprint.corpus_sha256(dict(corpus))
-    assert fingerprint.corpus_sha256(corpus) != fingerprint.corpus_sha256({"p2": corpus["p2"], "p1": corpus["p1"]})
+    assert fingerprint.corpus_sha256(corpus) != fingerprint.corpus_sha256(
+        {"p2": corpus["p2"], "p1": corpus["p1"]}
+    )
     run = {"q": [("p1", 2.0), ("p2", 1.0)]}
     assert fingerprint.ranking_sha256(run) == fingerprint.ranking_sha256({"q": [("p1", 9.0), ("p2", 3.0)]})
     assert fingerprint.run_sha256(run) != fingerprint.run_sha256({"q": [("p1", 9.0), ("p2", 3.0)]})

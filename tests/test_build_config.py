@@ -18,24 +18,41 @@ from inferqa_utils.construction.build_config import (
 def test_from_parameters_reads_the_notebook_names_onto_the_fields():
     labelers = ("a", "b")
     splits = ["test"]
-    cfg = BuildConfig.from_parameters({
-        "build_source": "quit", "dataset_name": "mine", "build_max_questions": 7, "k_hints": 4,
-        "labelers": labelers, "label_splits": splits, "parametric_models": [], "n_test": 0.5,
-        # a profile's parameters of other notebooks, spelt like three fields: not read
-        "source": "wikihint", "name": "other", "max_questions": 99, "reader_model": "x", "release": "embedded",
-    })
+    cfg = BuildConfig.from_parameters(
+        {
+            "build_source": "quit",
+            "dataset_name": "mine",
+            "build_max_questions": 7,
+            "k_hints": 4,
+            "labelers": labelers,
+            "label_splits": splits,
+            "parametric_models": [],
+            "n_test": 0.5,
+            # a profile's parameters of other notebooks, spelt like three fields: not read
+            "source": "wikihint",
+            "name": "other",
+            "max_questions": 99,
+            "reader_model": "x",
+            "release": "embedded",
+        }
+    )
     assert (cfg.source, cfg.name, cfg.max_questions, cfg.k_hints, cfg.n_test) == ("quit", "mine", 7, 4, 0.5)
     assert cfg.labelers == ["a", "b"] and isinstance(cfg.labelers, list)
     assert cfg.label_splits == ["test"] and cfg.label_splits is not splits  # a copy
     assert cfg.parametric_models is None  # an empty list reads as "the labelers"
-    untouched = {k: v for k, v in asdict(cfg).items()
-                 if k not in ("source", "name", "max_questions", "k_hints", "labelers", "label_splits", "n_test")}
+    untouched = {
+        k: v
+        for k, v in asdict(cfg).items()
+        if k not in ("source", "name", "max_questions", "k_hints", "labelers", "label_splits", "n_test")
+    }
     assert untouched == {k: v for k, v in asdict(BuildConfig()).items() if k in untouched}
 
 
 def test_from_parameters_ignores_a_misspelt_or_unknown_parameter():
     """A name that is no field's parameter changes nothing (a profile holds every notebook's)."""
-    cfg = BuildConfig.from_parameters({"build_sorce": "quit", "k_hint": 9, "dataset": "x", "label_splits": None})
+    cfg = BuildConfig.from_parameters(
+        {"build_sorce": "quit", "k_hint": 9, "dataset": "x", "label_splits": None}
+    )
     assert cfg == BuildConfig()
     assert BuildConfig.from_parameters({}) == BuildConfig()
 

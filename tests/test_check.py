@@ -32,7 +32,9 @@ def record_run(tmp_path, run_id=RUN_ID, notebooks=("04_reading",), status="ok"):
 def record_table(results, name=EM_TABLE, run_id=RUN_ID, notebook="04_reading.ipynb"):
     """The run record of ``results/<name>`` as the runner writes it."""
     run = {"run_id": run_id, "profile": run_id.split("-", 2)[2], "notebook": notebook}
-    prov.record([("results", name)], run, {"results": results, "figures": results.parent / "figures"}, results)
+    prov.record(
+        [("results", name)], run, {"results": results, "figures": results.parent / "figures"}, results
+    )
 
 
 def _setup(tmp_path, expected=6.25, tolerance=0.02):
@@ -57,8 +59,15 @@ def _setup(tmp_path, expected=6.25, tolerance=0.02):
 
 def _check(tmp_path, results, matrix, lines=None, **kw):
     """``check("smoke")`` of the conditions only, on ``results`` and the runs of ``tmp_path/executions``."""
-    return chk.check("smoke", folder=results, path=matrix, executions=tmp_path / "executions", findings_table=False,
-                     log=(lines.append if lines is not None else lambda *_: None), **kw)
+    return chk.check(
+        "smoke",
+        folder=results,
+        path=matrix,
+        executions=tmp_path / "executions",
+        findings_table=False,
+        log=(lines.append if lines is not None else lambda *_: None),
+        **kw,
+    )
 
 
 def test_ok_when_within_tolerance_and_fail_beyond(tmp_path):
@@ -163,8 +172,10 @@ def test_a_table_another_profiles_run_wrote_fails_naming_both_runs(tmp_path):
     record_table(results, run_id="20261124-090000-default")  # e.g. the shared quickstart table
     lines: list[str] = []
     assert _check(tmp_path, results, matrix, lines) == 2
-    why = ("table 04_embedded-smoke_test_em.csv was written by run 20261124-090000-default (profile default), "
-           "not by the run checked, run 20261123-120000-smoke (profile smoke)")
+    why = (
+        "table 04_embedded-smoke_test_em.csv was written by run 20261124-090000-default (profile default), "
+        "not by the run checked, run 20261123-120000-smoke (profile smoke)"
+    )
     assert all(line.endswith(why) for line in _fail_lines(lines)) and len(_fail_lines(lines)) == 2
     assert "[check] runs checked: notebook 04: run 20261123-120000-smoke" in lines
 

@@ -83,7 +83,10 @@ def test_convergence_needs_the_gold_candidate():
 
 
 def test_parse_generated_candidates():
-    reply = "1. Lyon\n2) Marseille\n- paris\n* Nice.\n\nLyon\nA very long line that is not an answer at all really"
+    reply = (
+        "1. Lyon\n2) Marseille\n- paris\n* Nice.\n\nLyon\nA very long line that is not an answer at all "
+        "really"
+    )
     assert parse_candidates(reply, ["Paris"], 10) == ["Lyon", "Marseille", "Nice"]
 
 
@@ -171,7 +174,9 @@ def test_checkpoint_rejects_a_bad_middle_line(tmp_path):
 
 
 def test_verification_update(tmp_path):
-    q = Question("q1", "Which city has gondolas?", ["Venice"], [Hint("It has canals."), Hint("A gondola ride.")])
+    q = Question(
+        "q1", "Which city has gondolas?", ["Venice"], [Hint("It has canals."), Hint("A gondola ride.")]
+    )
     res = _labels()
     upd = update_labels(q, q.hint_texts, res, {"Venezia": False}, LeakageFilter())
     # Venezia rejected by the person; Gondola occurs in a hint → removed by the leakage re-run
@@ -206,9 +211,17 @@ def test_answer_effects_preview_what_a_decision_changes() -> None:
     # q1_1_1 keeps label 2 through the gold "Gobi": unticking moves one passage, not two
     assert (desert.kind, desert.passages, desert.flips, desert.accepted) == ("generated", 2, 1, True)
     assert desert.preview() == "unticking removes it from the pool and moves 1 passage 2 → 1"
-    assert (nurse.kind, nurse.accepted, nurse.flips) == ("leaks", False, 1) and "whatever you decide" in nurse.preview()
-    off = {e.answer: e for e in answer_effects(q, q.hint_texts, res, {"Desert of Gobi": False})}["Desert of Gobi"]
-    assert not off.accepted and off.preview().startswith("unticked: out of the pool at the next build (1 passage 2 → 1)")
+    assert (nurse.kind, nurse.accepted, nurse.flips) == (
+        "leaks",
+        False,
+        1,
+    ) and "whatever you decide" in nurse.preview()
+    off = {e.answer: e for e in answer_effects(q, q.hint_texts, res, {"Desert of Gobi": False})}[
+        "Desert of Gobi"
+    ]
+    assert not off.accepted and off.preview().startswith(
+        "unticked: out of the pool at the next build (1 passage 2 → 1)"
+    )
     # the preview is what the label update then does
     upd = update_labels(q, q.hint_texts, res, {"Desert of Gobi": False}, LeakageFilter())
     assert upd.downgraded == off.flips + nurse.flips and upd.rejected_by_leakage == ["Nurse Gobi"]

@@ -80,7 +80,9 @@ def test_rrf_ties_and_c():
 def test_registry_names_and_unknown_name():
     names = registry.retriever_names()
     assert names[:6] == ["bm25", "bm25s", "minilm", "e5-small", "hybrid", "rrf"]
-    with pytest.raises(ValueError, match=r"unknown retriever 'nope'.*bm25, bm25s, minilm, e5-small, hybrid, rrf"):
+    with pytest.raises(
+        ValueError, match=r"unknown retriever 'nope'.*bm25, bm25s, minilm, e5-small, hybrid, rrf"
+    ):
         registry.make_retriever("nope", CORPUS)
     with pytest.raises(ValueError, match=r"smollm2-135m.*not a bi-encoder"):
         registry.make_retriever("smollm2-135m", CORPUS)
@@ -113,9 +115,15 @@ def test_run_reuse_and_invalidation(tmp_path, monkeypatch):
     stamp = artifacts.stamp_path(path)
     assert path.is_file() and stamp.is_file() and built == ["bm25s"]
     written = json.loads(stamp.read_text())
-    assert written["params"] == {"identity": registry.retriever_identity("bm25s"), "k": 3, "retriever": "bm25s"}
+    assert written["params"] == {
+        "identity": registry.retriever_identity("bm25s"),
+        "k": 3,
+        "retriever": "bm25s",
+    }
     assert written["kind"] == "retrieval-run" and written["schema"] == registry.RUN_SCHEMA
-    assert written["cost"]["n_queries"] == 3 and written["cost"]["seconds"] >= 0 and written["cost"]["llm"] == {}
+    assert (
+        written["cost"]["n_queries"] == 3 and written["cost"]["seconds"] >= 0 and written["cost"]["llm"] == {}
+    )
     mtime = path.stat().st_mtime_ns
     again = registry.retrieve("bm25s", CORPUS, QUERIES, 3, path)
     assert built == ["bm25s"] and path.stat().st_mtime_ns == mtime  # reused, not searched
@@ -146,7 +154,10 @@ def test_run_with_a_stale_schema_is_searched_again(tmp_path, monkeypatch):
     searched = []
     monkeypatch.setattr(registry, "make_retriever", lambda *a, **kw: searched.append(a[0]) or _Fixed("bm25s"))
     assert registry.retrieve("bm25s", CORPUS, QUERIES, 3, path) == {q: [("p1", 1.0)] for q in QUERIES}
-    assert searched == ["bm25s"] and json.loads(artifacts.stamp_path(path).read_text())["schema"] == registry.RUN_SCHEMA
+    assert (
+        searched == ["bm25s"]
+        and json.loads(artifacts.stamp_path(path).read_text())["schema"] == registry.RUN_SCHEMA
+    )
 
 
 class _Fixed:
@@ -175,7 +186,8 @@ def test_a_callers_retriever_is_keyed_by_its_identity(tmp_path):
     registry.retrieve("mine", CORPUS, QUERIES, 3, path, retriever=_Fixed("mine"))
     assert json.loads(artifacts.stamp_path(path).read_text())["params"]["identity"] == \
         f"custom:{__name__}._Fixed"
-    # a registry name searched by a prebuilt retriever: keyed by the retriever (the registry's when built the same)
+    # a registry name searched by a prebuilt retriever: keyed by the retriever (the registry's when built the
+    # same)
     from inferqa_utils.lexical import BM25sRetriever
 
     assert registry.make_retriever("bm25s", CORPUS).identity == registry.retriever_identity("bm25s")
@@ -198,7 +210,9 @@ def test_register_retriever_is_an_ordinary_name(tmp_path, monkeypatch):
     assert registry.retriever_spec("fixed") is spec and "fixed" in registry.retriever_names()
     assert registry.RETRIEVERS["fixed"] == "always p1" and registry.retriever_identity("fixed") == "fixed v3"
     path = tmp_path / "fixed.trec"
-    assert registry.retrieve("fixed", CORPUS, QUERIES, 2, path)["q1"] == [("p1", 1.0)] and built == [len(CORPUS)]
+    assert registry.retrieve("fixed", CORPUS, QUERIES, 2, path)["q1"] == [("p1", 1.0)] and built == [
+        len(CORPUS)
+    ]
     assert json.loads(artifacts.stamp_path(path).read_text())["params"]["identity"] == "fixed v3"
     registry.retrieve("fixed", CORPUS, QUERIES, 2, path)
     assert built == [len(CORPUS)]  # cached: the identity came from the registry, nothing was built
@@ -214,8 +228,10 @@ def test_fused_identity_combines_its_parts():
     assert FusedRetriever("f", [a, b]).identity == f"interleave(a=A 1, b=custom:{__name__}._Fixed)"
     assert FusedRetriever("f", [a, a], method="rrf").identity == "rrf(a=A 1, a=A 1)"
     assert FusedRetriever("f", [a], method="rrf", c=10, depth=200).identity == "rrf(c=10, depth=200; a=A 1)"
-    assert registry.retriever_identity("hybrid") == (f"interleave(bm25s={registry.retriever_identity('bm25s')}, "
-                                                     f"minilm={registry.retriever_identity('minilm')})")
+    assert registry.retriever_identity("hybrid") == (
+        f"interleave(bm25s={registry.retriever_identity('bm25s')}, "
+        f"minilm={registry.retriever_identity('minilm')})"
+    )
 
 
 def test_cached_run_with_unknown_passage_is_an_error(tmp_path):
@@ -296,10 +312,21 @@ def test_control_corpus_relevance_uses_gold_answers_not_the_pool():
     from inferqa_utils.stages import control_corpus
 
     qs = {
-        "a": Question("a", "Which city has gondolas?", ["Venice", "Venezia", "Gondola"], [Hint("x")],
-                      reference="Venice is a city in Italy built on canals.", meta={"gold_answers": ["Venice"]}),
-        "b": Question("b", "Which boat is rowed in it?", ["Gondola"], [Hint("y")],
-                      reference="A gondola is a rowing boat; gondolas are common in Venice."),
+        "a": Question(
+            "a",
+            "Which city has gondolas?",
+            ["Venice", "Venezia", "Gondola"],
+            [Hint("x")],
+            reference="Venice is a city in Italy built on canals.",
+            meta={"gold_answers": ["Venice"]},
+        ),
+        "b": Question(
+            "b",
+            "Which boat is rowed in it?",
+            ["Gondola"],
+            [Hint("y")],
+            reference="A gondola is a rowing boat; gondolas are common in Venice.",
+        ),
         "c": Question("c", "No reference here?", ["Nothing"], [Hint("z")]),
     }
     ds = Dataset("t", qs, splits={"test": ["a", "b", "c"]})
@@ -315,11 +342,26 @@ def test_control_corpus_adds_the_sources_other_references():
 
     built = Dataset("t", {"a": Question("a", "Which city has gondolas?", ["Venice"], [Hint("x")],
                                         reference="Venice is built on canals.")}, splits={"test": ["a"]})
-    source = Dataset("src", {
-        "a": Question("a", "Which city has gondolas?", ["Venice"], [Hint("x")], reference="Venice is built on canals."),
-        "z": Question("z", "Unbuilt question?", ["Paris"], [Hint("y")], reference="Paris, not Venice, has the Louvre."),
-        "n": Question("n", "No reference?", ["Rome"], [Hint("w")]),
-    })
+    source = Dataset(
+        "src",
+        {
+            "a": Question(
+                "a",
+                "Which city has gondolas?",
+                ["Venice"],
+                [Hint("x")],
+                reference="Venice is built on canals.",
+            ),
+            "z": Question(
+                "z",
+                "Unbuilt question?",
+                ["Paris"],
+                [Hint("y")],
+                reference="Paris, not Venice, has the Louvre.",
+            ),
+            "n": Question("n", "No reference?", ["Rome"], [Hint("w")]),
+        },
+    )
     corpus, qrels = control_corpus(built, "test", source=source)
     assert set(corpus) == {"ref:a", "ref:z"}  # distractors from questions that were not built
     assert qrels == {"a": {"ref:a": 2, "ref:z": 2}}

@@ -25,26 +25,47 @@ NOTEBOOK_FILES = discover_notebooks()
 #: every result table's file for dataset ``D`` and split ``S``: the names on disk, pinned
 FILES = {
     "quickstart_answers": "00_quickstart_answers.csv",
-    "table1": "01_D_table1.csv", "release_agreement": "01_D_release_agreement.csv",
+    "table1": "01_D_table1.csv",
+    "release_agreement": "01_D_release_agreement.csv",
     "release_agreement_passages": "01_D_release_agreement_passages.csv",
-    "retrieval_metrics": "02_D_S_retrieval.csv", "retrieval_compared": "02_D_S_compared.csv",
-    "cross_corpus": "02_D_S_cross_corpus.csv", "passage_lengths": "02_D_S_passage_lengths.csv",
-    "pooled_judgments": "02_D_S_pooled_judgments.csv", "fair_corpora": "02_D_S_fair_corpora.csv",
-    "fair_comparison": "02_D_S_fair_comparison.csv", "retrieval_per_question": "02_D_S_per_question.csv",
-    "reranking": "03_D_S_reranking.csv", "reranking_compared": "03_D_S_compared.csv",
-    "reranking_per_question": "03_D_S_per_question.csv", "oracle_reranker": "03_D_S_oracle_reranker.csv",
-    "reading_answers": "04_D_S_answers.csv", "reading_em": "04_D_S_em.csv", "table8": "04_D_S_table8.csv",
+    "retrieval_metrics": "02_D_S_retrieval.csv",
+    "retrieval_compared": "02_D_S_compared.csv",
+    "cross_corpus": "02_D_S_cross_corpus.csv",
+    "passage_lengths": "02_D_S_passage_lengths.csv",
+    "pooled_judgments": "02_D_S_pooled_judgments.csv",
+    "fair_corpora": "02_D_S_fair_corpora.csv",
+    "fair_comparison": "02_D_S_fair_comparison.csv",
+    "retrieval_per_question": "02_D_S_per_question.csv",
+    "reranking": "03_D_S_reranking.csv",
+    "reranking_compared": "03_D_S_compared.csv",
+    "reranking_per_question": "03_D_S_per_question.csv",
+    "oracle_reranker": "03_D_S_oracle_reranker.csv",
+    "reading_answers": "04_D_S_answers.csv",
+    "reading_em": "04_D_S_em.csv",
+    "table8": "04_D_S_table8.csv",
     "hints_distribution": "04_D_S_hints_distribution.csv",
-    "ft_training_times": "05_D_training_times.csv", "ft_retrieval": "05_D_S_retrieval.csv",
-    "ft_compared": "05_D_S_compared.csv", "ft_per_question": "05_D_S_per_question.csv",
-    "ft_oracle_reranker": "05_D_S_oracle_reranker.csv", "ft_reranking": "05_D_S_reranking.csv",
-    "ft_answers": "05_D_S_answers.csv", "ft_reading": "05_D_S_reading.csv",
-    "patterns": "06_D_S_patterns.csv", "em_curves": "06_D_S_em_curves.csv", "passage_types": "06_D_S_types.csv",
-    "probe_curves": "06_D_S_probe_curves.csv", "probe_readings": "06_D_S_probe_readings.csv",
-    "probes": "06_D_S_probes.csv", "ser": "06_D_S_ser.csv", "ser_readings": "06_D_S_ser_readings.csv",
-    "damaging_comparison": "06_D_S_comparison.csv", "damaging_intervals": "06_D_S_intervals.csv",
-    "beyond_answers": "07_D_S_answers.csv", "beyond_report": "07_D_S_report.csv",
-    "beyond_em_compared": "07_D_S_em_compared.csv", "findings": "07_D_S_findings.csv",
+    "ft_training_times": "05_D_training_times.csv",
+    "ft_retrieval": "05_D_S_retrieval.csv",
+    "ft_compared": "05_D_S_compared.csv",
+    "ft_per_question": "05_D_S_per_question.csv",
+    "ft_oracle_reranker": "05_D_S_oracle_reranker.csv",
+    "ft_reranking": "05_D_S_reranking.csv",
+    "ft_answers": "05_D_S_answers.csv",
+    "ft_reading": "05_D_S_reading.csv",
+    "patterns": "06_D_S_patterns.csv",
+    "em_curves": "06_D_S_em_curves.csv",
+    "passage_types": "06_D_S_types.csv",
+    "probe_curves": "06_D_S_probe_curves.csv",
+    "probe_readings": "06_D_S_probe_readings.csv",
+    "probes": "06_D_S_probes.csv",
+    "ser": "06_D_S_ser.csv",
+    "ser_readings": "06_D_S_ser_readings.csv",
+    "damaging_comparison": "06_D_S_comparison.csv",
+    "damaging_intervals": "06_D_S_intervals.csv",
+    "beyond_answers": "07_D_S_answers.csv",
+    "beyond_report": "07_D_S_report.csv",
+    "beyond_em_compared": "07_D_S_em_compared.csv",
+    "findings": "07_D_S_findings.csv",
 }
 
 
@@ -121,17 +142,27 @@ def test_one_corpus_vocabulary():
 # ----------------------------------------------------------------------------- runs
 
 
-@pytest.mark.parametrize(("name", "corpus", "notebook"), [
-    ("bm25", Corpus.SUPPORTING, "02_retrieval"), ("e5-small", Corpus.CONTAINING, "02_retrieval"),
-    ("bm25+pointwise", Corpus.SUPPORTING, "03_reranking"), ("oracle+upr", Corpus.SUPPORTING, "03_reranking"),
-    ("FT-MiniLM", Corpus.SUPPORTING, "05_finetuning"), ("bm25+FT-CrossEncoder", Corpus.SUPPORTING, "05_finetuning"),
-])
+@pytest.mark.parametrize(
+    ("name", "corpus", "notebook"),
+    [
+        ("bm25", Corpus.SUPPORTING, "02_retrieval"),
+        ("e5-small", Corpus.CONTAINING, "02_retrieval"),
+        ("bm25+pointwise", Corpus.SUPPORTING, "03_reranking"),
+        ("oracle+upr", Corpus.SUPPORTING, "03_reranking"),
+        ("FT-MiniLM", Corpus.SUPPORTING, "05_finetuning"),
+        ("bm25+FT-CrossEncoder", Corpus.SUPPORTING, "05_finetuning"),
+    ],
+)
 def test_a_missing_run_names_the_notebook_that_writes_it(name, corpus, notebook, monkeypatch):
-    monkeypatch.delenv(PROFILE_ENV, raising=False)  # the command then names no profile (a run's kernel sets one)
+    monkeypatch.delenv(
+        PROFILE_ENV, raising=False
+    )  # the command then names no profile (a run's kernel sets one)
     with pytest.raises(MissingInputError) as exc:
         stages.load_run("no-such-dataset", name, corpus)
     text = str(exc.value)
-    assert text.startswith(f"missing input the {corpus} run {name!r} {stages.run_path('no-such-dataset', corpus, name)}")
+    assert text.startswith(
+        f"missing input the {corpus} run {name!r} {stages.run_path('no-such-dataset', corpus, name)}"
+    )
     assert f"run notebook {notebook} first (python -m inferqa_utils run --only {notebook[:2]})" in text
 
 
@@ -141,7 +172,10 @@ def test_load_run_restricts_to_the_questions_and_checks_the_passages():
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("q1 Q0 p2 1 2.0 bm25\nq1 Q0 p1 2 1.0 bm25\nq2 Q0 p1 1 3.0 bm25\n", encoding="utf-8")
     try:
-        assert stages.load_run(name, "bm25", qids=["q1", "q3"]) == {"q1": [("p2", 2.0), ("p1", 1.0)], "q3": []}
+        assert stages.load_run(name, "bm25", qids=["q1", "q3"]) == {
+            "q1": [("p2", 2.0), ("p1", 1.0)],
+            "q3": [],
+        }
         assert set(stages.load_run(name, "bm25")) == {"q1", "q2"}
         with pytest.raises(DataFormatError, match="p2"):
             stages.load_run(name, "bm25", known_passages={"p1": "text"})
@@ -159,7 +193,11 @@ def test_every_table_a_notebook_writes_is_its_registry_table(nb: Path):
     written, stray = set(), []
     for tree in _code_cells(nb):
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to_csv"):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "to_csv"
+            ):
                 continue
             target = node.args[0] if node.args else None
             const = (_stages_attribute(target.func.value) if isinstance(target, ast.Call)
@@ -199,20 +237,38 @@ def test_modules_spell_no_result_file_or_producing_notebook():
             if (any(stem in s for stem in stages.NOTEBOOKS.values())
                     or (".csv" in s and re.search(r"(^|[^\w])0\d_", s)) or s in labels):
                 found.append(f"{path.relative_to(PKG)}: {s!r}")
-        found += [f"{path.relative_to(PKG)}: result_path" for n in ast.walk(tree)
-                  if isinstance(n, ast.Name | ast.alias) and getattr(n, "id", getattr(n, "name", None)) == "result_path"]
+        found += [
+            f"{path.relative_to(PKG)}: result_path"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name | ast.alias)
+            and getattr(n, "id", getattr(n, "name", None)) == "result_path"
+        ]
     assert not found, "\n".join(found)
 
 
-@pytest.mark.parametrize("module", ["findings.py", "inspector.py", "check.py", "results_page.py", "beyond/report.py",
-                                    "finetune/experiments.py", "construction/store.py"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "findings.py",
+        "inspector.py",
+        "check.py",
+        "results_page.py",
+        "beyond/report.py",
+        "finetune/experiments.py",
+        "construction/store.py",
+    ],
+)
 def test_every_table_a_module_reads_is_registered(module: str):
     """``stages.NAME`` and ``from .stages import NAME`` in the readers of earlier stages name what
     the registry has (a renamed table fails here, not when a notebook reaches the line)."""
     tree = ast.parse((PKG / module).read_text(encoding="utf-8"))
     used = {a for n in ast.walk(tree) if (a := _stages_attribute(n))}
-    used |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and (n.module or "").endswith("stages")
-             for a in n.names}
+    used |= {
+        a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and (n.module or "").endswith("stages")
+        for a in n.names
+    }
     assert not [u for u in used if not hasattr(stages, u)], module
     tables = [getattr(stages, u) for u in used if isinstance(getattr(stages, u), stages.Table)]
     assert all(TABLES[t.key] is t for t in tables)

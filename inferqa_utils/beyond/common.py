@@ -101,7 +101,9 @@ def method_key(name: str, corpus: Mapping[str, str], queries: Mapping[str, str],
     inputs = {"corpus": corpus_sha256(corpus), "queries": queries_sha256(queries)}
     if first is not None:
         inputs["first_stage"] = run_sha256(first)
-    return artifacts.key("method-run", METHOD_SCHEMA, inputs, {"method": name, "version": int(version), **params})
+    return artifacts.key(
+        "method-run", METHOD_SCHEMA, inputs, {"method": name, "version": int(version), **params}
+    )
 
 
 def cached_method(name: str, out_dir: str | Path | None, key: Mapping[str, Any],
@@ -122,7 +124,9 @@ def cached_method(name: str, out_dir: str | Path | None, key: Mapping[str, Any],
         return read_run(path), details
 
     def save_details(value: tuple[Run, dict[str, Any]], tmp: Path) -> None:
-        tmp.write_text(json.dumps(value[1], ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
+        tmp.write_text(
+            json.dumps(value[1], ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8"
+        )
 
     tag = re.sub(r"\s+", "_", name) or "method"
     done = artifacts.cached(run_path, key, compute, n_queries=n_queries, load=load, llms=llms,

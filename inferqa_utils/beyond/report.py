@@ -78,13 +78,30 @@ def read_systems(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str,
                  progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
     """Per-question answers of every run read at top-``k`` with ``union``: all systems in one reader
     batch and one judge batch (:func:`inferqa_utils.reading.topk.read_runs`)."""
-    return read_runs(reader, judge, ds, runs, list(qids), ks=(k,), unions=(union,), corpus=corpus, progress=progress,
-                     known=known)
+    return read_runs(
+        reader,
+        judge,
+        ds,
+        runs,
+        list(qids),
+        ks=(k,),
+        unions=(union,),
+        corpus=corpus,
+        progress=progress,
+        known=known,
+    )
 
 
-def report_table(runs: Mapping[str, Run], kinds: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
-                 answers: pd.DataFrame, costs: Mapping[str, float | None], threshold: int = 1,
-                 metrics: Sequence[str] = REPORT_METRICS, retrieval_of: Mapping[str, str] | None = None) -> pd.DataFrame:
+def report_table(
+    runs: Mapping[str, Run],
+    kinds: Mapping[str, str],
+    qrels: Mapping[str, Mapping[str, int]],
+    answers: pd.DataFrame,
+    costs: Mapping[str, float | None],
+    threshold: int = 1,
+    metrics: Sequence[str] = REPORT_METRICS,
+    retrieval_of: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """One row per system (index ``system``): ``kind``, the retrieval ``metrics`` in % at label ≥
     ``threshold``, ``EM`` / ``judged`` / ``no_answer`` in % (from ``answers``, the per-question frame
     of :func:`read_systems`, possibly with extra systems such as a CoT reader), ``seconds/query``.
@@ -109,12 +126,18 @@ def report_table(runs: Mapping[str, Run], kinds: Mapping[str, str], qrels: Mappi
         rows.append(row)
     table = pd.concat(rows)
     table.index.name = "system"
-    num = [c for c in table.columns if c not in ("kind", "n_questions", "n_questions_ndcg", "threshold", "n_read")]
+    num = [
+        c
+        for c in table.columns
+        if c not in ("kind", "n_questions", "n_questions_ndcg", "threshold", "n_read")
+    ]
     table[num] = table[num].astype(float).round(2)
     return table
 
 
-def best_of(table: pd.DataFrame, kind: str, column: str, names: Sequence[str] | None = None) -> tuple[str, float] | None:
+def best_of(
+    table: pd.DataFrame, kind: str, column: str, names: Sequence[str] | None = None
+) -> tuple[str, float] | None:
     """``(system, value)`` of the best row of ``kind`` (optionally among ``names``) by ``column``;
     ties go to the earlier row. ``None`` when no row qualifies or all values are NaN."""
     sub = table[table["kind"] == kind] if kind else table
@@ -146,7 +169,9 @@ def best_method_summary(table: pd.DataFrame, dataset_name: str, bm25: str = "bm2
             continue
         parts = [f"- {col}: **{name}** {val:.2f}"]
         if bm25 in table.index and table.loc[bm25, col] == table.loc[bm25, col]:
-            parts.append(f"{val - float(table.loc[bm25, col]):+.2f} over {bm25} ({float(table.loc[bm25, col]):.2f})")
+            parts.append(
+                f"{val - float(table.loc[bm25, col]):+.2f} over {bm25} ({float(table.loc[bm25, col]):.2f})"
+            )
         bd = best_of(table, "", col, [d for d in dense if d in table.index])
         if bd is not None:
             parts.append(f"{val - bd[1]:+.2f} over the best dense retriever {bd[0]} ({bd[1]:.2f})")
@@ -162,8 +187,9 @@ def plot_report(table: pd.DataFrame, title: str, columns: Sequence[str] = ("nDCG
 
     colours = {"retriever": "#4C72B0", "reranker": "#DD8452", "method": "#55A868", "oracle": "#8C8C8C"}
     names = list(table.index)
-    fig, axes = plt.subplots(1, len(columns), figsize=(5.2 * len(columns), 0.38 * len(names) + 1.4), sharey=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(columns), figsize=(5.2 * len(columns), 0.38 * len(names) + 1.4), sharey=True, squeeze=False
+    )
     for ax, col in zip(axes[0], columns, strict=True):
         vals = table[col].astype(float).fillna(0.0)
         err = None
@@ -182,7 +208,9 @@ def plot_report(table: pd.DataFrame, title: str, columns: Sequence[str] = ("nDCG
     axes[0][0].set_yticklabels(names, fontsize=8)
     axes[0][0].invert_yaxis()
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for k, c in colours.items() if k in set(table["kind"])]
-    axes[0][-1].legend(handles, [k for k in colours if k in set(table["kind"])], fontsize=8, loc="lower right")
+    axes[0][-1].legend(
+        handles, [k for k in colours if k in set(table["kind"])], fontsize=8, loc="lower right"
+    )
     fig.suptitle(title)
     fig.tight_layout()
     return fig
@@ -192,22 +220,30 @@ def top1_hint_counts(ds: Dataset, runs: Mapping[str, Run], qids: Sequence[str]) 
     """Mean number of hints of each run's rank-1 passage (built passages only; paper Fig. 6)."""
     out = {}
     for name, run in runs.items():
-        ns = [ds.passages[lst[0][0]].n_hints for q in qids if (lst := run.get(q)) and lst[0][0] in ds.passages]
+        ns = [
+            ds.passages[lst[0][0]].n_hints for q in qids if (lst := run.get(q)) and lst[0][0] in ds.passages
+        ]
         out[name] = round(sum(ns) / len(ns), 3) if ns else float("nan")
     return out
 
 
-def method_costs(results: Mapping[str, Any], first_stage_cost: Mapping[str, float | None] | None = None) -> dict[str, float]:
+def method_costs(
+    results: Mapping[str, Any], first_stage_cost: Mapping[str, float | None] | None = None
+) -> dict[str, float]:
     """Seconds per query of method results (:class:`~inferqa_utils.beyond.common.MethodResult`),
     plus the cost of their first stage (``first_stage_cost``: method name → seconds/query)."""
     first_stage_cost = first_stage_cost or {}
-    return {name: round(r.seconds_per_query + float(first_stage_cost.get(name) or 0.0), 4) for name, r in results.items()}
-
+    return {
+        name: round(r.seconds_per_query + float(first_stage_cost.get(name) or 0.0), 4)
+        for name, r in results.items()
+    }
 
 
 # ----------------------------------------------------------------------------- generated sentences
 
-def details_note(details: Mapping[str, Mapping[str, Any]], gold: Mapping[str, Sequence[str]] | None = None) -> str:
+def details_note(
+    details: Mapping[str, Mapping[str, Any]], gold: Mapping[str, Sequence[str]] | None = None
+) -> str:
     """What a method did per question, from its ``details`` (decomposition: sub-questions;
     knowledge-aware: declared and selected elements; disentangled: masked questions; candidate
     support: candidate answers, and with ``gold`` how often the gold answer is among them)."""
@@ -224,8 +260,11 @@ def details_note(details: Mapping[str, Mapping[str, Any]], gold: Mapping[str, Se
     if "selected" in first:
         declared = sum(len(x["elements"]) for d in details.values() for x in d.get("documents", []))
         selected = sum(bool(d["selected"]) for d in details.values())
-        return (f"the LLM declared {declared / n:.1f} knowledge elements per question and elements were selected for "
-                f"{selected} of {n}")
+        return (
+            f"the LLM declared {declared / n:.1f} knowledge elements per question and elements were selected "
+            "for "
+            f"{selected} of {n}"
+        )
     if "masked_question" in first:
         masked = sum("[M]" in str(d["masked_question"]) for d in details.values())
         return f"topic words were masked in {masked} of {n} questions"
@@ -235,14 +274,24 @@ def details_note(details: Mapping[str, Mapping[str, Any]], gold: Mapping[str, Se
         if gold:
             top = sum(bool(details[q]["candidates"]) and exact_match(details[q]["candidates"][0][0], gold[q])
                       for q in details if q in gold)
-            anyc = sum(any(exact_match(c, gold[q]) for c, _w in details[q]["candidates"]) for q in details if q in gold)
+            anyc = sum(
+                any(exact_match(c, gold[q]) for c, _w in details[q]["candidates"])
+                for q in details
+                if q in gold
+            )
             text += f"; the gold answer is the consensus for {top} and among the candidates for {anyc}"
         return text
     return ""
 
 
-def method_finding(methods: Sequence[Any], baselines: Mapping[str, Run], qrels: Mapping[str, Mapping[str, int]],
-                   threshold: int = 1, metric: str = "nDCG@10", note: str = "") -> str:
+def method_finding(
+    methods: Sequence[Any],
+    baselines: Mapping[str, Run],
+    qrels: Mapping[str, Mapping[str, int]],
+    threshold: int = 1,
+    metric: str = "nDCG@10",
+    note: str = "",
+) -> str:
     """One section's sentence for notebook-07 methods (:class:`~inferqa_utils.beyond.common.MethodResult`):
     each method's ``metric`` at label ≥ ``threshold`` with its 95 % bootstrap interval beside the
     ``baselines`` (same questions), its cost per query, and ``note`` (e.g. :func:`details_note`)."""
@@ -256,5 +305,7 @@ def method_finding(methods: Sequence[Any], baselines: Mapping[str, Run], qrels: 
     for m in methods:
         cached = " (cached: computed in an earlier run)" if m.cached else ""
         parts.append(f"**{m.name}** {ci_of(t, m.name, metric)}, {m.seconds_per_query} s/query{cached}")
-    text = f"{metric} (label ≥ {threshold}): " + "; ".join(parts) + (f" — against {base}" if base else "") + "."
+    text = (
+        f"{metric} (label ≥ {threshold}): " + "; ".join(parts) + (f" — against {base}" if base else "") + "."
+    )
     return (f"{note[0].upper()}{note[1:]}. " if note else "") + text

@@ -54,8 +54,13 @@ from .steps import (
 )
 
 
-def build_dataset(cfg: BuildConfig, progress: bool = True, overwrite: bool = False,
-                  llm_loader: Callable[[str], LLM] | None = None, log: Callable[[str], None] = print) -> BuildResult:
+def build_dataset(
+    cfg: BuildConfig,
+    progress: bool = True,
+    overwrite: bool = False,
+    llm_loader: Callable[[str], LLM] | None = None,
+    log: Callable[[str], None] = print,
+) -> BuildResult:
     """Run paper 000 §3 end to end for ``cfg`` and export to ``cfg.out_dir`` (see module docstring).
 
     An existing export made with other parameters or other source file contents is never
@@ -136,12 +141,17 @@ def _check_conflict(out: Path, cfg: BuildConfig, overwrite: bool, log: Callable[
     diffs = parameter_differences(old.get("parameters") or {}, cfg)
     there_sha = old.get("source_sha256")
     if there_sha != here_sha:
-        diffs.append(f"content of the source files of {cfg.source!r}: sha256 {str(there_sha or 'not recorded')[:12]} "
-                     f"there → {here_sha[:12] or 'no file found'} here")
+        diffs.append(
+            f"content of the source files of {cfg.source!r}: sha256 {str(there_sha or 'not recorded')[:12]} "
+            f"there → {here_sha[:12] or 'no file found'} here"
+        )
     listed = "; ".join(diffs[:8]) + (f"; and {len(diffs) - 8} more" if len(diffs) > 8 else "")
     raise BuildConflictError(
         f"{out} holds a build with other parameters or source files (fingerprint {fp} ≠ "
         f"{cfg.fingerprint(here_sha)}; made by {made}). "
-        f"Differences: {listed or 'none recorded (an older manifest)'}. To show that build, set these parameters "
-        "back (a notebook's defaults are the default profile's: scripts/sync_notebook_parameters.py); to keep "
-        "both, choose another dataset_name; to replace it, pass overwrite=True")
+        f"Differences: {listed or 'none recorded (an older manifest)'}. To show that build, set these "
+        "parameters "
+        "back (a notebook's defaults are the default profile's: scripts/sync_notebook_parameters.py); to "
+        "keep "
+        "both, choose another dataset_name; to replace it, pass overwrite=True"
+    )

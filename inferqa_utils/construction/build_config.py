@@ -40,7 +40,11 @@ LABELING_VERSION = 2
 CHECKPOINT_DIR = "checkpoint"
 
 #: notebook 01's parameter name for a :class:`BuildConfig` field where the two differ
-NOTEBOOK_PARAMETER = {"source": "build_source", "name": "dataset_name", "max_questions": "build_max_questions"}
+NOTEBOOK_PARAMETER = {
+    "source": "build_source",
+    "name": "dataset_name",
+    "max_questions": "build_max_questions",
+}
 
 #: fields left out of the fingerprint: where the build reads decisions and writes, and a threshold
 #: that is only reported (no built question changes with them)
@@ -115,7 +119,11 @@ class BuildConfig:
         ``name`` or ``max_questions`` there belong to other notebooks. ``labelers``,
         ``parametric_models`` and ``label_splits`` are copied into new lists; an empty
         ``parametric_models`` or ``label_splits`` reads as ``None`` (the labelers; every split)."""
-        kw = {f.name: params[notebook_parameter(f.name)] for f in fields(cls) if notebook_parameter(f.name) in params}
+        kw = {
+            f.name: params[notebook_parameter(f.name)]
+            for f in fields(cls)
+            if notebook_parameter(f.name) in params
+        }
         if kw.get("labelers") is not None:
             kw["labelers"] = list(kw["labelers"])
         for key in _EMPTY_IS_NONE:
@@ -151,9 +159,22 @@ class BuildConfig:
     def label_key(self, source_sha256: str | None = None) -> str:
         """Hash of what determines a question's passages and labels, the source files' content
         included (``source_sha256`` as in :meth:`fingerprint`); names the checkpoint file."""
-        keys = ("source", "k_hints", "labelers", "judge_model", "convergence_model", "n_candidates", "max_candidates",
-                "convergence_method", "convergence_rule", "convergence_scope", "convergence_stored", "guards",
-                "leakage_fuzzy_threshold", "leakage_token_level")
+        keys = (
+            "source",
+            "k_hints",
+            "labelers",
+            "judge_model",
+            "convergence_model",
+            "n_candidates",
+            "max_candidates",
+            "convergence_method",
+            "convergence_rule",
+            "convergence_scope",
+            "convergence_stored",
+            "guards",
+            "leakage_fuzzy_threshold",
+            "leakage_token_level",
+        )
         d = {k: getattr(self, k) for k in keys} | {"labeling_version": LABELING_VERSION}
         d["source_sha256"] = self.source_sha256() if source_sha256 is None else source_sha256
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
@@ -176,7 +197,11 @@ class BuildConfig:
     @property
     def decisions_path(self) -> Path:
         """The verification decisions: ``verification_file``, else ``data/verification/<name>.json``."""
-        return Path(self.verification_file) if self.verification_file else PATHS.data / "verification" / f"{self.name}.json"
+        return (
+            Path(self.verification_file)
+            if self.verification_file
+            else PATHS.data / "verification" / f"{self.name}.json"
+        )
 
 
 @dataclass

@@ -184,9 +184,18 @@ def leakage_agreement_rows(q: Question, hints: list[Hint], leak: LeakageFilter, 
         h, lk = hints[i], ours.get(i)
         score = float(h.meta["answer_leakage"])
         stored, our = score >= threshold, lk is not None
-        rows.append({"qid": q.qid, "hint": index.get(id(h), i), "text": h.text, "stored_leakage": score,
-                     "stored_leaks": stored, "our_filter_leaks": our,
-                     "our_match": f"{lk.method}: {lk.ngram!r} ~ {lk.answer!r}" if lk else "", "agree": stored == our})
+        rows.append(
+            {
+                "qid": q.qid,
+                "hint": index.get(id(h), i),
+                "text": h.text,
+                "stored_leakage": score,
+                "stored_leaks": stored,
+                "our_filter_leaks": our,
+                "our_match": f"{lk.method}: {lk.ngram!r} ~ {lk.answer!r}" if lk else "",
+                "agree": stored == our,
+            }
+        )
     return rows
 
 
@@ -242,8 +251,11 @@ def screen_questions(run: BuildRun, questions: list[Question],
         ledger.leakage += leakage_agreement_rows(q, hints, run.leak, cfg.stored_leakage_threshold, leaks)
         if leaks:
             lk = leaks[0]
-            ledger.drop(q.qid, "answer leakage", f"hint {lk.hint_index} matches {lk.answer!r} via {lk.method} "
-                                                 f"({lk.ngram!r}): {lk.hint}")
+            ledger.drop(
+                q.qid,
+                "answer leakage",
+                f"hint {lk.hint_index} matches {lk.answer!r} via {lk.method} ({lk.ngram!r}): {lk.hint}",
+            )
             continue
         if len(hints) < cfg.k_hints:
             ledger.drop(q.qid, f"fewer than {cfg.k_hints} hints", f"{len(hints)} usable hints")
@@ -314,7 +326,9 @@ def assign_splits(run: BuildRun, alive: list[Question], parametric: set[str]) ->
         for qid in ids:
             ledger.questions[qid]["split"] = sp
             ledger.questions[qid]["parametric"] = qid in parametric
-    label_splits = list(splits) if cfg.label_splits is None else [sp for sp in cfg.label_splits if sp in splits]
+    label_splits = (
+        list(splits) if cfg.label_splits is None else [sp for sp in cfg.label_splits if sp in splits]
+    )
     labelled_ids = {qid for sp in label_splits for qid in splits[sp]}
     in_split = [q for q in alive if ledger.questions[q.qid].get("split")]
     return SplitPlan(splits, label_splits, labelled_ids, in_split)
@@ -393,8 +407,16 @@ def _keep_top_hints(q: Question, k: int, ledger: Ledger) -> None:
         why = f"not among the first {k} hints (source order)"
     top = set(order[:k])
     for i, h in enumerate(q.hints):
-        ledger.hints.append({"qid": q.qid, "hint": i, "text": h.text, "convergence": h.convergence, "kept": i in top,
-                             "reason": "" if i in top else why})
+        ledger.hints.append(
+            {
+                "qid": q.qid,
+                "hint": i,
+                "text": h.text,
+                "convergence": h.convergence,
+                "kept": i in top,
+                "reason": "" if i in top else why,
+            }
+        )
     q.hints = [q.hints[i] for i in sorted(top)]
 
 
@@ -453,7 +475,9 @@ def make_passages(questions: list[Question]) -> tuple[dict[str, Passage], dict[s
     return passages, by_q
 
 
-def label_passages(run: BuildRun, plan: SplitPlan, by_q: dict[str, list[Passage]]) -> dict[str, QuestionLabels]:
+def label_passages(
+    run: BuildRun, plan: SplitPlan, by_q: dict[str, list[Passage]]
+) -> dict[str, QuestionLabels]:
     """Step 7 (paper 000 §3.2.2): the labelers read every own passage of the questions an analysis
     reads (:attr:`SplitPlan.to_label`), the judge decides behind the answer guards; each finished
     question goes to the label checkpoint, and a question already there is read from it."""
@@ -479,8 +503,13 @@ def apply_verification(run: BuildRun, questions: list[Question], distractors: li
             continue
         upd = update_labels(q, q.hint_texts, labels[q.qid], decisions.get(q.qid, {}), run.leak)
         updates[q.qid] = upd
-        rows[q.qid].update(labelled=True, pool_size=len(upd.pool), rejected_by_person=len(upd.rejected_by_person),
-                           rejected_by_leakage=len(upd.rejected_by_leakage), downgraded=upd.downgraded)
+        rows[q.qid].update(
+            labelled=True,
+            pool_size=len(upd.pool),
+            rejected_by_person=len(upd.rejected_by_person),
+            rejected_by_leakage=len(upd.rejected_by_leakage),
+            downgraded=upd.downgraded,
+        )
         q.meta["gold_answers"] = list(q.answers)
         q.answers = upd.pool
     for q in distractors:
@@ -496,30 +525,67 @@ def assemble_result(run: BuildRun, plan: SplitPlan, distractors: list[Question],
     """The built dataset (labelled questions' qrels from their labels, the others' own passages
     label 1) and the :class:`BuildResult` whose tables the export writes (§3.2.4, Table 1)."""
     cfg, in_split = run.cfg, plan.questions
-    qrels = {q.qid: (dict(labels[q.qid].labels) if q.qid in labels else {p.pid: LABEL_PARTIAL for p in by_q[q.qid]})
-             for q in in_split}
+    qrels = {
+        q.qid: (
+            dict(labels[q.qid].labels) if q.qid in labels else {p.pid: LABEL_PARTIAL for p in by_q[q.qid]}
+        )
+        for q in in_split
+    }
     ds = Dataset(
-        name=cfg.name, questions={q.qid: q for q in in_split}, passages=passages, qrels=qrels, splits=plan.splits,
-        generations={pid: g for q in in_split if q.qid in labels for pid, g in labels[q.qid].generations.items()},
-        meta={"source": cfg.source, "k_hints": cfg.k_hints, "fingerprint": cfg.fingerprint(run.source_sha256),
-              "source_sha256": run.source_sha256,
-              "labelled_splits": plan.label_splits, "distractor_questions": len(distractors),
-              "distractor_hints": {q.qid: q.hint_texts for q in distractors}})
+        name=cfg.name,
+        questions={q.qid: q for q in in_split},
+        passages=passages,
+        qrels=qrels,
+        splits=plan.splits,
+        generations={
+            pid: g for q in in_split if q.qid in labels for pid, g in labels[q.qid].generations.items()
+        },
+        meta={
+            "source": cfg.source,
+            "k_hints": cfg.k_hints,
+            "fingerprint": cfg.fingerprint(run.source_sha256),
+            "source_sha256": run.source_sha256,
+            "labelled_splits": plan.label_splits,
+            "distractor_questions": len(distractors),
+            "distractor_hints": {q.qid: q.hint_texts for q in distractors},
+        },
+    )
     qdf = pd.DataFrame(list(run.ledger.questions.values()))
     hdf = pd.DataFrame(run.ledger.hints)
     split_of = {qid: sp for sp, ids in plan.splits.items() for qid in ids}
-    return BuildResult(cfg, ds, qdf, hdf, par, difficulty, labels, run.models.stats(), run.timings, cfg.out_dir,
-                       distractors, step_costs=step_costs(run.timings, run.step_llm),
-                       expansions=expansion_table(ds.questions, labels, updates, split_of),
-                       refusals=refusal_table(labels, split_of),
-                       leakage_agreement=pd.DataFrame(run.ledger.leakage, columns=AGREEMENT_COLUMNS))
+    return BuildResult(
+        cfg,
+        ds,
+        qdf,
+        hdf,
+        par,
+        difficulty,
+        labels,
+        run.models.stats(),
+        run.timings,
+        cfg.out_dir,
+        distractors,
+        step_costs=step_costs(run.timings, run.step_llm),
+        expansions=expansion_table(ds.questions, labels, updates, split_of),
+        refusals=refusal_table(labels, split_of),
+        leakage_agreement=pd.DataFrame(run.ledger.leakage, columns=AGREEMENT_COLUMNS),
+    )
 
 
-def step_costs(timings: dict[str, float], cumulative: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+def step_costs(
+    timings: dict[str, float], cumulative: dict[str, dict[str, dict[str, Any]]]
+) -> dict[str, dict[str, Any]]:
     """``{step: {"seconds": s, "llm": {model: {calls, cache_hits, prompt_tokens, prompt_tokens_total,
     generated_tokens, seconds}}}}`` from the LLM counters recorded after each step (cumulative over
     the build, in step order): each step's share is the difference to the previous step."""
-    keys = ("model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens", "seconds")
+    keys = (
+        "model_calls",
+        "cache_hits",
+        "prompt_tokens",
+        "prompt_tokens_total",
+        "generated_tokens",
+        "seconds",
+    )
     out: dict[str, dict[str, Any]] = {}
     prev: dict[str, dict[str, Any]] = {}
     for step, now in cumulative.items():

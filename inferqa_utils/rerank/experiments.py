@@ -28,16 +28,25 @@ from .registry import RERANKERS, make_reranker, reranker_spec
 from .stored import per_query, rerank_key
 
 
-def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: Run, corpus: Mapping[str, str],
-               depth: int | None, out_dir: Path | None = None, tag: str = "", **listwise: Any) -> tuple[dict[str, Run], dict]:
+def rerank_all(
+    names: Sequence[str],
+    llm: Any,
+    queries: Mapping[str, str],
+    run: Run,
+    corpus: Mapping[str, str],
+    depth: int | None,
+    out_dir: Path | None = None,
+    tag: str = "",
+    **listwise: Any,
+) -> tuple[dict[str, Run], dict]:
     """``({name: reranked run}, {name: seconds per query})``; the rerankers that need an LLM
     (:func:`inferqa_utils.rerank.registry.reranker_spec`) get ``llm``, others none, and the listwise
     reranker the ``listwise`` keywords.
 
     With ``out_dir`` each run is written as the artifact ``<tag>+<name>.trec`` (key
-    :func:`~inferqa_utils.rerank.stored.rerank_key`; cost :class:`~inferqa_utils.artifacts.Cost`). The reranking itself always
-    runs (an LLM reranker's replies come from the generation cache on a re-run): when it makes no
-    model call, the cost recorded under the same key is reported instead of the cache's near-zero
+    :func:`~inferqa_utils.rerank.stored.rerank_key`; cost :class:`~inferqa_utils.artifacts.Cost`). The
+    reranking itself always runs (an LLM reranker's replies come from the generation cache on a re-run): when
+    it makes no model call, the cost recorded under the same key is reported instead of the cache's near-zero
     time; with no such record the cost is ``None`` (unknown) and none is invented
     (:func:`inferqa_utils.artifacts.cached` without ``load``)."""
     out, cost = {}, {}
@@ -56,15 +65,24 @@ def rerank_all(names: Sequence[str], llm: Any, queries: Mapping[str, str], run: 
     return out, cost
 
 
-def oracle_table(names: Sequence[str], llm: Any, queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
-                 corpus: Mapping[str, str], out_dir: Path | None = None, **listwise: Any) -> pd.DataFrame:
+def oracle_table(
+    names: Sequence[str],
+    llm: Any,
+    queries: Mapping[str, str],
+    qrels: Mapping[str, Mapping[str, int]],
+    corpus: Mapping[str, str],
+    out_dir: Path | None = None,
+    **listwise: Any,
+) -> pd.DataFrame:
     """Oracle retriever + reranker (paper 000 §5.3): candidates = the question's own passages,
     in passage-id order as the no-reranker baseline; graded nDCG (gain 2^label − 1) with 95 %
     bootstrap intervals over questions (:func:`oracle_scores`). With ``out_dir`` the reranked oracle
     runs are written as ``oracle+<name>.trec`` (read by notebook 04)."""
     own = {q: dict(qrels[q]) for q in queries}
     first = oracle_run(own)
-    runs, _ = rerank_all(names, llm, queries, first, corpus, depth=None, out_dir=out_dir, tag="oracle", **listwise)
+    runs, _ = rerank_all(
+        names, llm, queries, first, corpus, depth=None, out_dir=out_dir, tag="oracle", **listwise
+    )
     return oracle_scores(first, runs, own)
 
 
@@ -83,6 +101,9 @@ def oracle_finding(table: pd.DataFrame, metric: str = "nDCG@10", baseline: str =
         return f"Only the {baseline} was scored: {metric} {base}{over}."
     best = others[metric].astype(float).idxmax()
     diff = float(table.at[best, metric]) - float(table.at[baseline, metric])
-    return (f"With the perfect retriever, {metric}{over} is {base} for {baseline} and {ci_of(table, best, metric)} "
-            f"for the best reranker, **{best}** ({diff:+.1f} points); {len(others)} reranker"
-            f"{'s' if len(others) > 1 else ''} scored.")
+    return (
+        f"With the perfect retriever, {metric}{over} is {base} for {baseline} and "
+        f"{ci_of(table, best, metric)} "
+        f"for the best reranker, **{best}** ({diff:+.1f} points); {len(others)} reranker"
+        f"{'s' if len(others) > 1 else ''} scored."
+    )

@@ -1,4 +1,5 @@
-"""Dense retrieval: a bi-encoder from the model registry + exact inner-product search (paper 000 §4, §5.1–5.2, §10).
+"""Dense retrieval: a bi-encoder from the model registry + exact inner-product search (paper 000 §4, §5.1–5.2,
+§10).
 
 Passages are encoded once with :func:`inferqa_utils.embeddings.load_embedder` (``role="passage"``;
 vectors are L2-normalised, so inner product = cosine, and cached on disk by the embedder), queries
@@ -68,8 +69,10 @@ def check_dense_model(name: str) -> ModelSpec:
     except models.ModelError as exc:
         raise ValueError(f"unknown dense model {name!r}; usable: {', '.join(dense_model_names())}") from exc
     if not is_dense_spec(spec):
-        raise ValueError(f"model {name!r} ({spec.kind}, {spec.source}) is not a bi-encoder the embedder can load; "
-                         f"usable dense models: {', '.join(dense_model_names())}")
+        raise ValueError(
+            f"model {name!r} ({spec.kind}, {spec.source}) is not a bi-encoder the embedder can load; "
+            f"usable dense models: {', '.join(dense_model_names())}"
+        )
     return spec
 
 
@@ -130,7 +133,9 @@ class DenseRetriever:
         if not qids:
             return {}
         qv = self.embedder.encode(texts, role="query", progress=False)
-        scores, idx = self.index.search(np.ascontiguousarray(qv, dtype=np.float32), min(int(k), self.index.ntotal))
+        scores, idx = self.index.search(
+            np.ascontiguousarray(qv, dtype=np.float32), min(int(k), self.index.ntotal)
+        )
         return {qid: [(self.doc_ids[int(i)], float(s)) for s, i in zip(srow, irow, strict=True) if i >= 0]
                 for qid, srow, irow in zip(qids, scores, idx, strict=True)}
 

@@ -134,8 +134,14 @@ class FusedRetriever:
     ``max(k, depth)`` before fusion (``depth=None``: top ``k``, as in paper 002).
     """
 
-    def __init__(self, name: str, retrievers: Sequence[Retriever], method: Literal["interleave", "rrf"] = "interleave",
-                 depth: int | None = None, c: float = 60) -> None:
+    def __init__(
+        self,
+        name: str,
+        retrievers: Sequence[Retriever],
+        method: Literal["interleave", "rrf"] = "interleave",
+        depth: int | None = None,
+        c: float = 60,
+    ) -> None:
         if method not in ("interleave", "rrf"):
             raise ValueError(f"method must be 'interleave' or 'rrf', got {method!r}")
         if not retrievers:
@@ -149,13 +155,17 @@ class FusedRetriever:
     @property
     def identity(self) -> str:
         """:func:`fusion_identity` of the method and the parts' names and identities."""
-        return fusion_identity(self.method, [(r.name, identity_of(r)) for r in self.retrievers], self.depth, self.c)
+        return fusion_identity(
+            self.method, [(r.name, identity_of(r)) for r in self.retrievers], self.depth, self.c
+        )
 
     def search(self, queries: Mapping[str, str], k: int = 100) -> Run:
         _check_k(k)
         depth = max(k, self.depth or 0)
         runs = [r.search(queries, depth) for r in self.retrievers]
-        fused = interleave(runs, k) if self.method == "interleave" else reciprocal_rank_fusion(runs, k, self.c)
+        fused = (
+            interleave(runs, k) if self.method == "interleave" else reciprocal_rank_fusion(runs, k, self.c)
+        )
         return {str(q): fused.get(str(q), []) for q in queries}
 
     def search_one(self, query: str, k: int = 10) -> list[tuple[str, float]]:

@@ -134,12 +134,15 @@ def _register_dense(name: str, description: str) -> None:
     register_retriever(name, _dense_build(name), lambda: dense_identity(models.get_spec(name)), description)
 
 
-def _register_fusion(name: str, method: Literal["interleave", "rrf"], parts: Sequence[str], description: str) -> None:
+def _register_fusion(
+    name: str, method: Literal["interleave", "rrf"], parts: Sequence[str], description: str
+) -> None:
     def build(corpus: dict[str, str], index_dir: Path | None) -> Retriever:
         return FusedRetriever(name, [make_retriever(p, corpus, index_dir) for p in parts], method=method)
 
-    register_retriever(name, build, lambda: fusion_identity(method, [(p, retriever_identity(p)) for p in parts]),
-                       description)
+    register_retriever(
+        name, build, lambda: fusion_identity(method, [(p, retriever_identity(p)) for p in parts]), description
+    )
 
 
 register_retriever("bm25", _build_bm25, pyserini_identity,
@@ -223,24 +226,42 @@ def retrieve(name: str, corpus: CorpusLike, queries: Mapping[str, str], k: int =
         try:
             found = read_run(path, known_docids=set(corpus))
         except DataFormatError as exc:
-            raise DataFormatError(path, f"{exc.problem} — the run does not fit this corpus although its stamp "
-                                        f"{artifacts.stamp_path(path).name} matches (edited by hand?); delete both "
-                                        "files to recompute", record=exc.record, field=exc.field) from exc
+            raise DataFormatError(
+                path,
+                f"{exc.problem} — the run does not fit this corpus although its stamp "
+                f"{artifacts.stamp_path(path).name} matches (edited by hand?); delete both "
+                "files to recompute",
+                record=exc.record,
+                field=exc.field,
+            ) from exc
         return {q: found.get(q, []) for q in queries}
 
     tag = "_".join(name.split()) or "run"
-    return artifacts.cached(run_path, run_key(name, identity, corpus, queries, k), search, n_queries=len(queries),
-                            setup=searcher, load=load,
-                            save=lambda run, tmp: write_run(run, tmp, tag=tag)).value
+    return artifacts.cached(
+        run_path,
+        run_key(name, identity, corpus, queries, k),
+        search,
+        n_queries=len(queries),
+        setup=searcher,
+        load=load,
+        save=lambda run, tmp: write_run(run, tmp, tag=tag),
+    ).value
 
 
 def run_all(names: Sequence[str], corpus: dict[str, str], queries: dict[str, str], dataset_name: str,
             corpus_tag: str, k: int = 100) -> dict[str, Run]:
     """Each retriever's top-``k`` run (:func:`retrieve`), cached as
     ``build/runs/<dataset>/<corpus_tag>/<name>.trec`` (:func:`inferqa_utils.stages.run_path`) with
-    its index under ``build/indexes/<dataset>/<corpus_tag>/<name>`` (:func:`inferqa_utils.stages.index_dir`)."""
+    its index under ``build/indexes/<dataset>/<corpus_tag>/<name>``
+    (:func:`inferqa_utils.stages.index_dir`)."""
     out = {}
     for name in names:
-        out[name] = retrieve(name, corpus, queries, k=k, run_path=stages.run_path(dataset_name, corpus_tag, name),
-                             index_dir=stages.index_dir(dataset_name, corpus_tag, name))
+        out[name] = retrieve(
+            name,
+            corpus,
+            queries,
+            k=k,
+            run_path=stages.run_path(dataset_name, corpus_tag, name),
+            index_dir=stages.index_dir(dataset_name, corpus_tag, name),
+        )
     return out
