@@ -136,9 +136,7 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=1000, help="first N questions (corpus and queries)")
     ap.add_argument("--hints", type=int, default=3, help="hints per question (3 → 15 passages each)")
     ap.add_argument(
-        "--depth",
-        type=int,
-        default=100,
+        "--depth", type=int, default=100,
         help="hits retrieved per query (top-100 as in paper 000 §4, §5.1–5.2)",
     )
     ap.add_argument(

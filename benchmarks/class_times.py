@@ -48,11 +48,7 @@ t(
             "Its chemical symbol comes from the Latin hydrargyrum.",
             "It was used in old thermometers and barometers.",
         ],
-        "Mercury",
-        reader,
-        judge,
-        corpus=passages,
-        show=False,
+        "Mercury", reader, judge, corpus=passages, show=False,
     ),
 )
 t(

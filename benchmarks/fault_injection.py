@@ -200,17 +200,12 @@ def build_config(out: Path, n: int = 3) -> Any:
     from inferqa_utils.construction.build_config import BuildConfig
 
     return BuildConfig(
-        source="embedded",
-        name="fault",
-        max_questions=n,
-        k_hints=2,
+        source="embedded", name="fault", max_questions=n, k_hints=2,
         labelers=[TINY],
         judge_model=TINY,
         convergence_model=TINY,
         parametric_models=[TINY],
-        parametric_repeats=1,
-        difficulty_embedder=None,
-        corpus_all_source=False,
+        parametric_repeats=1, difficulty_embedder=None, corpus_all_source=False,
         output_dir=str(out),
         verification_file=str(out.parent / f"{out.name}-verification.json"),
     )
@@ -280,11 +275,7 @@ def child_finetune(folder: str, learning_rate: float, at: str | None) -> None:
     train = ds.splits["train"]
     ex = sample_examples(ds, train, 2, negative_qids=[*train, "qd"], seed=1)
     cfg = TrainConfig(
-        epochs=1,
-        batch_size=2,
-        learning_rate=learning_rate,
-        max_seq_length=32,
-        checkpoint_steps=1,
+        epochs=1, batch_size=2, learning_rate=learning_rate, max_seq_length=32, checkpoint_steps=1,
         freeze_embeddings=True,
     )
     callbacks = []
@@ -352,12 +343,7 @@ def run_child(op: str, target: Path, env: dict[str, str], at: str | None = None,
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+", encoding="utf-8") as err:
         proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-            env=env,
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
             cwd=str(ROOT),
         )
         timer = threading.Timer(timeout, proc.kill)
@@ -527,9 +513,7 @@ def labeling_killed_mid_line(work: Path, env: dict[str, str]) -> Row:
     left = (f"{len(cut) - 1} line(s) + a cut one; the killed repair left "
             + ("the file as it was" if after == cut else f"{len(after)} line(s), changed"))
     return Row(
-        "a labeling",
-        "appending checkpoint line 2, then repairing that cut line (each half written)",
-        left,
+        "a labeling", "appending checkpoint line 2, then repairing that cut line (each half written)", left,
         resumed.said,
         build_digest(out) == build_digest(ref),
         {"cut": cut, "after_repair_kill": after, "final": checkpoint_lines(out), "left": leftovers(out)},
@@ -612,11 +596,7 @@ def finetune_killed(work: Path, env: dict[str, str], tag: str) -> Row:
     resumed = run_child("finetune", folder, env)
     same = model_sha(folder / "model") == model_sha(ref / "model")
     return Row(
-        "d fine-tuning",
-        where,
-        state,
-        resumed.said,
-        same,
+        "d fine-tuning", where, state, resumed.said, same,
         {"left": leftovers(folder)},
         time.perf_counter() - t0,
     )

@@ -311,14 +311,9 @@ def write_release(folder: Path, n: int, source_file: Path | None = None, echo: b
                 fh.write("\n]\n")
     files = [*(folder / f"{s}.json" for s in splits), folder / "corpus" / "corpus.jsonl"]
     return ReleaseInfo(
-        folder,
-        source_file,
-        len(src),
+        folder, source_file, len(src),
         {s: len(v) for s, v in splits.items()},
-        n_passages,
-        reused,
-        n_label2,
-        len(texts),
+        n_passages, reused, n_label2, len(texts),
         {f.relative_to(folder).as_posix(): f.stat().st_size for f in files},
     )
 

@@ -63,9 +63,7 @@ def main() -> None:
             st, nq = llm.stats, len(queries)
             rows.append(
                 (
-                    model,
-                    name,
-                    args.depth,
+                    model, name, args.depth,
                     secs / nq,
                     st.prompt_tokens / nq,
                     st.prompt_tokens_total / nq,

@@ -85,9 +85,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                          f"to a .gguf file (default {DEFAULT_MODEL})")
     ap.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     ap.add_argument(
-        "--binary",
-        type=Path,
-        default=DEFAULT_BINARY,
+        "--binary", type=Path, default=DEFAULT_BINARY,
         help=f"the llama-server executable (default {DEFAULT_BINARY}, built by make llama-server)",
     )
     ap.add_argument(
@@ -101,9 +99,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--max-tokens", type=int, default=MAX_NEW_TOKENS,
                     help=f"generated tokens per request (default {MAX_NEW_TOKENS}, the reader's)")
     ap.add_argument(
-        "--workload",
-        choices=WORKLOADS,
-        default="reader",
+        "--workload", choices=WORKLOADS, default="reader",
         help="reader: the few-shot reader prompt (short answers, prompt-bound); explain: the same "
         "question and passage, asking for an ~80-word explanation (generation-bound; pair it "
         "with --max-tokens 96)",
@@ -432,14 +428,7 @@ def _main(args: argparse.Namespace) -> int:
         slot_dir = Path(tmp) / "slots"
         slot_dir.mkdir()
         cmd = server_command(
-            binary,
-            model,
-            alias,
-            port,
-            args.slots,
-            args.ctx_per_slot,
-            args.threads,
-            slot_dir,
+            binary, model, alias, port, args.slots, args.ctx_per_slot, args.threads, slot_dir,
             server_help(binary),
         )
         print(f"llama-server {server_version(binary)}: {model.name} as {alias!r}, {args.slots} slots, "

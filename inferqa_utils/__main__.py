@@ -123,9 +123,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"[check] expected values of profile {profile} rewritten in {chk.MATRIX}: review the diff")
         return 0
     fails = chk.check(
-        profile,
-        notebooks=args.notebooks,
-        report=args.report,
+        profile, notebooks=args.notebooks, report=args.report,
         findings_table=not args.no_findings,
         allow_unrecorded=args.allow_unrecorded,
     )
@@ -206,9 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("source", help="embedded | triviahg-validation | triviahg-copilot | wikihint[:FILE|DIR] | "
                                   "quit[:DIR] | PATH")
     c = _add(
-        sub,
-        "check",
-        _cmd_check,
+        sub, "check", _cmd_check,
         "reproduction matrix: OK/FAIL per expected number, and the findings verdicts",
     )
     _add_profile(c, None, "profile whose latest run is checked (default: default; --list: every profile)")
@@ -236,9 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="rewrite the profile's expected values from the current results (deliberate; review the diff)",
     )
     i = _add(
-        sub,
-        "inspect",
-        _cmd_inspect,
+        sub, "inspect", _cmd_inspect,
         "one question of a profile's built dataset through every stage, read "
         "from the files the notebooks wrote (no model call)",
     )

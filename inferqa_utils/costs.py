@@ -22,16 +22,8 @@ COST_LOG_ENV = "INFERQA_COST_LOG"
 COST_STAGE_ENV = "INFERQA_STAGE"
 #: counters summed per stage and model
 COUNTERS = (
-    "prompts",
-    "model_calls",
-    "cache_hits",
-    "prompt_tokens",
-    "prompt_tokens_total",
-    "generated_tokens",
-    "seconds",
-    "kv_snapshots",
-    "kv_restores",
-    "wall",
+    "prompts", "model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens",
+    "seconds", "kv_snapshots", "kv_restores", "wall",
 )
 
 

@@ -75,19 +75,8 @@ class NotebookError(InferQAError):
 #: package — recognised by name when a kernel reports one (tests/test_cli.py keeps the set complete)
 PROJECT_ERRORS = frozenset(
     {
-        "InferQAError",
-        "DataFormatError",
-        "MissingInputError",
-        "OfflineError",
-        "UnknownNameError",
-        "UnknownProfileError",
-        "ParameterError",
-        "NotebookError",
-        "ServerError",
-        "JavaRuntimeError",
-        "ReleaseError",
-        "BuildConflictError",
-        "EmptyQueryError",
-        "ModelError",
+        "InferQAError", "DataFormatError", "MissingInputError", "OfflineError", "UnknownNameError",
+        "UnknownProfileError", "ParameterError", "NotebookError", "ServerError", "JavaRuntimeError",
+        "ReleaseError", "BuildConflictError", "EmptyQueryError", "ModelError",
     }
 )

@@ -459,11 +459,7 @@ def statistic_interval(s: Sample, kind: str, confidence: float = 0.95, n_resampl
         return value, value, value
     res = stats.bootstrap(
         (s.a, s.b),
-        fn,
-        paired=s.paired,
-        vectorized=True,
-        confidence_level=confidence,
-        n_resamples=n_resamples,
+        fn, paired=s.paired, vectorized=True, confidence_level=confidence, n_resamples=n_resamples,
         method="percentile",
         random_state=np.random.default_rng(seed),
     )
@@ -481,9 +477,7 @@ def _p_value(s: Sample, seed: int = SEED) -> float:
     res = stats.permutation_test(
         (s.a, s.b),
         lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis),
-        permutation_type="independent",
-        vectorized=True,
-        n_resamples=N_RESAMPLES,
+        permutation_type="independent", vectorized=True, n_resamples=N_RESAMPLES,
         random_state=np.random.default_rng(seed),
     )
     return float(res.pvalue)

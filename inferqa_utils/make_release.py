@@ -33,15 +33,8 @@ from .runner import llama_cpp_build
 
 #: the profile parameters of notebook 02's fair control that the release's judgments follow
 CONTROL_PARAMETERS = (
-    "split",
-    "control_relevance",
-    "pool_depth",
-    "pool_retrievers",
-    "pool_questions",
-    "size_matched",
-    "reader_model",
-    "judge_model",
-    "run_depth",
+    "split", "control_relevance", "pool_depth", "pool_retrievers", "pool_questions", "size_matched",
+    "reader_model", "judge_model", "run_depth",
 )
 
 
@@ -90,12 +83,7 @@ def make_release(profile_name: str, out: str | Path | None = None, log: Callable
     }
     decisions = load_decisions(cfg.decisions_path)
     folder = write_release(
-        cfg.output_dir,
-        out,
-        manifest,
-        control_corpus=control,
-        judgments=judgments,
-        decisions=decisions,
+        cfg.output_dir, out, manifest, control_corpus=control, judgments=judgments, decisions=decisions,
         readme=_readme(cfg.name, profile_name, res.manifest, judgments),
     )
     log(f"[release] wrote {folder} in {time.perf_counter() - t0:.1f} s")
@@ -124,14 +112,7 @@ def _control_judgments(name: str, folder: Path, params: dict[str, Any], progress
     reader, judge = load_llm(params["reader_model"]), load_llm(params["judge_model"])
     before = {m.name: m.stats.as_dict() for m in (reader, judge)}
     fair = pooled.fair_control(
-        ds,
-        split,
-        corpus,
-        runs,
-        control,
-        control_runs,
-        reader,
-        judge,
+        ds, split, corpus, runs, control, control_runs, reader, judge,
         depth=int(params.get("pool_depth", 5)),
         max_questions=params.get("pool_questions"),
         size_matched=bool(params.get("size_matched", True)),
@@ -162,10 +143,8 @@ def _readme(name: str, profile_name: str, build: dict[str, Any], judgments: Any)
         "code, paper 000 §3); `manifest.json` records the parameters, each model's sha256, the code commit, "
         "the",
         "time and LLM tokens of every step, and the sha256 of every file here. Do not edit these files: the",
-        "default run verifies them and rebuilds a seeded sample of questions to compare (notebook 01).",
-        "",
-        "| file | what |",
-        "|---|---|",
+        "default run verifies them and rebuilds a seeded sample of questions to compare (notebook 01).", "",
+        "| file | what |", "|---|---|",
         "| `train.json`, `dev.json`, `test.json` | QUIT-shaped splits: `answers` = the expanded answer pool, "
         "`gold_answers`, `hints` (the kept hints, with convergence), `subsets` = {mask: {permutation: "
         "{labeler: generated answer}}} |",

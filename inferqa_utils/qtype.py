@@ -31,12 +31,7 @@ import re
 from collections.abc import Iterable
 
 __all__ = [
-    "COARSE",
-    "FALLBACK",
-    "FINE",
-    "classifier_accuracy",
-    "classify_question",
-    "source_label",
+    "COARSE", "FALLBACK", "FINE", "classifier_accuracy", "classify_question", "source_label",
 ]
 
 #: The Li & Roth taxonomy: coarse class → its fine classes.

@@ -86,10 +86,7 @@ def right_and_other(q: Question, passages: dict[str, Passage]) -> tuple[Passage,
 
 #: the steps :func:`run_quickstart` reports to its ``status`` callback, in order
 QUICKSTART_STEPS = (
-    "retrieving with BM25",
-    "reading the passages",
-    "answering closed-book",
-    "judging the answers",
+    "retrieving with BM25", "reading the passages", "answering closed-book", "judging the answers",
 )
 
 

@@ -420,15 +420,8 @@ def _sections(findings: Sequence[Finding], records: Mapping[str, Mapping[str, An
     """The findings of ``paper_numbers.yaml``, then those only a record scored (from its own text)."""
     out = [
         Section(
-            f.id,
-            f.finding,
-            f.source,
-            _value(f.a_label, f.a_value),
-            _value(f.b_label, f.b_value),
-            f.rule(),
-            f.ours,
-            _paper_short(f.a_value, f.b_value),
-            f.statistic,
+            f.id, f.finding, f.source, _value(f.a_label, f.a_value), _value(f.b_label, f.b_value), f.rule(),
+            f.ours, _paper_short(f.a_value, f.b_value), f.statistic,
             f.region()[:2],
             (0.0,) if f.relation == "adds little" else (),
         )
@@ -642,14 +635,10 @@ def _runs_table(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str
                 [
                     p,
                     f"`{r['dataset']}`",
-                    r["split"],
-                    _when(r),
-                    _commit_cell(r),
+                    r["split"], _when(r), _commit_cell(r),
                     _machine(r["machine"]),
                     _time_cell(r.get("run")),
-                    _conditions(r),
-                    _verdicts(r),
-                    _runs_checked(r),
+                    _conditions(r), _verdicts(r), _runs_checked(r),
                 ]
             )
     return _table(["profile", "dataset", "split", "checked", "commit", "machine", "notebook time",
@@ -716,14 +705,9 @@ def _appendix(
         "least "
         f"{MIN_UNITS} questions (passages, pairs) to be decided, so these runs leave their findings "
         "inconclusive "
-        "by design; they are kept apart from the tables above.",
-        "",
-        "### Sample runs",
-        "",
+        "by design; they are kept apart from the tables above.", "", "### Sample runs", "",
         *_runs_table(records, sample),
-        "",
-        "### Sample findings",
-        "",
+        "", "### Sample findings", "",
     ]
     rows = []
     for sec in sections:
@@ -763,16 +747,9 @@ def render(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str] = D
     lines = [
         *_header(command, generated or _dt.datetime.now(_dt.UTC)),
         *_scoreboard_part(sections, records, main, figure),
-        "## Runs",
-        "",
-        _RUNS_NOTE,
-        "",
+        "## Runs", "", _RUNS_NOTE, "",
         *_runs_table(records, main),
-        "",
-        "## Findings",
-        "",
-        _FINDINGS_NOTE,
-        "",
+        "", "## Findings", "", _FINDINGS_NOTE, "",
     ]
     for sec in sections:
         lines += _finding_section(sec, records, shown)

@@ -115,22 +115,8 @@ def plain_table(
 #: columns that count things (shown as whole numbers even when a missing value made them float)
 COUNT_COLUMNS = frozenset(
     {
-        "N",
-        "n",
-        "k",
-        "epochs",
-        "steps",
-        "examples",
-        "questions",
-        "passages",
-        "pairs",
-        "positives",
-        "negatives",
-        "readings",
-        "reused",
-        "read",
-        "model calls",
-        "cache hits",
+        "N", "n", "k", "epochs", "steps", "examples", "questions", "passages", "pairs", "positives",
+        "negatives", "readings", "reused", "read", "model calls", "cache hits",
     }
 )
 
@@ -143,15 +129,8 @@ def _is_count(name: Any) -> bool:
         or s.endswith((" questions", " passages"))
         or s
         in {
-            "model_calls",
-            "cache_hits",
-            "prompt_tokens",
-            "prompt_tokens_total",
-            "generated_tokens",
-            "kv_snapshots",
-            "kv_restores",
-            "requests",
-            "retries",
+            "model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens",
+            "kv_snapshots", "kv_restores", "requests", "retries",
         }
     )
 

@@ -102,10 +102,7 @@ def mean_ci(values: Sequence[float] | np.ndarray, confidence: float = 0.95, n_re
         return Interval(m, m, m, len(x), confidence)
     res = stats.bootstrap(
         (x,),
-        np.mean,
-        confidence_level=confidence,
-        n_resamples=n_resamples,
-        method="percentile",
+        np.mean, confidence_level=confidence, n_resamples=n_resamples, method="percentile",
         random_state=np.random.default_rng(seed),
     )
     return Interval(

@@ -52,16 +52,9 @@ def _no_llm_server_routing(monkeypatch):
     INFERQA_EMBED_SERVER(S) would otherwise send every ``load_llm`` / ``load_embedder`` to a server
     (tests that test the routing set the variables again)."""
     for var in (
-        "INFERQA_LLM_SERVER",
-        "INFERQA_LLM_SERVERS",
-        "INFERQA_LLM_API_KEY",
-        "INFERQA_LLM_CONCURRENCY",
-        "INFERQA_LLM_RETRIES",
-        "INFERQA_EMBED_SERVER",
-        "INFERQA_EMBED_SERVERS",
-        "INFERQA_EMBED_API_KEY",
-        "INFERQA_EMBED_CONCURRENCY",
-        "INFERQA_EMBED_RETRIES",
+        "INFERQA_LLM_SERVER", "INFERQA_LLM_SERVERS", "INFERQA_LLM_API_KEY", "INFERQA_LLM_CONCURRENCY",
+        "INFERQA_LLM_RETRIES", "INFERQA_EMBED_SERVER", "INFERQA_EMBED_SERVERS", "INFERQA_EMBED_API_KEY",
+        "INFERQA_EMBED_CONCURRENCY", "INFERQA_EMBED_RETRIES",
     ):
         monkeypatch.delenv(var, raising=False)
 

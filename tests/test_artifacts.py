@@ -41,10 +41,7 @@ def test_key_recipe_by_hand():
     assert key == {"kind": "retrieval-run", "schema": 2, "inputs": {"corpus": "c1", "queries": "q1"},
                    "params": {"k": 10, "pair": ["a", 1], "path": "/x/y", "retriever": "bm25s"}}
     assert list(key["inputs"]) == ["corpus", "queries"] and list(key["params"]) == [
-        "k",
-        "pair",
-        "path",
-        "retriever",
+        "k", "pair", "path", "retriever",
     ]
 
 

@@ -129,10 +129,7 @@ def test_interleave_and_diverse_merge():
 
     assert interleave_lists([["a", "x", "b"], ["x", "c"]]) == ["a", "x", "b", "c"]
     assert know.diverse_merge([["b", "a", "c"], ["c", "b", "a"]], ["a", "b", "c"], ["d"]) == [
-        "b",
-        "c",
-        "a",
-        "d",
+        "b", "c", "a", "d",
     ]
     assert know.diverse_merge([["b"], ["c"]], ["a", "b", "c"], ["d", "b"]) == ["b", "c", "a", "d"]
     assert know.diverse_merge([], ["a", "b"], ["c"]) == ["a", "b", "c"]
@@ -143,8 +140,7 @@ def test_parse_knowledge_elements():
     els, given = know.parse_knowledge_elements(demo)
     assert els == [
         "Traditional Japanese crafts made with paper",
-        "A craft that folds one square sheet without cutting or gluing",
-        "The Japanese name of that craft",
+        "A craft that folds one square sheet without cutting or gluing", "The Japanese name of that craft",
     ]
     assert given == [2]
     reply = (
@@ -265,10 +261,7 @@ def test_passages_from_hints():
 
 def test_split_sentences():
     assert split_sentences("It is old.  It is big! Is it? yes") == [
-        "It is old.",
-        "It is big!",
-        "Is it?",
-        "yes",
+        "It is old.", "It is big!", "Is it?", "yes",
     ]
 
 

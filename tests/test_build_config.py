@@ -77,8 +77,7 @@ def test_parameter_differences_name_the_notebook_parameters():
     here = BuildConfig(source="quit", max_questions=3, k_hints=4, output_dir="elsewhere",
                        stored_leakage_threshold=0.9)
     assert parameter_differences(there, here) == [
-        "k_hints: 5 there → 4 here",
-        "build_max_questions: None there → 3 here",
+        "k_hints: 5 there → 4 here", "build_max_questions: None there → 3 here",
         "build_source: 'embedded' there → 'quit' here",
     ]
     assert parameter_differences({k: v for k, v in there.items() if k != "seed"}, BuildConfig()) == [

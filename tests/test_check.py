@@ -60,9 +60,7 @@ def _setup(tmp_path, expected=6.25, tolerance=0.02):
 def _check(tmp_path, results, matrix, lines=None, **kw):
     """``check("smoke")`` of the conditions only, on ``results`` and the runs of ``tmp_path/executions``."""
     return chk.check(
-        "smoke",
-        folder=results,
-        path=matrix,
+        "smoke", folder=results, path=matrix,
         executions=tmp_path / "executions",
         findings_table=False,
         log=(lines.append if lines is not None else lambda *_: None),

@@ -105,9 +105,7 @@ def test_read_contexts_judges_each_context_and_says_which_led_to_the_answer():
     table = cb.read_contexts(q, cb.single_hint_contexts(q.hint_texts), llm, llm)
     assert list(table.columns) == ["context", "passage", "answer", "EM", "judged"]
     assert table["answer"].tolist() == ["Venus", "Mars", "Venus"] and table["EM"].tolist() == [
-        False,
-        True,
-        False,
+        False, True, False,
     ]
     assert (
         cb.readings_finding(table, q)

@@ -89,9 +89,7 @@ def test_the_parameters_cells_read_without_papermill_give_papermills_names():
         (
             ["n_test=abc"],
             [
-                "-p n_test=abc:",
-                "expected an integer or null",
-                "n_test = 48 in 01_dataset_construction",
+                "-p n_test=abc:", "expected an integer or null", "n_test = 48 in 01_dataset_construction",
                 "got a string",
             ],
         ),
@@ -207,11 +205,7 @@ def failing_notebook(tmp_path, monkeypatch):
     def execute_notebook(input_path, output_path, **kw):
         Path(output_path).write_bytes(Path(input_path).read_bytes())
         raise PapermillExecutionError(
-            1,
-            2,
-            "load_built('x')",
-            raised["ename"],
-            raised["evalue"],
+            1, 2, "load_built('x')", raised["ename"], raised["evalue"],
             ["\x1b[0;31m----\x1b[0m", f"{raised['ename']}  Traceback (most recent call last)"],
         )
 

@@ -212,9 +212,7 @@ def test_answer_effects_preview_what_a_decision_changes() -> None:
     assert (desert.kind, desert.passages, desert.flips, desert.accepted) == ("generated", 2, 1, True)
     assert desert.preview() == "unticking removes it from the pool and moves 1 passage 2 → 1"
     assert (nurse.kind, nurse.accepted, nurse.flips) == (
-        "leaks",
-        False,
-        1,
+        "leaks", False, 1,
     ) and "whatever you decide" in nurse.preview()
     off = {e.answer: e for e in answer_effects(q, q.hint_texts, res, {"Desert of Gobi": False})}[
         "Desert of Gobi"

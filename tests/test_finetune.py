@@ -51,8 +51,7 @@ TOPICS = {
         "Which instrument is played with a bow?",
         [
             "The violin is a string instrument played with a bow.",
-            "A cello is bowed and held between the knees.",
-            "Violinists draw the bow across four strings.",
+            "A cello is bowed and held between the knees.", "Violinists draw the bow across four strings.",
         ],
     ),
 }

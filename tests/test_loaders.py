@@ -136,9 +136,7 @@ def test_empty_hint_list_loads_and_is_dropped_later(tmp_path):
     assert rows["status"].to_dict() == {"Q_0": "kept", "Q_1": "dropped", "Q_2": "dropped", "Q_3": "dropped"}
     assert set(rows.loc[["Q_1", "Q_2", "Q_3"], "reason"]) == {"fewer than 2 hints"}
     assert rows.loc[["Q_1", "Q_2", "Q_3"], "detail"].tolist() == [
-        "0 usable hints",
-        "1 usable hints",
-        "1 usable hints",
+        "0 usable hints", "1 usable hints", "1 usable hints",
     ]
     assert list(res.dataset.questions) == ["Q_0"] and res.manifest["counts"]["dropped_by_reason"] == {
         "fewer than 2 hints": 3}

@@ -52,10 +52,7 @@ def test_join_verify_and_cache(tmp_path, monkeypatch):
 
 def test_missing_package_is_a_clear_error(monkeypatch):
     spec = models.ModelSpec(
-        "ghost",
-        "gguf",
-        "packaged-parts",
-        "t",
+        "ghost", "gguf", "packaged-parts", "t",
         ("no_such_pkg_xyz",),
         "data/part{n:02d}.bin",
         "0" * 64,

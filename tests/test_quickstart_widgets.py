@@ -76,9 +76,7 @@ def test_run_quickstart_reads_each_setting_with_its_context_and_reports_every_st
     ]
     assert [r["own question"] for r in res.retrieved] == [passages[pid].qid == q.qid for pid, _ in hits]
     assert [a["setting"] for a in res.answers] == [
-        "closed book (no context)",
-        "top-1 retrieved (BM25)",
-        "right passage (3 own hints)",
+        "closed book (no context)", "top-1 retrieved (BM25)", "right passage (3 own hints)",
         "wrong passage (another question)",
     ]
     closed, top1, right, wrong = (a["answer"] for a in res.answers)

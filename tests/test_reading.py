@@ -30,9 +30,7 @@ def _dataset() -> Dataset:
 def test_passage_sentences_are_the_hints_in_permutation_order():
     ds = _dataset()
     assert ds.passage_sentences("q1_111_210") == [
-        "Vampires lack one.",
-        "It hangs on walls.",
-        "It reflects light.",
+        "Vampires lack one.", "It hangs on walls.", "It reflects light.",
     ]
     assert ds.passage_sentences("ref:x", {"ref:x": "Mirrors reflect."}) == ["Mirrors reflect."]
     with pytest.raises(KeyError, match="ref:y"):

@@ -330,10 +330,7 @@ def test_a_record_counting_a_table_another_run_wrote_is_refused(tmp_path: Path):
         [],
         conditions=[
             _condition(
-                "quickstart",
-                "OK",
-                "20261123-120000-default",
-                written="20261124-090000-smoke",
+                "quickstart", "OK", "20261123-120000-default", written="20261124-090000-smoke",
                 profile="default",
             )
         ],
@@ -429,24 +426,15 @@ def test_scoreboard_has_one_row_per_finding_and_a_column_group_per_main_profile(
     assert page.index("## Scoreboard") < page.index("## Runs") < page.index("## Findings")
     header, rows = _scoreboard(page)
     assert header == [
-        "finding",
-        "paper (a vs b)",
-        "rule",
-        "default: ours [95 % interval]",
-        "default: verdict",
-        "triviahg: ours [95 % interval]",
-        "triviahg: verdict",
+        "finding", "paper (a vs b)", "rule", "default: ours [95 % interval]", "default: verdict",
+        "triviahg: ours [95 % interval]", "triviahg: verdict",
     ]  # no smoke: a sample run
     assert list(rows) == [f.id for f in load_paper_numbers()]
     assert rows["containing_beats_supporting"] == [
         "[`containing_beats_supporting`](#containing_beats_supporting)", "68.63 vs 30.23", "a > b",
         "+79.9 [68.8, 89.6]", "✓ **holds**", "+81.1 [66.7, 93.3]", "✓ **holds**"]
     assert rows["oracle_half_of_optimal"][1:] == [
-        "words vs 90.16",
-        "a / b ∈ [0.25, 0.75]",
-        "0.68 [0.48, 0.86]",
-        "○ inconclusive",
-        "0.62 [0.50, 0.74]",
+        "words vs 90.16", "a / b ∈ [0.25, 0.75]", "0.68 [0.48, 0.86]", "○ inconclusive", "0.62 [0.50, 0.74]",
         "✓ **holds**",
     ]
     assert rows["similar_passage_length"][2:5] == [

@@ -249,13 +249,8 @@ def test_modules_spell_no_result_file_or_producing_notebook():
 @pytest.mark.parametrize(
     "module",
     [
-        "findings.py",
-        "inspector.py",
-        "check.py",
-        "results_page.py",
-        "beyond/report.py",
-        "finetune/experiments.py",
-        "construction/store.py",
+        "findings.py", "inspector.py", "check.py", "results_page.py", "beyond/report.py",
+        "finetune/experiments.py", "construction/store.py",
     ],
 )
 def test_every_table_a_module_reads_is_registered(module: str):

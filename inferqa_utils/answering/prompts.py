@@ -27,8 +27,7 @@ READER_FEWSHOT: list[tuple[str, str, str]] = [
         "Her notes on that machine included a method for computing Bernoulli numbers. Many regard her as the "
         "first "
         "computer programmer. A programming language commissioned by the US Department of Defense bears her "
-        "name.",
-        "Which 19th-century mathematician wrote what is often called the first computer program?",
+        "name.", "Which 19th-century mathematician wrote what is often called the first computer program?",
         "Ada Lovelace",
     ),
     (
@@ -36,16 +35,14 @@ READER_FEWSHOT: list[tuple[str, str, str]] = [
         "with "
         "Kenya. Its summit is the highest point in Africa. Climbers can reach the top without technical "
         "equipment. Glaciers near its peak have been shrinking for a century.",
-        "What is the tallest mountain on the African continent?",
-        "Mount Kilimanjaro",
+        "What is the tallest mountain on the African continent?", "Mount Kilimanjaro",
     ),
     (
         "It tells the time using the position of the Sun. A raised edge called a gnomon casts a shadow on a "
         "marked plate. It does not work at night or under heavy cloud. Ancient Egyptians and Babylonians "
         "used early "
         "forms of it. Many are still found in gardens as ornaments.",
-        "Which ancient instrument shows the hour by a shadow?",
-        "Sundial",
+        "Which ancient instrument shows the hour by a shadow?", "Sundial",
     ),
     (
         "It is a craft practised with a single square sheet. Cutting and gluing are traditionally avoided. "
@@ -53,8 +50,7 @@ READER_FEWSHOT: list[tuple[str, str, str]] = [
         "comes from Japanese words for folding and paper. A well-known model is the crane, linked to wishes "
         "for "
         "peace. Engineers borrow its techniques to pack solar panels for space.",
-        "What is the Japanese art of paper folding called?",
-        "Origami",
+        "What is the Japanese art of paper folding called?", "Origami",
     ),
     (
         "It lies in southern Siberia. It is the deepest lake on Earth, more than 1,600 metres at its deepest "
@@ -62,8 +58,7 @@ READER_FEWSHOT: list[tuple[str, str, str]] = [
         "It holds roughly a fifth of the world's unfrozen fresh surface water. A freshwater seal lives only "
         "there. "
         "It is thought to be the oldest lake in the world.",
-        "Which Russian lake is the deepest in the world?",
-        "Lake Baikal",
+        "Which Russian lake is the deepest in the world?", "Lake Baikal",
     ),
 ]
 

@@ -183,13 +183,7 @@ def csr_method(name: str, questions: Mapping[str, str], first: Run, corpus: Mapp
 
     first = {q: first.get(q, []) for q in questions}
     key = method_key(
-        name,
-        corpus,
-        questions,
-        VERSION,
-        first=first,
-        reader=reader.identity,
-        embedder=embedder.identity,
+        name, corpus, questions, VERSION, first=first, reader=reader.identity, embedder=embedder.identity,
         **{k: v for k, v in kw.items() if k not in ("progress", "known")},
     )
     return cached_method(name, out_dir, key,

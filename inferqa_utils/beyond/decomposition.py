@@ -357,21 +357,12 @@ def decomposition_method(name: str, questions: Mapping[str, str], corpus: Mappin
     the raw reply and the example indices."""
 
     key = method_key(
-        name,
-        corpus,
-        questions,
-        VERSION,
-        llm=llm.identity,
+        name, corpus, questions, VERSION, llm=llm.identity,
         retriever=getattr(retriever, "name", "?"),
         retriever_identity=identity_of(retriever),
         reranker=reranker_identity(reranker),
-        n_examples=n_examples,
-        selection=selection,
-        max_sub=max_sub,
-        k_per=k_per,
-        retrieve_depth=retrieve_depth,
-        rerank_depth=rerank_depth,
-        depth=depth,
+        n_examples=n_examples, selection=selection, max_sub=max_sub, k_per=k_per,
+        retrieve_depth=retrieve_depth, rerank_depth=rerank_depth, depth=depth,
         include_original=include_original,
     )
 
@@ -380,14 +371,7 @@ def decomposition_method(name: str, questions: Mapping[str, str], corpus: Mappin
         run = decomposition_run(
             questions,
             {q: d["subquestions"] for q, d in details.items()},
-            retriever,
-            corpus,
-            k_per,
-            depth,
-            retrieve_depth,
-            reranker,
-            rerank_depth,
-            include_original,
+            retriever, corpus, k_per, depth, retrieve_depth, reranker, rerank_depth, include_original,
         )
         return run, details
 

@@ -287,18 +287,9 @@ def knowledge_method(
 
     first = {q: first.get(q, []) for q in questions}
     key = method_key(
-        name,
-        corpus,
-        questions,
-        VERSION,
-        first=first,
-        llm=llm.identity,
+        name, corpus, questions, VERSION, first=first, llm=llm.identity,
         reranker=reranker_identity(reranker),
-        n_rank=n_rank,
-        n_know=n_know,
-        n_elements=n_elements,
-        max_elements=max_elements,
-        summarize=summarize,
+        n_rank=n_rank, n_know=n_know, n_elements=n_elements, max_elements=max_elements, summarize=summarize,
     )
     return cached_method(name, out_dir, key,
                          lambda: knowledge_aware_run(questions, first, corpus, llm, reranker, n_rank, n_know,

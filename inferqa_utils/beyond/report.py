@@ -79,16 +79,10 @@ def read_systems(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str,
     """Per-question answers of every run read at top-``k`` with ``union``: all systems in one reader
     batch and one judge batch (:func:`inferqa_utils.reading.topk.read_runs`)."""
     return read_runs(
-        reader,
-        judge,
-        ds,
-        runs,
-        list(qids),
+        reader, judge, ds, runs, list(qids),
         ks=(k,),
         unions=(union,),
-        corpus=corpus,
-        progress=progress,
-        known=known,
+        corpus=corpus, progress=progress, known=known,
     )
 
 

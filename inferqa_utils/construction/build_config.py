@@ -160,20 +160,9 @@ class BuildConfig:
         """Hash of what determines a question's passages and labels, the source files' content
         included (``source_sha256`` as in :meth:`fingerprint`); names the checkpoint file."""
         keys = (
-            "source",
-            "k_hints",
-            "labelers",
-            "judge_model",
-            "convergence_model",
-            "n_candidates",
-            "max_candidates",
-            "convergence_method",
-            "convergence_rule",
-            "convergence_scope",
-            "convergence_stored",
-            "guards",
-            "leakage_fuzzy_threshold",
-            "leakage_token_level",
+            "source", "k_hints", "labelers", "judge_model", "convergence_model", "n_candidates",
+            "max_candidates", "convergence_method", "convergence_rule", "convergence_scope",
+            "convergence_stored", "guards", "leakage_fuzzy_threshold", "leakage_token_level",
         )
         d = {k: getattr(self, k) for k in keys} | {"labeling_version": LABELING_VERSION}
         d["source_sha256"] = self.source_sha256() if source_sha256 is None else source_sha256

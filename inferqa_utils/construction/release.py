@@ -61,14 +61,8 @@ CONTROL_JUDGMENTS = "control/judgments.tsv"
 JUDGMENT_COLUMNS = ["corpus", "qid", "pid", "label", "answer", "source"]
 #: build outputs copied into ``construction/`` (those present)
 CONSTRUCTION_TABLES = (
-    "questions.csv",
-    "hints.csv",
-    "parametric.csv",
-    "pool_expansions.csv",
-    "guard_refusals.csv",
-    "difficulty.csv",
-    "leakage_agreement.csv",
-    "table1.csv",
+    "questions.csv", "hints.csv", "parametric.csv", "pool_expansions.csv", "guard_refusals.csv",
+    "difficulty.csv", "leakage_agreement.csv", "table1.csv",
 )
 
 
@@ -397,10 +391,7 @@ def sample_config(ds: Dataset, qids: list[str], name: str, split: str = "test") 
         corpus_all_source=False,
         convergence_stored=False,
         label_splits=[split],
-        name=name,
-        max_questions=None,
-        n_train=None,
-        n_test=None,
+        name=name, max_questions=None, n_train=None, n_test=None,
     )
     folder = ds.meta.get("folder") or ds.meta.get("release")
     if folder and (Path(folder) / "verification.json").is_file():  # the decisions the release applied

@@ -534,9 +534,7 @@ def assemble_result(run: BuildRun, plan: SplitPlan, distractors: list[Question],
     ds = Dataset(
         name=cfg.name,
         questions={q.qid: q for q in in_split},
-        passages=passages,
-        qrels=qrels,
-        splits=plan.splits,
+        passages=passages, qrels=qrels, splits=plan.splits,
         generations={
             pid: g for q in in_split if q.qid in labels for pid, g in labels[q.qid].generations.items()
         },
@@ -554,17 +552,7 @@ def assemble_result(run: BuildRun, plan: SplitPlan, distractors: list[Question],
     hdf = pd.DataFrame(run.ledger.hints)
     split_of = {qid: sp for sp, ids in plan.splits.items() for qid in ids}
     return BuildResult(
-        cfg,
-        ds,
-        qdf,
-        hdf,
-        par,
-        difficulty,
-        labels,
-        run.models.stats(),
-        run.timings,
-        cfg.out_dir,
-        distractors,
+        cfg, ds, qdf, hdf, par, difficulty, labels, run.models.stats(), run.timings, cfg.out_dir, distractors,
         step_costs=step_costs(run.timings, run.step_llm),
         expansions=expansion_table(ds.questions, labels, updates, split_of),
         refusals=refusal_table(labels, split_of),
@@ -579,12 +567,7 @@ def step_costs(
     generated_tokens, seconds}}}}`` from the LLM counters recorded after each step (cumulative over
     the build, in step order): each step's share is the difference to the previous step."""
     keys = (
-        "model_calls",
-        "cache_hits",
-        "prompt_tokens",
-        "prompt_tokens_total",
-        "generated_tokens",
-        "seconds",
+        "model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens", "seconds",
     )
     out: dict[str, dict[str, Any]] = {}
     prev: dict[str, dict[str, Any]] = {}

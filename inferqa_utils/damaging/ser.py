@@ -166,16 +166,7 @@ def ser_inference(reader: LLM, ds: Dataset, gold: Mapping[str, tuple[str, str]],
     return pd.DataFrame(
         rows,
         columns=[
-            "kind",
-            "qid",
-            "sample",
-            "m",
-            "gold_pid",
-            "extras",
-            "base_answer",
-            "answer",
-            "em",
-            "changed",
+            "kind", "qid", "sample", "m", "gold_pid", "extras", "base_answer", "answer", "em", "changed",
         ],
     )
 

@@ -108,30 +108,19 @@ def train_all(
                                             train_cross_encoder)):
             name = variant_name(base_name, n, neg)
             cfg = TrainConfig(
-                epochs=ep,
-                batch_size=batch_size,
-                learning_rate=lr,
-                max_seq_length=max_seq_length,
-                freeze_embeddings=freeze_embeddings,
-                seed=seed,
+                epochs=ep, batch_size=batch_size, learning_rate=lr, max_seq_length=max_seq_length,
+                freeze_embeddings=freeze_embeddings, seed=seed,
             )
             log(f"[finetune] {name}: {len(examples)} triplets (N={n}, {neg} negatives), {ep:g} epoch(s)")
             m = train(
                 ds,
                 examples,
                 models_dir(dataset_name) / name,
-                name=name,
-                n_positives=n,
-                cfg=cfg,
-                base=base,
-                progress=progress,
-                log=log,
+                name=name, n_positives=n, cfg=cfg, base=base, progress=progress, log=log,
             )
             m.params["negatives"] = neg
             register(
-                name,
-                kind,
-                m.path,
+                name, kind, m.path,
                 f"{base} fine-tuned on {dataset_name} train: N={n}, {neg} negatives, "
                 f"{ep:g} epochs, lr {lr:g}",
             )
@@ -336,11 +325,7 @@ def oracle_rows(
     first = oracle_run(own)
     runs = {
         n: cached_rerank(
-            n,
-            queries,
-            first,
-            corpus,
-            None,
+            n, queries, first, corpus, None,
             None if out_dir is None else stages.run_dir_file(out_dir, stages.reranked_name("oracle", n)),
         )[0]
         for n in names
@@ -361,11 +346,7 @@ def rerank_first_stage(name: str, first_name: str, first: Run, queries: Mapping[
     ``<first>+<name>.trec``; the two runs' metrics side by side (notebook 03's table)."""
 
     run, cost = cached_rerank(
-        name,
-        queries,
-        first,
-        corpus,
-        depth,
+        name, queries, first, corpus, depth,
         stages.run_dir_file(out_dir, stages.reranked_name(first_name, name)),
     )
     return rerank_table(first_name, first, {name: run}, {name: cost}, qrels, threshold), run
@@ -454,10 +435,7 @@ def plot_finetuning(losses: pd.DataFrame, retrieval: pd.DataFrame, vanilla: str,
             yerr = None if iv is None else error_bars(g[m], *iv)
             ax.errorbar(
                 g["N"] * dodge[i],
-                g[m],
-                yerr=yerr,
-                marker="o",
-                color=color,
+                g[m], yerr=yerr, marker="o", color=color,
                 ls="-" if neg == "random" else ":",
                 label=f"FT bi-encoder {m}" + ("" if neg == "random" else f" ({neg})"),
                 **bar_style,
@@ -472,9 +450,7 @@ def plot_finetuning(losses: pd.DataFrame, retrieval: pd.DataFrame, vanilla: str,
             ax.errorbar(
                 g["N"] * dodge[-1],
                 g["nDCG@10"],
-                yerr=yerr,
-                marker="s",
-                color="C3",
+                yerr=yerr, marker="s", color="C3",
                 ls="-" if neg == "random" else ":",
                 label="FT cross-encoder oracle nDCG@10" + ("" if neg == "random" else f" ({neg})"),
                 **bar_style,

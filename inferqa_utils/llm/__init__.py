@@ -25,18 +25,8 @@ from .routing import Route, backend_record, backend_records, server_route, split
 from .server import ServerError, ServerLLM
 
 __all__ = [
-    "LLM",
-    "ChatFormat",
-    "GenerationCache",
-    "LLMStats",
-    "Message",
-    "Messages",
-    "ServerError",
-    "ServerLLM",
-    "backend_record",
-    "backend_records",
-    "default_cache",
-    "load_llm",
+    "LLM", "ChatFormat", "GenerationCache", "LLMStats", "Message", "Messages", "ServerError", "ServerLLM",
+    "backend_record", "backend_records", "default_cache", "load_llm",
 ]
 
 

@@ -178,24 +178,12 @@ class LLM:
                 if bar is not None:
                     bar.close()
                 log_batch(
-                    self.name,
-                    self.backend,
-                    op,
-                    desc,
-                    before,
-                    self.stats.as_dict(),
-                    len(batch),
+                    self.name, self.backend, op, desc, before, self.stats.as_dict(), len(batch),
                     time.perf_counter() - t0,
                 )
         elif batch:
             log_batch(
-                self.name,
-                self.backend,
-                op,
-                desc,
-                before,
-                self.stats.as_dict(),
-                len(batch),
+                self.name, self.backend, op, desc, before, self.stats.as_dict(), len(batch),
                 time.perf_counter() - t0,
             )
         return results

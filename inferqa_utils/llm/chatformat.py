@@ -168,8 +168,7 @@ class HFTokenizerVocab:
             template = named.get("default")
         if not isinstance(template, str) or not template.strip():
             raise DataFormatError(
-                config,
-                "no chat template (chat_template, or chat_template.jinja beside it)",
+                config, "no chat template (chat_template, or chat_template.jinja beside it)",
                 field="chat_template",
             )
         bos = _token_text(cfg.get("bos_token"), "bos_token", config)

@@ -108,14 +108,9 @@ class LlamaCppLLM(LLM):
         self.prefix_reuse = prefix_reuse
         self.order_prompts = order_prompts
         self.llm = _multi_sequence_llama(
-            n_seq_max=self.N_SEQ_MAX,
-            model_path=self.model_path,
-            n_ctx=n_ctx,
+            n_seq_max=self.N_SEQ_MAX, model_path=self.model_path, n_ctx=n_ctx,
             n_threads=n_threads or max(1, os.cpu_count() or 1),
-            n_batch=n_batch,
-            logits_all=False,
-            verbose=False,
-            seed=seed,
+            n_batch=n_batch, logits_all=False, verbose=False, seed=seed,
         )
         self._mem = llama_cpp.llama_get_memory(self.llm._ctx.ctx)
         self.n_ctx = n_ctx

@@ -22,9 +22,7 @@ def table8(em: pd.DataFrame, value: str = "EM") -> pd.DataFrame:
     t = rows.pivot_table(
         index=["reader", "setting", "system"],
         columns=["union", "k"],
-        values=value,
-        sort=False,
-        aggfunc="first",
+        values=value, sort=False, aggfunc="first",
     )
     t.columns = [f"{u} k={int(k)}" for u, k in t.columns]
     opt = em[em["setting"] == "Optimal"].set_index(["reader", "setting", "system"])[value].rename("Optimal")

@@ -80,41 +80,30 @@ RERANKERS: dict[str, RerankerSpec] = {
     s.name: s
     for s in (
         RerankerSpec(
-            "pointwise",
-            "llm",
-            _llm_class(PointwiseLLMReranker),
+            "pointwise", "llm", _llm_class(PointwiseLLMReranker),
             "monoT5-style yes/no log-odds with an instruction LLM",
             ("monot5-llm",),
             _QUIET,
         ),
         RerankerSpec(
-            "upr",
-            "llm",
-            _llm_class(QueryLikelihoodReranker),
+            "upr", "llm", _llm_class(QueryLikelihoodReranker),
             "UPR: mean log P(question | passage) with an instruction LLM",
             ("query-likelihood",),
             _QUIET,
         ),
         RerankerSpec(
-            "listwise",
-            "llm",
-            _llm_class(ListwiseLLMReranker),
+            "listwise", "llm", _llm_class(ListwiseLLMReranker),
             "RankGPT sliding windows (20/10) with an instruction LLM",
             ("rankgpt",),
         ),
         RerankerSpec(
-            "cross-encoder",
-            "cross-encoder",
-            _cross_encoder,
+            "cross-encoder", "cross-encoder", _cross_encoder,
             "a registered cross-encoder (model=, default FT-CrossEncoder)",
             ("crossencoder",),
             _QUIET,
         ),
         RerankerSpec(
-            "dense",
-            "dense",
-            _dense,
-            "bi-encoder cosine, dense:<embedder> (or minilm, e5-small)",
+            "dense", "dense", _dense, "bi-encoder cosine, dense:<embedder> (or minilm, e5-small)",
             DENSE_SHORTHANDS,
         ),
     )

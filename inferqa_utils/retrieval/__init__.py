@@ -24,23 +24,8 @@ from .registry import (
 )
 
 __all__ = [
-    "RETRIEVERS",
-    "BM25sRetriever",
-    "DenseRetriever",
-    "EmptyQueryError",
-    "FusedRetriever",
-    "JavaRuntimeError",
-    "PyseriniBM25Retriever",
-    "RetrieverSpec",
-    "check_unique_ids",
-    "ensure_java",
-    "identity_of",
-    "interleave",
-    "make_retriever",
-    "reciprocal_rank_fusion",
-    "register_retriever",
-    "retrieve",
-    "retriever_identity",
-    "retriever_names",
-    "retriever_spec",
+    "RETRIEVERS", "BM25sRetriever", "DenseRetriever", "EmptyQueryError", "FusedRetriever", "JavaRuntimeError",
+    "PyseriniBM25Retriever", "RetrieverSpec", "check_unique_ids", "ensure_java", "identity_of", "interleave",
+    "make_retriever", "reciprocal_rank_fusion", "register_retriever", "retrieve", "retriever_identity",
+    "retriever_names", "retriever_spec",
 ]

@@ -17,18 +17,8 @@ from ..trec import Run
 
 #: the metrics of the main retrieval table (notebook 02) and of a retriever's selection (notebook 05)
 MAIN_METRICS = (
-    "Hit@1",
-    "Hit@5",
-    "Hit@10",
-    "Hit@20",
-    "Hit@50",
-    "Hit@100",
-    "Recall@5",
-    "Recall@10",
-    "Recall@50",
-    "MRR@100",
-    "nDCG@10",
-    "nDCG@100",
+    "Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@50", "Hit@100", "Recall@5", "Recall@10", "Recall@50",
+    "MRR@100", "nDCG@10", "nDCG@100",
 )
 
 

@@ -230,17 +230,13 @@ def retrieve(name: str, corpus: CorpusLike, queries: Mapping[str, str], k: int =
                 path,
                 f"{exc.problem} — the run does not fit this corpus although its stamp "
                 f"{artifacts.stamp_path(path).name} matches (edited by hand?); delete both "
-                "files to recompute",
-                record=exc.record,
-                field=exc.field,
+                "files to recompute", record=exc.record, field=exc.field,
             ) from exc
         return {q: found.get(q, []) for q in queries}
 
     tag = "_".join(name.split()) or "run"
     return artifacts.cached(
-        run_path,
-        run_key(name, identity, corpus, queries, k),
-        search,
+        run_path, run_key(name, identity, corpus, queries, k), search,
         n_queries=len(queries),
         setup=searcher,
         load=load,
@@ -257,10 +253,7 @@ def run_all(names: Sequence[str], corpus: dict[str, str], queries: dict[str, str
     out = {}
     for name in names:
         out[name] = retrieve(
-            name,
-            corpus,
-            queries,
-            k=k,
+            name, corpus, queries, k=k,
             run_path=stages.run_path(dataset_name, corpus_tag, name),
             index_dir=stages.index_dir(dataset_name, corpus_tag, name),
         )
