@@ -14,6 +14,7 @@ Run with ``make browser-test`` (``pytest -m browser``); ``make test`` deselects 
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
@@ -182,8 +183,14 @@ def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple
     )
     line = page.text_of(f"{insp} .inferqa-hint-count")
     assert f"{n_hints} hints, {k} kept" in line, line
+    sections = ("01 · hints", "01 · passages", "04 · reading", "06 · damaging passages")
+    # the summary renders before the sections: wait for the whole report (the browser renders the
+    # widget's outputs one by one, later on a loaded machine)
+    with contextlib.suppress(AssertionError):  # a timeout is named below, section by section
+        page.wait(f"the inspector's sections for {known}",
+                  lambda: all(s in page.text_of(f"{insp} .widget-output") for s in sections), 60, every=0.2)
     body = page.text_of(f"{insp} .widget-output")
-    for section in ("01 · hints", "01 · passages", "04 · reading", "06 · damaging passages"):
+    for section in sections:
         assert section in body, f"inspector section {section!r} missing"
     assert "run notebook" not in body, body[:800]
     assert re.search(r"read from .* in [0-9.]+ s \(no model call\)", page.text_of(f"{insp} .inferqa-status"))
