@@ -27,7 +27,7 @@ LAYERS: dict[str, int] = {
     "damaging": 7,
     "beyond": 8,
     **dict.fromkeys(["findings", "check", "quickstart", "classroom", "inspector", "runner", "notebook_params", "kernels",
-                     "results_page", "make_release", "__main__"], 9),
+                     "results_page", "make_release", "paper_runs", "__main__"], 9),
 }
 
 
