@@ -143,6 +143,8 @@ def write_release(folder: Path, overrides: dict[str, Any] | None = None) -> Path
                                     for r, b in zip(INDEX, BASELINE, strict=True)],
         "baselines_retriever/msmarco/bge/retriever.json": ranking_file(MSMARCO),
         "baselines_retriever/wiki/bge/retriever.json": ranking_file(WIKI),
+        # the authors' script reads ctxs here; the file a reranker wrote also holds reranked_ctxs
+        "retriever_ft_reranker/bge/retriever.json": ranking_file(BGE_MONO, BGE),
     }
     files_.update(overrides or {})
     for name, obj in files_.items():
@@ -198,8 +200,11 @@ def test_the_release_loads_with_its_shapes(tiny):
     assert rel.questions["tq_test_1"].labels == {pid(1, "a"): 2, pid(1, "b"): 1, pid(1, "c"): 0}
     assert {(r.corpus, r.system) for r in rel.rankings} == {
         ("quit", "bm25"), ("quit", "bge"), ("quit", f"bge+{MONO}"), ("quit", f"oracle+{MONO}"),
-        ("msmarco", "bge"), ("wiki", "bge")}
+        ("msmarco", "bge"), ("wiki", "bge"), ("quit", "bge+FT-monot5")}
     assert rel.ranking(f"bge+{MONO}").first_stage["tq_test_1"] == BGE[0]
+    ft = rel.ranking("bge+FT-monot5")  # the reranker's order, not the first stage the authors' script reads
+    assert (ft.key, ft.lists["tq_test_1"], ft.first_stage["tq_test_1"]) == ("reranked_ctxs", BGE_MONO[0], BGE[0])
+    assert rel.ranking("bge").key == "ctxs"
     rd = rel.reading("bge")
     assert rd.predictions[("gemma-3-4b", "norm", 3)]["tq_test_1"] == "paris"
     assert sorted({(u, k) for _, u, k in rd.predictions}) == [("freq", 1), ("freq", 3), ("norm", 1), ("norm", 3)]
@@ -267,6 +272,18 @@ def test_raw_and_normalised_em_by_hand(tiny):
     assert row("pipeline", "bge", "gemma-3-4b", 3, "freq")["em_raw"] == 100.0
     assert row("oracle", f"oracle+{MONO}", "gemma-3-4b", 3, "norm")["em_norm"] == 25.0
     assert em["n_disagree"].sum() == 2  # Optimal gemma and bge gemma un_3: nowhere else
+
+
+def test_the_two_ems_on_single_answers():
+    """Raw membership vs SQuAD normalisation, and the one way raw can win: an answer that normalises
+    to nothing ("A" is an article) matches nothing under normalisation (textnorm.exact_match)."""
+    from inferqa_utils.textnorm import exact_match
+
+    cases = [("the Beatles!", ["Beatles"], False, True), ("Paris", ["Paris"], True, True),
+             ("A", ["A"], True, False), ("", ["A"], False, False), ("paris ", ["Paris"], False, True)]
+    for pred, pool, raw, norm in cases:
+        assert (scoring.em_raw(pred, pool), scoring.em_norm(pred, pool)) == (raw, norm), pred
+        assert scoring.em_norm(pred, pool) == exact_match(pred, pool)
 
 
 def _finding(table: Any, **where: Any) -> dict[str, Any]:

@@ -129,12 +129,14 @@ def _sha256(path: Path) -> str:
 
 def import_record(release: Release, source: str | Path, params: dict[str, Any]) -> dict[str, Any]:
     """What was read: the source folder, every released file (path, file read, compressed or not,
-    size, sha256), the files that match no layout entry, the counts and the parameters."""
+    size, sha256), the list each ranking file was read from, the files that match no layout entry,
+    the counts and the parameters."""
     return {
         "source": str(source), "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "questions": len(release.questions), "readers": release.readers,
         "rankings": len(release.rankings), "readings": len(release.readings),
         "baselines": release.baseline_labels is not None, "parameters": params,
+        "ranked_lists": {rk.released: rk.key for rk in release.rankings},
         "files": [{"released": f.released, "file": f.file.relative_to(release.folder).as_posix(),
                    "compressed": f.compressed, "bytes": f.file.stat().st_size, "sha256": _sha256(f.file)}
                   for f in release.found],

@@ -9,8 +9,12 @@ What is read (shapes from the authors' scripts, ``results/`` of ``DataScienceUIB
   question id is the passage ids' common prefix: a passage id is ``{qid}_{mask}_{permutation}``.
 * a *ranking* file (``retriever.json``, ``reranker.json``): a JSON list aligned *by position* with
   the index (the authors' scripts pair record ``i`` with index line ``i``), each record a ranked
-  list of ``{"id", ...}`` under ``ctxs`` or ``reranked_ctxs`` (the key the authors' script reads,
-  :attr:`~inferqa_utils.paper_runs.files.Entry.ranked`); ``question`` when present must equal the
+  list of ``{"id", ...}``: the reranker's order ``reranked_ctxs`` whenever a record has it, else
+  ``ctxs``. Two of the authors' scripts read ``ctxs`` from files a reranker wrote
+  (``results/retriever_ft_reranker/retriever_reranker.py``,
+  ``results/ft_retriever_ft_reranker/retriever_reranker.py``): where such a file also holds
+  ``reranked_ctxs``, their printed numbers are the first stage's; ours are the reranker's, and
+  :attr:`Ranking.key` records which list was read. ``question``, when present, must equal the
   index question's text.
 * a *rag* file (``rag.json``): a JSON list of ``{"id", "answers", "predicted_answer": {reader:
   {"<id>_un_<k>" | "<id>_uf_<k>": answer}}}`` — ``un`` is Union_norm and ``uf`` Union_freq of the
@@ -46,6 +50,8 @@ from typing import Any, NoReturn
 from ..errors import DataFormatError
 from . import files as F
 
+RERANKED = "reranked_ctxs"
+_SPACE = re.compile(r"\s")
 #: the ranked lists kept per question (paper 000 §4: top-100; the released first stages keep up to 1,000)
 DEPTH = 100
 _ANSWER_KEY = re.compile(r"^(?P<qid>.+)_(?P<union>un|uf)_(?P<k>[1-9][0-9]*)$")
@@ -70,8 +76,9 @@ class Question:
 class Ranking:
     """A released ranked list per question: ``system`` (our name), ``setting`` (pipeline, oracle,
     baseline), ``corpus`` (``quit``, ``msmarco``, ``wiki``), ``lists`` qid → passage ids best first
-    (cut at the import depth) and ``first_stage`` the file's ``ctxs`` when it ranked
-    ``reranked_ctxs`` (the candidates the reranker reordered), else None."""
+    (cut at the import depth), ``first_stage`` the file's ``ctxs`` when it ranked
+    ``reranked_ctxs`` (the candidates the reranker reordered), else None, ``names`` the path's
+    placeholders and ``key`` the list read (module docstring)."""
 
     system: str
     setting: str
@@ -81,6 +88,7 @@ class Ranking:
     lists: dict[str, list[str]]
     first_stage: dict[str, list[str]] | None = None
     names: dict[str, str] = field(default_factory=dict)  # the path's placeholders: retriever, reranker, n, corpus
+    key: str = "ctxs"  # the list ranked: reranked_ctxs when the file has it, else ctxs
 
 
 @dataclass
@@ -268,7 +276,7 @@ def _ids(r: _Rec, items: Any, name: str, depth: int | None) -> list[str]:
         if not isinstance(it, dict):
             r.fail(f"expected a passage object, got {type(it).__name__}", f"{name}[{j}]")
         pid = r.get("id", str, it, f"{name}[{j}].id")
-        if not pid or any(c.isspace() for c in pid):
+        if not pid or _SPACE.search(pid):
             r.fail(f"passage id {pid!r} is empty or holds whitespace (TREC runs split on it)", f"{name}[{j}].id")
         if pid in seen:
             r.fail(f"passage {pid!r} is ranked twice (first at position {out.index(pid)})", f"{name}[{j}].id")
@@ -285,7 +293,8 @@ def load_ranking(found: F.Found, questions: dict[str, Question], depth: int = DE
     corpus = found.names.get("corpus", "quit")
     qids = list(questions)
     lists: dict[str, list[str]] = {}
-    first: dict[str, list[str]] | None = {} if e.ranked == "reranked_ctxs" else None
+    first: dict[str, list[str]] = {}
+    keys: set[str] = set()
     n = 0
     for i, obj in F.iter_records(path, jsonl=False):
         n = i + 1
@@ -299,12 +308,14 @@ def load_ranking(found: F.Found, questions: dict[str, Question], depth: int = DE
                    "(records are paired with the index by position)", "question")
         if isinstance(r.obj.get("id"), str) and r.obj["id"] != qid:
             r.fail(f"id {r.obj['id']!r} differs from the index question {qid!r} at this position", "id")
-        ids = _ids(r, r.get(e.ranked, list), e.ranked, depth)
+        key = RERANKED if RERANKED in r.obj else e.ranked
+        keys.add(key)
+        ids = _ids(r, r.get(key, list), key, depth)
         if e.setting == "oracle":
             for j, pid in enumerate(ids):
                 if pid not in q.labels:
                     r.fail(f"unknown passage id {pid!r}: an oracle ranking reorders the question's own "
-                           f"{len(q.labels)} passages", f"{e.ranked}[{j}].id")
+                           f"{len(q.labels)} passages", f"{key}[{j}].id")
         if e.setting == "baseline":
             if baseline is None:
                 r.fail("a baseline ranking is scored with the labels of baselines/baseline.json, which the release "
@@ -313,15 +324,18 @@ def load_ranking(found: F.Found, questions: dict[str, Question], depth: int = DE
             for j, pid in enumerate(ids):
                 if pid not in known:
                     r.fail(f"unknown passage id {pid!r}: baselines/baseline.json has no label for it",
-                           f"{e.ranked}[{j}].id")
+                           f"{key}[{j}].id")
         lists[qid] = ids
-        if first is not None and "ctxs" in r.obj:
+        if key == RERANKED and "ctxs" in r.obj:
             first[qid] = _ids(r, r.obj["ctxs"], "ctxs", depth)
     if n != len(qids):
         raise DataFormatError(path, f"{n} records, the index has {len(qids)} questions (records are paired with the "
                                     "index by position)")
+    if len(keys) > 1:
+        raise DataFormatError(path, "some records rank under 'reranked_ctxs', others under 'ctxs' only: one file "
+                                    "holds one system's ranking")
     return Ranking(found.system, e.setting, corpus, e.family, found.released, lists,
-                   first if first else None, dict(found.names))
+                   first if first else None, dict(found.names), keys.pop() if keys else e.ranked)
 
 
 def load_baseline_labels(path: Path, questions: dict[str, Question]) -> dict[str, dict[str, int]]:

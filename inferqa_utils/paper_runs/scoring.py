@@ -30,11 +30,12 @@ Reading (``results/retriever/retriever_rag.py``, ``results/rag/rag.py``):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..textnorm import exact_match, normalize_answer
+from ..textnorm import normalize_answer
 from .load import Question, Ranking, Release
 
 if TYPE_CHECKING:
@@ -80,13 +81,32 @@ def mrr_at(ranked: Sequence[str], rel: set[str], k: int) -> float:
     return 0.0
 
 
-def ndcg_at(ranked: Sequence[str], labels: Mapping[str, int], k: int) -> float:
-    """Graded nDCG@k: gain 2^label − 1, discount log2(rank + 1), ideal from the question's labels."""
+def ndcg_at(ranked: Sequence[str], labels: Mapping[str, int], k: int, ideal: Sequence[int] | None = None) -> float:
+    """Graded nDCG@k: gain 2^label − 1, discount log2(rank + 1), ideal from the question's labels
+    (``ideal``: the question's positive labels sorted descending, when already computed)."""
     dcg = sum((2 ** labels.get(p, 0) - 1) / math.log2(r + 1) for r, p in enumerate(ranked[:k], 1)
               if labels.get(p, 0) > 0)
-    ideal = sorted((lab for lab in labels.values() if lab > 0), reverse=True)[:k]
-    idcg = sum((2 ** lab - 1) / math.log2(r + 1) for r, lab in enumerate(ideal, 1))
+    if ideal is None:
+        ideal = sorted((lab for lab in labels.values() if lab > 0), reverse=True)
+    idcg = sum((2 ** lab - 1) / math.log2(r + 1) for r, lab in enumerate(ideal[:k], 1))
     return dcg / idcg if idcg > 0 else 0.0
+
+
+def _parse(name: str) -> tuple[str, int]:
+    kind, _, k = name.partition("@")
+    if kind not in ("Hit", "Recall", "MRR", "nDCG") or not k.isdigit():
+        raise ValueError(f"unknown measure {name!r}")
+    return kind, int(k)
+
+
+def _value(kind: str, k: int, ranked: Sequence[str], labels: Mapping[str, int], rel: set[str], skip: bool,
+           ideal: Sequence[int] | None = None) -> float | None:
+    if kind == "MRR":
+        return mrr_at(ranked, rel, k)
+    if kind == "nDCG":
+        return ndcg_at(ranked, labels, k, ideal)
+    v = hit_at(ranked, rel, k) if kind == "Hit" else recall_at(ranked, rel, k)
+    return v if skip or v is not None else 0.0
 
 
 def measure(name: str, ranked: Sequence[str], labels: Mapping[str, int], threshold: int = 1,
@@ -94,19 +114,8 @@ def measure(name: str, ranked: Sequence[str], labels: Mapping[str, int], thresho
     """One per-question value of ``Hit@k``, ``Recall@k``, ``MRR@k`` or ``nDCG@k`` (module
     docstring); with ``skip=False`` a question without a relevant passage scores 0 for Hit and
     Recall instead of being skipped (the baselines' convention)."""
-    kind, k = name.split("@")
-    rel = relevant(labels, threshold)
-    if kind == "Hit":
-        v = hit_at(ranked, rel, int(k))
-    elif kind == "Recall":
-        v = recall_at(ranked, rel, int(k))
-    elif kind == "MRR":
-        return mrr_at(ranked, rel, int(k))
-    elif kind == "nDCG":
-        return ndcg_at(ranked, labels, int(k))
-    else:
-        raise ValueError(f"unknown measure {name!r}")
-    return (0.0 if v is None else v) if not skip else v
+    kind, k = _parse(name)
+    return _value(kind, k, ranked, labels, relevant(labels, threshold), skip)
 
 
 def labels_for(release: Release, ranking: Ranking) -> dict[str, dict[str, int]]:
@@ -121,10 +130,16 @@ def per_question(release: Release, ranking: Ranking, measures: Iterable[str] = M
     """measure → {qid: value or None (skipped)} of one ranking (module docstring)."""
     labels = labels_for(release, ranking)
     skip = ranking.corpus == "quit"
-    out: dict[str, dict[str, float | None]] = {}
-    for m in measures:
-        out[m] = {q: measure(m, ranking.lists.get(q, []), labels.get(q, {}), threshold, skip)
-                  for q in release.questions}
+    parsed = [(m, *_parse(m)) for m in measures]
+    out: dict[str, dict[str, float | None]] = {m: {} for m, _, _ in parsed}
+    for q in release.questions:
+        lab = labels.get(q, {})
+        ranked = ranking.lists.get(q, [])
+        rel = relevant(lab, threshold)
+        ideal = sorted((v for v in lab.values() if v > 0), reverse=True) \
+            if any(kind == "nDCG" for _, kind, _ in parsed) else None
+        for m, kind, k in parsed:
+            out[m][q] = _value(kind, k, ranked, lab, rel, skip, ideal)
     return out
 
 
@@ -142,9 +157,16 @@ def em_raw(prediction: str, answers: Sequence[str]) -> bool:
     return prediction in answers
 
 
+#: :func:`~inferqa_utils.textnorm.normalize_answer` with a cache: the release repeats its answers
+#: (``NO ANSWER``, the pools) millions of times
+_normalized = functools.lru_cache(maxsize=1 << 18)(normalize_answer)
+
+
 def em_norm(prediction: str, answers: Sequence[str]) -> bool:
-    """Our EM: SQuAD-normalised equality with an answer of the pool."""
-    return exact_match(prediction, answers)
+    """Our EM (:func:`inferqa_utils.textnorm.exact_match`): SQuAD-normalised equality with an
+    answer of the pool; an answer that normalises to nothing matches nothing."""
+    p = _normalized(prediction)
+    return bool(p) and any(p == _normalized(a) for a in answers)
 
 
 def optimal(question: Question, reader: str, score: Any = em_raw) -> bool:
@@ -198,7 +220,7 @@ def _chunk(qids: list[str], answers: list[str], norm: list[bool], raw: list[bool
     n = len(qids)
     return pd.DataFrame({
         "qid": qids, "answer": answers, "em": norm, "em_raw": raw, "judged": [None] * n,
-        "no_answer": [normalize_answer(a) == "no answer" for a in answers], "guard": [None] * n,
+        "no_answer": [_normalized(a) == "no answer" for a in answers], "guard": [None] * n,
         "context_chars": [None] * n, "setting": [setting] * n, "system": [system] * n,
         "k": pd.array([k] * n, dtype="Int64"), "union": [union] * n, "reader": [reader] * n,
     }, columns=list(ANSWER_COLUMNS))
@@ -243,8 +265,9 @@ def per_question_rows(release: Release, rankings: Iterable[Ranking], measures: I
 def retrieval_summary(release: Release, measures: Sequence[str] = AUTHORS_MEASURES, thresholds: Sequence[int] = (1, 2)
                       ) -> pd.DataFrame:
     """Every released ranking scored as the authors' scripts score it (module docstring): one row
-    per (corpus, system, threshold), each measure's point estimate in %, and ``n`` the questions
-    Hit/Recall average over. The baselines are scored against baseline.json's labels."""
+    per (corpus, system, threshold), the released file and the list read (``ctxs`` or
+    ``reranked_ctxs``), each measure's point estimate in %, and ``n`` the questions Hit/Recall
+    average over. The baselines are scored against baseline.json's labels."""
     import pandas as pd
 
     rows = []
@@ -252,7 +275,7 @@ def retrieval_summary(release: Release, measures: Sequence[str] = AUTHORS_MEASUR
         for t in thresholds:
             pq = per_question(release, rk, measures, t)
             row: dict[str, Any] = {"corpus": rk.corpus, "setting": rk.setting, "system": rk.system, "threshold": t,
-                                   "released": rk.released}
+                                   "released": rk.released, "list": rk.key}
             for m in measures:
                 row[m] = authors_mean(pq[m].values())
             hit = next((m for m in measures if m.startswith("Hit@")), None)

@@ -7,7 +7,7 @@ Same procedures, exact shortcuts:
 * :func:`mean_interval` — the percentile bootstrap over questions of :func:`uncertainty.mean_ci`.
   Resampling ``n`` questions with replacement from values ``v_1..v_m`` with counts ``c_1..c_m``
   draws the counts ``Multinomial(n, c/n)`` (Efron & Tibshirani 1993, ch. 6), so each resample's mean
-  is ``Σ_j counts_j · v_j / n`` — one multinomial draw instead of ``n`` indices.
+  is ``Σ_j counts_j · v_j / n`` — one multinomial draw (:func:`multinomial`) instead of ``n`` indices.
 * :func:`paired` — :func:`uncertainty.paired_difference`: the mean difference ``d̄ = mean(a_i − b_i)``
   with the paired bootstrap (the multinomial over the distinct differences) and the two-sided p of
   the paired randomization (sign-flip) test. When every non-zero difference has the same size
@@ -34,11 +34,28 @@ from ..config import SEED
 from ..uncertainty import N_RESAMPLES, Interval, Paired, paired_difference
 
 
+def multinomial(rng: np.random.Generator, n: int, counts: np.ndarray, size: int) -> np.ndarray:
+    """``size`` draws of ``Multinomial(n, counts / Σ counts)`` as a ``(size, m)`` array, drawn as
+    ``m − 1`` vectorised conditional binomials (the j-th category given the earlier ones), which
+    is much faster than ``Generator.multinomial`` for the few categories of 0/1 outcomes."""
+    p = counts / counts.sum()
+    out = np.empty((size, len(p)), dtype=np.int64)
+    left = np.full(size, n, dtype=np.int64)
+    mass = 1.0
+    for j in range(len(p) - 1):
+        q = min(1.0, max(0.0, p[j] / mass)) if mass > 0 else 0.0
+        out[:, j] = rng.binomial(left, q)
+        left -= out[:, j]
+        mass -= p[j]
+    out[:, -1] = left
+    return out
+
+
 def _resampled_means(x: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     values, counts = np.unique(x, return_counts=True)
     if len(values) == 1:
         return np.full(n_resamples, float(values[0]))
-    draws = np.random.default_rng(seed).multinomial(len(x), counts / len(x), size=n_resamples)
+    draws = multinomial(np.random.default_rng(seed), len(x), counts, n_resamples)
     return draws @ values / len(x)
 
 
@@ -59,7 +76,7 @@ def mean_interval(values: Sequence[float] | np.ndarray, confidence: float = 0.95
 def sign_test_p(d: np.ndarray) -> float | None:
     """The exact two-sided sign-flip p-value when every non-zero difference has the same size,
     else None."""
-    from scipy.stats import binom
+    from scipy.special import bdtr, bdtrc
 
     nz = d[d != 0]
     k = len(nz)
@@ -68,7 +85,9 @@ def sign_test_p(d: np.ndarray) -> float | None:
     if not np.allclose(np.abs(nz), abs(nz[0])):
         return None
     kp = int((nz > 0).sum())
-    return float(min(1.0, 2 * min(binom.cdf(kp, k, 0.5), binom.sf(kp - 1, k, 0.5))))
+    at_most = float(bdtr(kp, k, 0.5))  # P(B ≤ k₊)
+    at_least = 1.0 if kp == 0 else float(bdtrc(kp - 1, k, 0.5))  # P(B ≥ k₊)
+    return min(1.0, 2 * min(at_most, at_least))
 
 
 def paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, confidence: float = 0.95,
@@ -98,7 +117,7 @@ def ratio_interval(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
     pairs, counts = np.unique(np.stack([x, y], axis=1), axis=0, return_counts=True)
     if len(pairs) == 1:
         return Interval(value, value, value, n, confidence)
-    draws = np.random.default_rng(seed).multinomial(n, counts / n, size=n_resamples)
+    draws = multinomial(np.random.default_rng(seed), n, counts, n_resamples)
     num, den = draws @ pairs[:, 0], draws @ pairs[:, 1]
     ok = den > 0
     r = num[ok] / den[ok]
