@@ -17,7 +17,7 @@ from . import contract
 TITLE = "## The paper's own runs"
 _MARK = {contract.HOLDS: "✓", contract.CONTRADICTED: "✗", contract.INCONCLUSIVE: "○"}
 #: the paper, cited in full (the page's own list cites only what its findings sections name)
-PAPER = "*Inferential Question Answering* (the QUIT benchmark), arXiv 2602.01239, 2026"
+PAPER = "*Inferential Question Answering*, arXiv 2602.01239, 2026"
 
 
 def _name(kind: str, dataset: str) -> str:
@@ -86,7 +86,7 @@ def render_section(results: str | Path, dataset: str = contract.DATASET, level: 
     k, union = params.get("k", "?"), params.get("union", "?")
     h = "#" * level
     lines = [f"{h} The paper's own runs", "",
-             f"The authors of paper 000 ({PAPER}) released their per-question outputs for the test split (hub dataset "
+             f"The authors of paper 000 — {PAPER} — released their per-question outputs for the test split (hub dataset "
              "`JamshidJDMY/InferentialQA`, folder `results/`). `python -m inferqa_utils paper-runs fetch` downloads "
              "them and `paper-runs import DIR` re-scores them here "
              f"([paper_runs.md](paper_runs.md)): {rec.get('questions', '?')} questions, "
@@ -156,7 +156,9 @@ def render_section(results: str | Path, dataset: str = contract.DATASET, level: 
         worst = max(em, key=lambda e: _f(e["delta"]))
         lines += ["", f"Over every released reading ({len(em)} system × reader × k × union cells, {n_all:,} answers): "
                       f"{d_all:,} disagreements ({100 * d_all / max(n_all, 1):.2f} %); the largest gap is "
-                      f"{_f(worst['delta']):+.2f} points ({worst['system']}, {worst['reader']}"
+                      f"{_f(worst['delta']):+.2f} points ("
+                      + (worst["setting"] if worst["setting"] == "Optimal" else worst["system"])
+                      + f", {worst['reader']}"
                       + (f", k = {worst['k']}, Union_{worst['union']}" if worst.get("k") else "") + ").", ""]
     lines += [f"Tables: `results/{_name('findings', dataset)}` (every comparison), `results/{_name('em', dataset)}`, "
               f"`results/{_name('retrieval', dataset)}` (every ranking scored as the authors' scripts score it).", ""]
