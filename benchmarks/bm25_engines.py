@@ -1,4 +1,5 @@
-"""bm25s vs Pyserini (Lucene) BM25 on the same corpus and queries, in one process (paper 000 §4, §5.1–5.2, §10).
+"""bm25s vs Pyserini (Lucene) BM25 on the same corpus and queries, in one process (paper 000 §4, §5.1–5.2,
+§10).
 
 Both engines use BM25 with k1 = 0.9, b = 0.4 (Pyserini's defaults; bm25s with ``method="lucene"``),
 through the project's retrievers (:class:`~inferqa_utils.lexical.BM25sRetriever`,
@@ -134,8 +135,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--questions", type=int, default=1000, help="first N questions (corpus and queries)")
     ap.add_argument("--hints", type=int, default=3, help="hints per question (3 → 15 passages each)")
-    ap.add_argument("--depth", type=int, default=100, help="hits retrieved per query (top-100 as in paper 000 §4, §5.1–5.2)")
-    ap.add_argument("--source", default=None, help="dataset (default: triviahg-validation if shared data, else embedded)")
+    ap.add_argument(
+        "--depth", type=int, default=100,
+        help="hits retrieved per query (top-100 as in paper 000 §4, §5.1–5.2)",
+    )
+    ap.add_argument(
+        "--source", default=None, help="dataset (default: triviahg-validation if shared data, else embedded)"
+    )
     args = ap.parse_args()
 
     source = args.source or ("triviahg-validation" if PATHS.shared_data() else "embedded")

@@ -39,12 +39,26 @@ def t(label, fn):
     return out
 
 
-t("6.1 try your own (new question)", lambda: try_your_own(
-    "Which metal is liquid at room temperature and was once used in thermometers?",
-    ["It is the only metal that is liquid at room temperature.", "Its chemical symbol comes from the Latin hydrargyrum.",
-     "It was used in old thermometers and barometers."], "Mercury", reader, judge, corpus=passages, show=False))
-t("6.2 explorer, one new subset (hints 0 and 1)", lambda: explore_hints(q, reader, judge, subset=[0, 1], interactive=False))
+t(
+    "6.1 try your own (new question)",
+    lambda: try_your_own(
+        "Which metal is liquid at room temperature and was once used in thermometers?",
+        [
+            "It is the only metal that is liquid at room temperature.",
+            "Its chemical symbol comes from the Latin hydrargyrum.",
+            "It was used in old thermometers and barometers.",
+        ],
+        "Mercury", reader, judge, corpus=passages, show=False,
+    ),
+)
+t(
+    "6.2 explorer, one new subset (hints 0 and 1)",
+    lambda: explore_hints(q, reader, judge, subset=[0, 1], interactive=False),
+)
 t("6.3 exercise 1", lambda: read_contexts(q, single_hint_contexts(demo_hints(q, 3)), reader, judge))
 t("6.3 exercise 2", lambda: read_contexts(q, order_contexts(demo_hints(q, 3)), reader, judge))
 right, other = right_and_other(q, passages)
-t("6.3 exercise 3", lambda: read_contexts(q, distractor_contexts(right.text, other and other.text), reader, judge))
+t(
+    "6.3 exercise 3",
+    lambda: read_contexts(q, distractor_contexts(right.text, other and other.text), reader, judge),
+)

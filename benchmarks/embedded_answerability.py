@@ -47,7 +47,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--source", default="embedded")
     ap.add_argument("--models", nargs="+", default=MODELS)
-    ap.add_argument("--settings", nargs="+", default=["closed", "top", "all"], choices=["closed", "top", "all"])
+    ap.add_argument(
+        "--settings", nargs="+", default=["closed", "top", "all"], choices=["closed", "top", "all"]
+    )
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--ids", nargs="*", help="only these question ids")
     ap.add_argument("--csv", help="per-question answers to this CSV")
@@ -68,16 +70,34 @@ def main() -> None:
                 ctx = [" ".join(top_hints(q, a.k) if setting == "top" else q.hint_texts) for q in qs]
                 outs = read(llm, texts, ctx, progress=False)
             dt = time.perf_counter() - t0
-            rows += [{"qid": q.qid, "model": name, "setting": setting, "answer": o.answer, "em": em(o.answer, q.answers)}
-                     for q, o in zip(qs, outs, strict=True)]
-            print(f"[{name}] {setting}: {sum(r['em'] for r in rows[-len(qs):])}/{len(qs)} in {dt:.1f} s", flush=True)
+            rows += [
+                {
+                    "qid": q.qid,
+                    "model": name,
+                    "setting": setting,
+                    "answer": o.answer,
+                    "em": em(o.answer, q.answers),
+                }
+                for q, o in zip(qs, outs, strict=True)
+            ]
+            print(
+                f"[{name}] {setting}: {sum(r['em'] for r in rows[-len(qs) :])}/{len(qs)} in {dt:.1f} s",
+                flush=True,
+            )
     df = pd.DataFrame(rows)
     if a.csv:
         df.to_csv(a.csv, index=False)
     label = {"closed": "closed-book", "top": f"top {a.k} hints", "all": "all hints"}
     wide = df.pivot_table(index="model", columns="setting", values="em", aggfunc="sum").reindex(a.models)
-    table = pd.DataFrame({label[s]: [f"{int(wide.loc[m, s])}/{len(qs)} ({100 * wide.loc[m, s] / len(qs):.1f} %)"
-                                     for m in a.models] for s in a.settings}, index=a.models)
+    table = pd.DataFrame(
+        {
+            label[s]: [
+                f"{int(wide.loc[m, s])}/{len(qs)} ({100 * wide.loc[m, s] / len(qs):.1f} %)" for m in a.models
+            ]
+            for s in a.settings
+        },
+        index=a.models,
+    )
     print(f"\n{a.source}: {len(qs)} questions, strict EM")
     print(table.to_string())
     if "closed" in a.settings:

@@ -71,9 +71,13 @@ DECISIONS: list[tuple[str, str, bool]] = [("q1", "Venice", True), ("q1", "La Ser
                                           ("q2", "Jupiter", True), ("q2", "the gas giant", False),
                                           ("q3", "Mirror", True)]
 #: what a resumed run says about what it found (printed lines that matter)
-RESUME_PATTERNS = (r"labeling \d+ questions \(\d+ from checkpoint\)", r"holds a build with these parameters[^\n]*",
-                   r"replacing the build in \S+", r"decisions file holds \d+ decision\(s\)[^\n]*",
-                   r"\[finetune\][^\n]*(reused|resuming[^\n]*|stays until[^\n]*|replaced)")
+RESUME_PATTERNS = (
+    r"labeling \d+ questions \(\d+ from checkpoint\)",
+    r"holds a build with these parameters[^\n]*",
+    r"replacing the build in \S+",
+    r"decisions file holds \d+ decision\(s\)[^\n]*",
+    r"\[finetune\][^\n]*(reused|resuming[^\n]*|stays until[^\n]*|replaced)",
+)
 
 
 # ------------------------------------------------------------------------------ the child process
@@ -123,7 +127,9 @@ def _install_write_fault(pattern: str, nth: int) -> None:
     real_open, real_fdopen = builtins.open, os.fdopen
 
     def hit(path: str, mode: str) -> bool:
-        if not any(c in mode for c in "wax+") or not fnmatch.fnmatch(_original_name(os.path.basename(path)), pattern):
+        if not any(c in mode for c in "wax+") or not fnmatch.fnmatch(
+            _original_name(os.path.basename(path)), pattern
+        ):
             return False
         count["n"] += 1
         return count["n"] == nth
@@ -191,12 +197,18 @@ def install_fault(at: str | None) -> None:
 
 def build_config(out: Path, n: int = 3) -> Any:
     """The smoke-sized embedded build (module docstring) into ``out``."""
-    from inferqa_utils.construction.build import BuildConfig
+    from inferqa_utils.construction.build_config import BuildConfig
 
-    return BuildConfig(source="embedded", name="fault", max_questions=n, k_hints=2, labelers=[TINY], judge_model=TINY,
-                       convergence_model=TINY, parametric_models=[TINY], parametric_repeats=1,
-                       difficulty_embedder=None, corpus_all_source=False, output_dir=str(out),
-                       verification_file=str(out.parent / f"{out.name}-verification.json"))
+    return BuildConfig(
+        source="embedded", name="fault", max_questions=n, k_hints=2,
+        labelers=[TINY],
+        judge_model=TINY,
+        convergence_model=TINY,
+        parametric_models=[TINY],
+        parametric_repeats=1, difficulty_embedder=None, corpus_all_source=False,
+        output_dir=str(out),
+        verification_file=str(out.parent / f"{out.name}-verification.json"),
+    )
 
 
 def child_build(out: str, n: int = 3) -> None:
@@ -219,14 +231,28 @@ def child_decide(path: str) -> None:
 
 
 FT_TOPICS = {
-    "qa": ("Which iron tower stands in Paris?", ["The Eiffel Tower is an iron lattice tower in Paris.",
-                                                  "Gustave Eiffel's company built the Paris tower in 1889."]),
-    "qb": ("Which planet is called the Red Planet?", ["Mars looks red because of iron oxide dust.",
-                                                      "The red planet Mars has two moons."]),
-    "qc": ("Which bird cannot fly and lives in Antarctica?", ["Emperor penguins live on the ice of Antarctica.",
-                                                              "Penguins are flightless seabirds of the south."]),
-    "qd": ("Which instrument is played with a bow?", ["The violin is a string instrument played with a bow.",
-                                                      "A cello is bowed and held between the knees."]),
+    "qa": (
+        "Which iron tower stands in Paris?",
+        [
+            "The Eiffel Tower is an iron lattice tower in Paris.",
+            "Gustave Eiffel's company built the Paris tower in 1889.",
+        ],
+    ),
+    "qb": (
+        "Which planet is called the Red Planet?",
+        ["Mars looks red because of iron oxide dust.", "The red planet Mars has two moons."],
+    ),
+    "qc": (
+        "Which bird cannot fly and lives in Antarctica?",
+        ["Emperor penguins live on the ice of Antarctica.", "Penguins are flightless seabirds of the south."],
+    ),
+    "qd": (
+        "Which instrument is played with a bow?",
+        [
+            "The violin is a string instrument played with a bow.",
+            "A cello is bowed and held between the knees.",
+        ],
+    ),
 }
 
 
@@ -248,8 +274,10 @@ def child_finetune(folder: str, learning_rate: float, at: str | None) -> None:
     ds = Dataset("fault-ft", questions, passages, qrels, splits={"train": ["qa", "qb", "qc"], "test": ["qd"]})
     train = ds.splits["train"]
     ex = sample_examples(ds, train, 2, negative_qids=[*train, "qd"], seed=1)
-    cfg = TrainConfig(epochs=1, batch_size=2, learning_rate=learning_rate, max_seq_length=32, checkpoint_steps=1,
-                      freeze_embeddings=True)
+    cfg = TrainConfig(
+        epochs=1, batch_size=2, learning_rate=learning_rate, max_seq_length=32, checkpoint_steps=1,
+        freeze_embeddings=True,
+    )
     callbacks = []
     if at and at.startswith("checkpoint:"):
         nth = int(at.split(":")[1])
@@ -261,7 +289,9 @@ def child_finetune(folder: str, learning_rate: float, at: str | None) -> None:
                 return control
 
         callbacks.append(StopAfterSave())
-    m = train_biencoder(ds, ex, folder, name="FT-fault", n_positives=2, cfg=cfg, progress=False, callbacks=callbacks)
+    m = train_biencoder(
+        ds, ex, folder, name="FT-fault", n_positives=2, cfg=cfg, progress=False, callbacks=callbacks
+    )
     print(f"trained {m.steps} steps (resumed from {m.resumed_from}, cached {m.cached})", flush=True)
 
 
@@ -312,8 +342,10 @@ def run_child(op: str, target: Path, env: dict[str, str], at: str | None = None,
     cmd = [sys.executable, str(SCRIPT), "child", op, str(target), *extra, *(["--at", at] if at else [])]
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+", encoding="utf-8") as err:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
-                                cwd=str(ROOT))
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
+            cwd=str(ROOT),
+        )
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
         lines, killed = [], False
@@ -333,7 +365,9 @@ def run_child(op: str, target: Path, env: dict[str, str], at: str | None = None,
         stderr = err.read()
     run = ChildRun(killed, proc.returncode, "".join(lines), stderr, time.perf_counter() - t0)
     if at and not killed:
-        raise RuntimeError(f"{op} never reached {at!r} (exit {proc.returncode}):\n{run.stdout}\n{stderr[-3000:]}")
+        raise RuntimeError(
+            f"{op} never reached {at!r} (exit {proc.returncode}):\n{run.stdout}\n{stderr[-3000:]}"
+        )
     if not at and proc.returncode != 0:
         raise RuntimeError(f"{op} failed (exit {proc.returncode}):\n{run.stdout}\n{stderr[-3000:]}")
     return run
@@ -341,8 +375,13 @@ def run_child(op: str, target: Path, env: dict[str, str], at: str | None = None,
 
 def child_env(root: Path, llm_cache: Path | None = None) -> dict[str, str]:
     """The environment of a child: ``INFERQA_ROOT`` = ``root``, this checkout first on the path."""
-    env = dict(os.environ, INFERQA_ROOT=str(root), PYTHONPATH=os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]), HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env = dict(
+        os.environ,
+        INFERQA_ROOT=str(root),
+        PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        HF_HUB_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
     if llm_cache is not None:
         env["INFERQA_LLM_CACHE"] = str(llm_cache)
     for var in [v for v in env if v.startswith(("INFERQA_LLM_SERVER", "INFERQA_EMBED_SERVER"))]:
@@ -371,12 +410,17 @@ def build_digest(folder: Path) -> dict[str, str]:
             m = json.loads(p.read_text(encoding="utf-8"))
             for k in VOLATILE:
                 m.pop(k, None)
-            m["parameters"] = {k: v for k, v in m["parameters"].items() if k not in ("output_dir", "verification_file")}
+            m["parameters"] = {
+                k: v for k, v in m["parameters"].items() if k not in ("output_dir", "verification_file")
+            }
             out[rel] = hashlib.sha256(json.dumps(m, sort_keys=True).encode()).hexdigest()
         elif rel.startswith("checkpoint/"):
             recs = [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines()]
-            out[rel] = hashlib.sha256(json.dumps([{k: v for k, v in r.items() if k != "seconds"} for r in recs],
-                                                 sort_keys=True).encode()).hexdigest()
+            out[rel] = hashlib.sha256(
+                json.dumps(
+                    [{k: v for k, v in r.items() if k != "seconds"} for r in recs], sort_keys=True
+                ).encode()
+            ).hexdigest()
         else:
             out[rel] = sha256(p)
     return out
@@ -395,7 +439,11 @@ def model_sha(folder: Path) -> dict[str, str]:
 
 def export_sha(folder: Path) -> dict[str, str]:
     """:func:`tree_sha` of a build folder without its ``checkpoint/`` (the export's own files)."""
-    return {k: v for k, v in tree_sha(folder).items() if not k.startswith("checkpoint/")} if folder.is_dir() else {}
+    return (
+        {k: v for k, v in tree_sha(folder).items() if not k.startswith("checkpoint/")}
+        if folder.is_dir()
+        else {}
+    )
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -440,9 +488,15 @@ def labeling_killed_mid_question(work: Path, env: dict[str, str]) -> Row:
     run_child("build", out, env, at="labeling:2")
     kept = checkpoint_lines(out)
     resumed = run_child("build", out, env)
-    return Row("a labeling", "labelling question 2", f"{len(kept)} checkpoint line(s)", resumed.said,
-               build_digest(out) == build_digest(ref),
-               {"kept": kept, "final": checkpoint_lines(out), "left": leftovers(out)}, time.perf_counter() - t0)
+    return Row(
+        "a labeling",
+        "labelling question 2",
+        f"{len(kept)} checkpoint line(s)",
+        resumed.said,
+        build_digest(out) == build_digest(ref),
+        {"kept": kept, "final": checkpoint_lines(out), "left": leftovers(out)},
+        time.perf_counter() - t0,
+    )
 
 
 def labeling_killed_mid_line(work: Path, env: dict[str, str]) -> Row:
@@ -458,10 +512,13 @@ def labeling_killed_mid_line(work: Path, env: dict[str, str]) -> Row:
     resumed = run_child("build", out, env)
     left = (f"{len(cut) - 1} line(s) + a cut one; the killed repair left "
             + ("the file as it was" if after == cut else f"{len(after)} line(s), changed"))
-    return Row("a labeling", "appending checkpoint line 2, then repairing that cut line (each half written)", left,
-               resumed.said, build_digest(out) == build_digest(ref),
-               {"cut": cut, "after_repair_kill": after, "final": checkpoint_lines(out), "left": leftovers(out)},
-               time.perf_counter() - t0)
+    return Row(
+        "a labeling", "appending checkpoint line 2, then repairing that cut line (each half written)", left,
+        resumed.said,
+        build_digest(out) == build_digest(ref),
+        {"cut": cut, "after_repair_kill": after, "final": checkpoint_lines(out), "left": leftovers(out)},
+        time.perf_counter() - t0,
+    )
 
 
 #: the export's kill points: tag → (fault point, where)
@@ -481,9 +538,15 @@ def export_killed(work: Path, env: dict[str, str], tag: str) -> Row:
     old, old_lines = export_sha(out), checkpoint_lines(out)
     run_child("build", out, env, at=at)
     lines = checkpoint_lines(out)
-    state = ("no build folder" if not out.exists() else
-             f"old build intact, checkpoint {len(old_lines)} -> {len(lines)} lines" if export_sha(out) == old else
-             "new build, no checkpoint/" if not lines else "build folder changed")
+    state = (
+        "no build folder"
+        if not out.exists()
+        else f"old build intact, checkpoint {len(old_lines)} -> {len(lines)} lines"
+        if export_sha(out) == old
+        else "new build, no checkpoint/"
+        if not lines
+        else "build folder changed"
+    )
     resumed = run_child("build", out, env)
     return Row("b export", where, state, resumed.said, build_digest(out) == build_digest(ref),
                {"old_lines": old_lines, "killed_lines": lines, "final": checkpoint_lines(out),
@@ -532,7 +595,11 @@ def finetune_killed(work: Path, env: dict[str, str], tag: str) -> Row:
              "no model folder" if not folder.exists() else "model changed")
     resumed = run_child("finetune", folder, env)
     same = model_sha(folder / "model") == model_sha(ref / "model")
-    return Row("d fine-tuning", where, state, resumed.said, same, {"left": leftovers(folder)}, time.perf_counter() - t0)
+    return Row(
+        "d fine-tuning", where, state, resumed.said, same,
+        {"left": leftovers(folder)},
+        time.perf_counter() - t0,
+    )
 
 
 SCENARIOS: dict[str, list[Callable[[Path, dict[str, str]], Row]]] = {
@@ -566,9 +633,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         for key in a.only:
             for scenario in SCENARIOS[key]:
                 r = scenario(work, env)
-                print(f"{r.place + ': ' + r.where:<78} | {r.left:<46} | {'; '.join(r.said) or '(nothing)':<60} | "
-                      f"{'yes' if r.identical else 'NO':<9} | {r.seconds:.0f}"
-                      + (f" | left: {', '.join(r.details['left'])}" if r.details.get("left") else ""), flush=True)
+                print(
+                    f"{r.place + ': ' + r.where:<78} | {r.left:<46} | {'; '.join(r.said) or '(nothing)':<60} "
+                    "| "
+                    f"{'yes' if r.identical else 'NO':<9} | {r.seconds:.0f}"
+                    + (f" | left: {', '.join(r.details['left'])}" if r.details.get("left") else ""),
+                    flush=True,
+                )
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

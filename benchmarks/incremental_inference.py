@@ -23,11 +23,9 @@ import argparse
 import time
 
 from inferqa_utils import stages
-from inferqa_utils.config import require_input
 from inferqa_utils.construction.store import load_built
 from inferqa_utils.damaging.incremental import incremental_inference, patterns_of
 from inferqa_utils.llm import load_llm
-from inferqa_utils.trec import read_run
 
 
 def main() -> None:
@@ -36,7 +34,9 @@ def main() -> None:
     ap.add_argument("--dataset", default="embedded", help="built dataset (notebook 01)")
     ap.add_argument("--split", default="test")
     ap.add_argument("--run", default="e5-small", help="notebook-02 run on the answer-supporting corpus")
-    ap.add_argument("--corpus", default="supporting", choices=["supporting", "containing"])
+    ap.add_argument(
+        "--corpus", default=stages.Corpus.SUPPORTING, choices=list(stages.Corpus), type=stages.Corpus
+    )
     ap.add_argument("--n", type=int, default=20, help="N: passages read incrementally")
     ap.add_argument("--questions", type=int, default=4)
     ap.add_argument("--n-ctx", type=int, default=4096)
@@ -44,10 +44,8 @@ def main() -> None:
 
     ds = load_built(args.dataset)
     qids = [q.qid for q in ds.split(args.split)][: args.questions]
-    corpus = stages.control_corpus(ds, args.split)[0] if args.corpus == "containing" else None
-    path = require_input(stages.run_dir(args.dataset, args.corpus) / f"{args.run}.trec", "02_retrieval",
-                         f"the {args.corpus} run {args.run!r}")
-    run = read_run(path)
+    corpus = stages.control_corpus(ds, args.split)[0] if args.corpus == stages.Corpus.CONTAINING else None
+    run = stages.load_run(args.dataset, args.run, args.corpus)
     print(f"workload: {args.dataset}/{args.split}, {len(qids)} questions × N = {args.n} prefixes of "
           f"{args.run} ({args.corpus} corpus); reader {args.model}; strict EM; generation cache off")
     res = {}
@@ -58,7 +56,9 @@ def main() -> None:
         llm.chat([[{"role": "user", "content": "Hi"}]], max_tokens=1, progress=False)  # warm-up
         llm.reset_stats()
         t0 = time.perf_counter()
-        df = incremental_inference(llm, None, ds, run, qids, args.n, corpus=corpus, system=args.run, progress=False)
+        df = incremental_inference(
+            llm, None, ds, run, qids, args.n, corpus=corpus, system=args.run, progress=False
+        )
         dt = time.perf_counter() - t0
         s = llm.stats
         res[mode] = (s.prompt_tokens, dt, df)
@@ -67,8 +67,10 @@ def main() -> None:
     (tn, dn, a), (tr, dr, b) = res["naive"], res["reuse"]
     same = int((a["answer"] == b["answer"]).sum())
     pats_same = sum(patterns_of(a)[q] == patterns_of(b)[q] for q in qids)
-    print(f"prompt tokens evaluated ÷{tn / max(1, tr):.2f}; wall time ×{dn / dr:.2f} faster; identical answers "
-          f"{same}/{len(a)} (question, k); identical EM patterns {pats_same}/{len(qids)}")
+    print(
+        f"prompt tokens evaluated ÷{tn / max(1, tr):.2f}; wall time ×{dn / dr:.2f} faster; identical answers "
+        f"{same}/{len(a)} (question, k); identical EM patterns {pats_same}/{len(qids)}"
+    )
 
 
 if __name__ == "__main__":

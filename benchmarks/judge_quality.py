@@ -39,7 +39,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", nargs="+", default=MODELS)
     ap.add_argument("--sources", nargs="+", default=SOURCES)
-    ap.add_argument("--max-questions", type=int, default=40, help="first N questions with candidates per source")
+    ap.add_argument(
+        "--max-questions", type=int, default=40, help="first N questions with candidates per source"
+    )
     ap.add_argument("--record", action="store_true", help=f"write the measurement to {RECORD.name}")
     ap.add_argument("--csv", help="per-candidate verdicts to this CSV")
     a = ap.parse_args()
@@ -70,17 +72,32 @@ def main() -> None:
             print(f"[{m}] {'guarded' if guarded else 'unguarded'} done in {secs:.1f} s", flush=True)
     table = pd.DataFrame(rows).set_index(["model", "judge"])
     pd.set_option("display.width", 200)
-    print("\nprecision = correct among accepted; recall = aliases accepted; false accepts = wrong candidates accepted")
+    print(
+        "\nprecision = correct among accepted; recall = aliases accepted; false accepts = wrong candidates "
+        "accepted"
+    )
     print(table.to_string())
     if a.csv:
         pd.concat(frames).to_csv(a.csv, index=False)
     if a.record:
-        rec = {"measured": dt.date.today().isoformat(), "command": "benchmarks/judge_quality.py "
-               f"--max-questions {a.max_questions}", "sources": used, "guards": list(DEFAULT_GUARDS),
-               "models": {m: {("guarded" if r["judge"] == "guarded" else "unguarded"):
-                              {k: (None if isinstance(v, float) and v != v else v)  # NaN (nothing accepted) → null
-                               for k, v in r.items() if k not in ("model", "judge")}
-                              for r in rows if r["model"] == m} for m in a.models}}
+        rec = {
+            "measured": dt.date.today().isoformat(),
+            "command": f"benchmarks/judge_quality.py --max-questions {a.max_questions}",
+            "sources": used,
+            "guards": list(DEFAULT_GUARDS),
+            "models": {
+                m: {
+                    ("guarded" if r["judge"] == "guarded" else "unguarded"): {
+                        k: (None if isinstance(v, float) and v != v else v)  # NaN (nothing accepted) → null
+                        for k, v in r.items()
+                        if k not in ("model", "judge")
+                    }
+                    for r in rows
+                    if r["model"] == m
+                }
+                for m in a.models
+            },
+        }
         RECORD.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
         print(f"recorded → {RECORD}")
 

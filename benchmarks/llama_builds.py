@@ -45,7 +45,11 @@ def record(out: str, model: str, questions: int, threads: int | None) -> None:
     qs = list(ds)[:questions]
     kw = {"n_threads": threads} if threads else {}
     llm = load_llm(model, use_cache=False, shared=False, n_ctx=4096, **kw)
-    prompts = [(q.qid, p.pid, reader_messages(q.question, p.text)) for q in qs for p in build_passages(q.qid, q.hint_texts[:3])]
+    prompts = [
+        (q.qid, p.pid, reader_messages(q.question, p.text))
+        for q in qs
+        for p in build_passages(q.qid, q.hint_texts[:3])
+    ]
     order = llm._order([m for _, _, m in prompts])
     answers, digests = {}, {}
     t0 = time.perf_counter()
@@ -81,15 +85,22 @@ def compare(a_path: str, b_path: str) -> None:
     diffs = [abs(x - y) for k in sk for x, y in zip(a["scores"][k], b["scores"][k], strict=True)]
     print(f"A: {a_path} ({a['system_info']}, threads {a['threads']})")
     print(f"B: {b_path} ({b['system_info']}, threads {b['threads']})")
-    print(f"identical answers: {same_ans}/{len(keys)}; identical last logits (bit for bit): {same_log}/{len(keys)}")
+    print(
+        f"identical answers: {same_ans}/{len(keys)}; identical last logits (bit for bit): "
+        f"{same_log}/{len(keys)}"
+    )
     if diffs:
         print(f"candidate scores: {len(diffs)} compared, max |difference| {max(diffs):.3g}, "
               f"identical {sum(d == 0 for d in diffs)}")
     ra, rb = a["rates"], b["rates"]
     print(f"reader workload: A {a['read_seconds']} s, B {b['read_seconds']} s → B/A speed "
           f"{a['read_seconds'] / b['read_seconds']:.3f}x")
-    print(f"prefill tok/s: A {ra['prefill_tok_s']}, B {rb['prefill_tok_s']} (B/A {rb['prefill_tok_s'] / ra['prefill_tok_s']:.3f}x); "
-          f"decode tok/s: A {ra['decode_tok_s']}, B {rb['decode_tok_s']} (B/A {rb['decode_tok_s'] / ra['decode_tok_s']:.3f}x)")
+    print(
+        f"prefill tok/s: A {ra['prefill_tok_s']}, B {rb['prefill_tok_s']} (B/A "
+        f"{rb['prefill_tok_s'] / ra['prefill_tok_s']:.3f}x); "
+        f"decode tok/s: A {ra['decode_tok_s']}, B {rb['decode_tok_s']} (B/A "
+        f"{rb['decode_tok_s'] / ra['decode_tok_s']:.3f}x)"
+    )
     for k in keys:
         if a["answers"][k] != b["answers"][k]:
             print(f"  differs: {k}: {a['answers'][k]!r} vs {b['answers'][k]!r}")

@@ -47,7 +47,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
     ap.add_argument("--hints", type=int, default=4, help="hints per question (4 → 64 passages, 5 → 325)")
-    ap.add_argument("--source", default=None, help="dataset (default: TriviaHG validation if present, else embedded)")
+    ap.add_argument(
+        "--source", default=None, help="dataset (default: TriviaHG validation if present, else embedded)"
+    )
     ap.add_argument("--qid", default=None)
     args = ap.parse_args()
 
@@ -57,8 +59,10 @@ def main() -> None:
     passages = build_passages(q.qid, q.hint_texts[: args.hints])
     random.Random(SEED).shuffle(passages)
     batch = [reader_messages(q.question, p.text) for p in passages]
-    print(f"workload: {source} {q.qid} ({q.question[:60]}...), {len(batch)} passages from {args.hints} hints, "
-          f"model {args.model}")
+    print(
+        f"workload: {source} {q.qid} ({q.question[:60]}...), {len(batch)} passages from {args.hints} hints, "
+        f"model {args.model}"
+    )
 
     results = {}
     for mode, reuse in (("naive", False), ("reuse", True)):
@@ -70,8 +74,14 @@ def main() -> None:
         outs = llm.chat(batch, progress=False)
         dt = time.perf_counter() - t0
         s = llm.stats
-        results[mode] = dict(outs=outs, dt=dt, items_s=len(batch) / dt, ptok=s.prompt_tokens / len(batch),
-                             ptok_total=s.prompt_tokens_total / len(batch), gen=s.generated_tokens / len(batch))
+        results[mode] = dict(
+            outs=outs,
+            dt=dt,
+            items_s=len(batch) / dt,
+            ptok=s.prompt_tokens / len(batch),
+            ptok_total=s.prompt_tokens_total / len(batch),
+            gen=s.generated_tokens / len(batch),
+        )
         if mode == "naive":
             # prefill speed: one long prompt evaluated from scratch
             toks = llm.tokenize(llm.render(batch[0]))
@@ -82,19 +92,27 @@ def main() -> None:
             seqs = [llm.tokenize(llm.render(m)) for m in batch]
             floor_tokens = trie_nodes(seqs) / len(batch)
         llm.close()
-        print(f"{mode:>5}: {len(batch)} items in {dt:7.1f} s = {results[mode]['items_s']:.3f} items/s; "
-              f"prompt tokens evaluated/item {results[mode]['ptok']:.1f} (of {results[mode]['ptok_total']:.1f}); "
-              f"generated tokens/item {results[mode]['gen']:.1f}")
+        print(
+            f"{mode:>5}: {len(batch)} items in {dt:7.1f} s = {results[mode]['items_s']:.3f} items/s; "
+            f"prompt tokens evaluated/item {results[mode]['ptok']:.1f} (of "
+            f"{results[mode]['ptok_total']:.1f}); "
+            f"generated tokens/item {results[mode]['gen']:.1f}"
+        )
 
     agree = sum(a == b for a, b in zip(results["naive"]["outs"], results["reuse"]["outs"], strict=True))
     speedup = results["reuse"]["items_s"] / results["naive"]["items_s"]
     tok_ratio = results["naive"]["ptok"] / results["reuse"]["ptok"]
     floor_s = floor_tokens / prefill_tps
-    print(f"prefill speed {prefill_tps:.0f} prompt tok/s; unique prompt tokens/item (trie) {floor_tokens:.1f}; "
-          f"prefill-bound floor {floor_s:.3f} s/item = {1 / floor_s:.2f} items/s "
-          f"(reuse reaches {results['reuse']['items_s'] * floor_s:.0%} of it; generation is the rest)")
-    print(f"identical raw answers in both modes: {agree}/{len(batch)} (reuse evaluates the suffix in other batch "
-          "splits; llama.cpp's kernels then differ in the last bits, which can flip a greedy token)")
+    print(
+        f"prefill speed {prefill_tps:.0f} prompt tok/s; unique prompt tokens/item (trie) {floor_tokens:.1f}; "
+        f"prefill-bound floor {floor_s:.3f} s/item = {1 / floor_s:.2f} items/s "
+        f"(reuse reaches {results['reuse']['items_s'] * floor_s:.0%} of it; generation is the rest)"
+    )
+    print(
+        f"identical raw answers in both modes: {agree}/{len(batch)} (reuse evaluates the suffix in other "
+        "batch "
+        "splits; llama.cpp's kernels then differ in the last bits, which can flip a greedy token)"
+    )
     print(f"SPEED-UP reuse/naive: {speedup:.2f}x items/s; {tok_ratio:.1f}x fewer prompt tokens evaluated "
           f"(target >= 3x items/s: {'met' if speedup >= 3 else 'NOT met'})")
 

@@ -15,7 +15,8 @@ the point is size, time and memory. The full release has 5 retrievers, 15 rerank
 them and as oracles, and the fine-tuned systems: about 140 rag files; ``--rerankers 15`` writes
 35 of them.
 
-    .venv/bin/python benchmarks/paper_runs_scale.py [--questions 1728] [--rerankers 15] [--ctxs 100] [--out DIR]
+    .venv/bin/python benchmarks/paper_runs_scale.py [--questions 1728] [--rerankers 15] [--ctxs 100] \
+        [--out DIR]
 """
 
 from __future__ import annotations
@@ -35,10 +36,15 @@ from inferqa_utils.paper_runs.importer import import_release
 
 READERS = ("llama-32-1b", "gemma-3-4b", "qwen-3-8b")
 RETRIEVERS = ("bm25", "dpr", "colbert", "contriever", "bge")
-RERANKERS = tuple(f"monot5-monot5-{s}-msmarco-10k" for s in ("base", "large", "3b")) + tuple(
-    f"rankt5-rankt5-{s}" for s in ("base", "large", "3b")) + tuple(
-    f"lit5dist-LiT5-Distill-{s}-v2" for s in ("base", "large", "xl")) + (
-    "rankgpt-Llama-3.1-8B-Instruct", "rankgpt-Qwen2.5-7B", "upr-gpt2-large", "upr-t0-3b", "upr-t5-large", "upr-t5-small")
+RERANKERS = (
+    tuple(f"monot5-monot5-{s}-msmarco-10k" for s in ("base", "large", "3b"))
+    + tuple(f"rankt5-rankt5-{s}" for s in ("base", "large", "3b"))
+    + tuple(f"lit5dist-LiT5-Distill-{s}-v2" for s in ("base", "large", "xl"))
+    + (
+        "rankgpt-Llama-3.1-8B-Instruct", "rankgpt-Qwen2.5-7B", "upr-gpt2-large", "upr-t0-3b", "upr-t5-large",
+        "upr-t5-small",
+    )
+)
 MASKS = [format(m, "05b") for m in range(1, 32)]
 
 
@@ -68,16 +74,25 @@ def make_release(root: Path, n: int, n_rerankers: int, depth: int, seed: int = 4
     pools = [pool(q) for q in qids]
     lines = []
     for q, g, p in zip(qids, gold, pools, strict=True):
-        ctxs = [{"id": pid, "text": "Hint.", "label": rng.choice((0, 1, 1, 2)),
-                 "rag_answers": {r: (g if rng.random() < 0.5 else "NO ANSWER") for r in READERS}} for pid in p]
+        ctxs = [
+            {
+                "id": pid, "text": "Hint.", "label": rng.choice((0, 1, 1, 2)),
+                "rag_answers": {r: (g if rng.random() < 0.5 else "NO ANSWER") for r in READERS},
+            }
+            for pid in p
+        ]
         lines.append(json.dumps({"question": f"{q}?", "answers": [g], "contexts": ctxs}))
     write(root / "index/test/retriever.jsonl", "\n".join(lines) + "\n", True)
 
     def ranking(lists: list[list[str]], first: list[list[str]] | None = None) -> str:
         recs = []
         for i, ids in enumerate(lists):
-            rec = {"question": f"{qids[i]}?", "answers": [gold[i]],
-                   "ctxs": [{"id": x, "score": float(depth - j)} for j, x in enumerate(first[i] if first else ids)]}
+            rec = {
+                "question": f"{qids[i]}?", "answers": [gold[i]],
+                "ctxs": [
+                    {"id": x, "score": float(depth - j)} for j, x in enumerate(first[i] if first else ids)
+                ],
+            }
             if first:
                 rec["reranked_ctxs"] = [{"id": x, "score": float(depth - j)} for j, x in enumerate(ids)]
             recs.append(rec)
@@ -91,9 +106,18 @@ def make_release(root: Path, n: int, n_rerankers: int, depth: int, seed: int = 4
                 return "NO ANSWER"
             return gold[i].lower() if rng.random() < 0.1 else gold[i]
 
-        return json.dumps([{"id": q, "answers": [gold[i]], "predicted_answer": {
-            r: {f"{q}_{u}_{k}": answer(i) for u in ("un", "uf") for k in (1, 3, 5)} for r in READERS}}
-            for i, q in enumerate(qids)])
+        return json.dumps(
+            [
+                {
+                    "id": q, "answers": [gold[i]],
+                    "predicted_answer": {
+                        r: {f"{q}_{u}_{k}": answer(i) for u in ("un", "uf") for k in (1, 3, 5)}
+                        for r in READERS
+                    },
+                }
+                for i, q in enumerate(qids)
+            ]
+        )
 
     def retrieved(i: int) -> list[str]:
         own = rng.sample(pools[i], depth // 2)
@@ -108,7 +132,9 @@ def make_release(root: Path, n: int, n_rerankers: int, depth: int, seed: int = 4
         reranked = [rng.sample(ids, len(ids)) for ids in first["bge"]]
         write(root / f"retriever_reranker/bge/{x}/reranker.json", ranking(reranked, first["bge"]), True)
         write(root / f"retriever_reranker/bge/{x}/rag.json", rag(), False)
-        write(root / f"reranker/{x}/reranker.json", ranking([rng.sample(p, len(p)) for p in pools], pools), True)
+        write(
+            root / f"reranker/{x}/reranker.json", ranking([rng.sample(p, len(p)) for p in pools], pools), True
+        )
         write(root / f"reranker/{x}/rag.json", rag(), False)
 
 
@@ -117,7 +143,9 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=1728)
     ap.add_argument("--rerankers", type=int, default=15)
     ap.add_argument("--ctxs", type=int, default=100)
-    ap.add_argument("--out", type=Path, default=None, help="where to write the release (default: a temporary folder)")
+    ap.add_argument(
+        "--out", type=Path, default=None, help="where to write the release (default: a temporary folder)"
+    )
     args = ap.parse_args()
     base = args.out or Path(tempfile.mkdtemp(prefix="paper-runs-scale-"))
     t0 = time.perf_counter()
@@ -128,9 +156,11 @@ def main() -> None:
     done = import_release(base / "release", root=base / "root", log=lambda s: None)
     seconds = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
-    print(f"[scale] import: {seconds:.0f} s, peak RSS {peak:.1f} GB; {len(done.release.questions)} questions, "
-          f"{len(done.release.rankings)} rankings, {len(done.release.readings)} rag files, "
-          f"{len(done.tables.answers):,} answers, {len(done.tables.findings):,} comparisons")
+    print(
+        f"[scale] import: {seconds:.0f} s, peak RSS {peak:.1f} GB; {len(done.release.questions)} questions, "
+        f"{len(done.release.rankings)} rankings, {len(done.release.readings)} rag files, "
+        f"{len(done.tables.answers):,} answers, {len(done.tables.findings):,} comparisons"
+    )
     if args.out is None:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import pandas as pd
 
-from inferqa_utils.construction.build import BuildConfig
+from inferqa_utils.construction.build_config import BuildConfig
 from inferqa_utils.construction.labeling import LabelCheckpoint, label_question
 from inferqa_utils.construction.store import load_built
 from inferqa_utils.llm import load_llm
 
 
 def admitted_by_judge(results) -> set[tuple[str, str]]:
-    return {(qid, a) for qid, r in results.items() for a, rec in r.admitted.items() if rec.get("by") == "judge"}
+    return {
+        (qid, a) for qid, r in results.items() for a, rec in r.admitted.items() if rec.get("by") == "judge"
+    }
 
 
 def main() -> None:
@@ -43,10 +45,12 @@ def main() -> None:
     ds = load_built(args.dataset)
     meta = ds.meta["built"]
     params = meta["parameters"]
-    cfg = BuildConfig(**{f.name: params[f.name] for f in fields(BuildConfig) if f.name in params})
+    cfg = BuildConfig.from_manifest(params)
     ckpt = cfg.checkpoint_file(meta.get("source_sha256"))  # the build's source files, as it recorded them
     if not ckpt.is_file():
-        raise SystemExit(f"{ckpt}: no labeling checkpoint of this build; build {args.dataset!r} first (notebook 01)")
+        raise SystemExit(
+            f"{ckpt}: no labeling checkpoint of this build; build {args.dataset!r} first (notebook 01)"
+        )
     guarded = LabelCheckpoint(ckpt).load()
     qids = sorted(guarded)[: args.max_questions]
     guarded = {q: guarded[q] for q in qids}
@@ -65,12 +69,20 @@ def main() -> None:
     refusals = {(qid, a): rec.get("rule") for qid, r in guarded.items() for a, rec in r.refused.items()}
     label2 = {name: sum(v == 2 for r in res.values() for v in r.labels.values())
               for name, res in (("guarded", guarded), ("unguarded", unguarded))}
-    print(f"{args.dataset}: {len(qids)} labelled questions, labelers {params['labelers']}, judge "
-          f"{params.get('judge_model')}, build guards {params.get('guards')}; unguarded relabel {seconds:.1f} s")
-    print(pd.DataFrame({"judge-admitted expansions": [len(with_g), len(without_g)],
-                        "questions with an expansion": [len({q for q, _ in with_g}), len({q for q, _ in without_g})],
-                        "label-2 passages": [label2["guarded"], label2["unguarded"]]},
-                       index=["with guards (build)", "guards off"]).to_string())
+    print(
+        f"{args.dataset}: {len(qids)} labelled questions, labelers {params['labelers']}, judge "
+        f"{params.get('judge_model')}, build guards {params.get('guards')}; unguarded relabel {seconds:.1f} s"
+    )
+    print(
+        pd.DataFrame(
+            {
+                "judge-admitted expansions": [len(with_g), len(without_g)],
+                "questions with an expansion": [len({q for q, _ in with_g}), len({q for q, _ in without_g})],
+                "label-2 passages": [label2["guarded"], label2["unguarded"]],
+            },
+            index=["with guards (build)", "guards off"],
+        ).to_string()
+    )
     extra = sorted(without_g - with_g)
     if extra:
         print("\nadmitted only without the guards (answer → the rule that refuses it in the build):")

@@ -95,20 +95,38 @@ def compare(name: str, items, model: str) -> dict:
     changed = sum(x != y for x, y in zip(a["answers"], b["answers"], strict=True))
     print(f"\n{name}: {len(items)} items of {len(qids)} questions, {model}")
     for lay in (a, b):
-        print(f"  {lay['layout']:15} strict EM {100 * np.mean(lay['em']):6.2f} %  ({sum(lay['em'])}/{len(items)})  "
-              f"{lay['seconds']:7.1f} s  {lay['prompt_tokens']:7} prompt tokens evaluated  {lay['generated']} generated")
-    print(f"  question-first − context-first, per question: {d.diff.value:+.2f} pp [{d.diff.lo:+.2f}, {d.diff.hi:+.2f}], "
-          f"randomization p = {d.p_value:.3f}; answers changed on {changed} items; time ratio "
-          f"{a['seconds'] / b['seconds']:.2f}x")
-    return {"name": name, "items": len(items), "questions": len(qids), "context_first": a, "question_first": b,
-            "diff": [d.diff.value, d.diff.lo, d.diff.hi], "p": d.p_value}
+        print(
+            f"  {lay['layout']:15} strict EM {100 * np.mean(lay['em']):6.2f} %  "
+            f"({sum(lay['em'])}/{len(items)})  "
+            f"{lay['seconds']:7.1f} s  {lay['prompt_tokens']:7} prompt tokens evaluated  {lay['generated']} "
+            "generated"
+        )
+    print(
+        f"  question-first − context-first, per question: {d.diff.value:+.2f} pp [{d.diff.lo:+.2f}, "
+        f"{d.diff.hi:+.2f}], "
+        f"randomization p = {d.p_value:.3f}; answers changed on {changed} items; time ratio "
+        f"{a['seconds'] / b['seconds']:.2f}x"
+    )
+    return {
+        "name": name,
+        "items": len(items),
+        "questions": len(qids),
+        "context_first": a,
+        "question_first": b,
+        "diff": [d.diff.value, d.diff.lo, d.diff.hi],
+        "p": d.p_value,
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--built", default=None, help="built dataset or release folder (its test questions' passages)")
+    ap.add_argument(
+        "--built", default=None, help="built dataset or release folder (its test questions' passages)"
+    )
     ap.add_argument("--wikihint", default=None, help="WikiHint-shaped file (first five hints per question)")
-    ap.add_argument("--write-wikihint", default=None, help="write a WikiHint-shaped file from TriviaHG and stop")
+    ap.add_argument(
+        "--write-wikihint", default=None, help="write a WikiHint-shaped file from TriviaHG and stop"
+    )
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--out", default=None, help="also write the answers and numbers as JSON")

@@ -125,8 +125,10 @@ class Step:
     def line(self) -> str:
         peak = (f"{self.peak_gb:6.2f} GB (after {self.rss_gb:5.2f})"
                 + ("" if self.peak_reset else " (peak since start: no VmHWM reset)"))
-        return (f"step {self.name:<8} {self.seconds:9.1f} s  (CPU {self.cpu_seconds:8.1f} s)   peak RSS {peak}   "
-                f"{self.detail}").rstrip()
+        return (
+            f"step {self.name:<8} {self.seconds:9.1f} s  (CPU {self.cpu_seconds:8.1f} s)   peak RSS {peak}   "
+            f"{self.detail}"
+        ).rstrip()
 
 
 def measured(name: str, fn: Callable[[], Any], steps: list[Step], echo: bool = True) -> Any:
@@ -155,7 +157,10 @@ def jvm_heap() -> str:
         peak = sum(pools.get(i).getPeakUsage().getUsed() for i in range(pools.size())
                    if pools.get(i).getType().toString() == "Heap memory")
         rt = autoclass("java.lang.Runtime").getRuntime()
-        return f"JVM heap peak {peak / 1e9:.2f} GB, committed {rt.totalMemory() / 1e9:.2f}, max {rt.maxMemory() / 1e9:.2f}"
+        return (
+            f"JVM heap peak {peak / 1e9:.2f} GB, committed {rt.totalMemory() / 1e9:.2f}, max "
+            f"{rt.maxMemory() / 1e9:.2f}"
+        )
     except Exception as exc:  # measurement only: never fail the benchmark over it
         return f"JVM heap unknown ({type(exc).__name__})"
 
@@ -226,7 +231,9 @@ def plan(source: list[Question], n: int) -> list[Planned]:
         copy = i // len(usable)
         subsets = list(combinations(range(len(hints)), K_HINTS)) if copy else [tuple(range(K_HINTS))]
         chosen = subsets[copy % len(subsets)]
-        out.append(Planned(q.qid if copy == 0 else f"{q.qid}-copy{copy}", q, copy, [hints[j] for j in chosen]))
+        out.append(
+            Planned(q.qid if copy == 0 else f"{q.qid}-copy{copy}", q, copy, [hints[j] for j in chosen])
+        )
     return out
 
 
@@ -268,11 +275,15 @@ def write_release(folder: Path, n: int, source_file: Path | None = None, echo: b
     reused = sum(p.copy > 0 for p in planned)
     if echo:
         usable = len({p.source.qid for p in planned})
-        print(f"source: {source_file} ({len(src)} TriviaHG questions; {usable} used, first {K_HINTS} distinct "
-              "hints each)")
+        print(
+            f"source: {source_file} ({len(src)} TriviaHG questions; {usable} used, first {K_HINTS} distinct "
+            "hints each)"
+        )
         if reused:
-            print(f"REUSED: {reused} of {n} questions are copies of source questions with distinct ids "
-                  f"(<Q_ID>-copy<r>, another 5-subset of the question's hints): TriviaHG has too few questions")
+            print(
+                f"REUSED: {reused} of {n} questions are copies of source questions with distinct ids "
+                f"(<Q_ID>-copy<r>, another 5-subset of the question's hints): TriviaHG has too few questions"
+            )
         print(f"NOTE: {SYNTHETIC_NOTE}")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "corpus").mkdir(exist_ok=True)
@@ -289,13 +300,22 @@ def write_release(folder: Path, n: int, source_file: Path | None = None, echo: b
                     n_label2 += sum(v == 2 for v in one.qrels[planned[i].qid].values())
                     for passage in one.passages.values():
                         texts.add(hash(passage.text))
-                        corpus.write(json.dumps({"id": passage.pid, "title": passage.qid, "contents": passage.text},
-                                                ensure_ascii=False) + "\n")
+                        corpus.write(
+                            json.dumps(
+                                {"id": passage.pid, "title": passage.qid, "contents": passage.text},
+                                ensure_ascii=False,
+                            )
+                            + "\n"
+                        )
                         n_passages += 1
                 fh.write("\n]\n")
     files = [*(folder / f"{s}.json" for s in splits), folder / "corpus" / "corpus.jsonl"]
-    return ReleaseInfo(folder, source_file, len(src), {s: len(v) for s, v in splits.items()}, n_passages, reused,
-                       n_label2, len(texts), {f.relative_to(folder).as_posix(): f.stat().st_size for f in files})
+    return ReleaseInfo(
+        folder, source_file, len(src),
+        {s: len(v) for s, v in splits.items()},
+        n_passages, reused, n_label2, len(texts),
+        {f.relative_to(folder).as_posix(): f.stat().st_size for f in files},
+    )
 
 
 # ------------------------------------------------------------------------------ the measured path
@@ -328,8 +348,9 @@ def run_pipeline(release: Path, work: Path, depth: int = DEPTH, echo: bool = Tru
         queries = stages.queries_of(ds, "test")
         qrels = {q: ds.qrels[q] for q in queries}
         labels = sum(len(v) for v in ds.qrels.values())
-        return (ds, corpus, queries, qrels), (f"{len(ds)} questions, {len(corpus):,} passages, {labels:,} labels, "
-                                              f"{len(queries)} test queries")
+        return (ds, corpus, queries, qrels), (
+            f"{len(ds)} questions, {len(corpus):,} passages, {labels:,} labels, {len(queries)} test queries"
+        )
 
     ds, corpus, queries, qrels = measured("load", load, steps, echo)
 
@@ -345,9 +366,9 @@ def run_pipeline(release: Path, work: Path, depth: int = DEPTH, echo: bool = Tru
     def search():
         run = retrieve("bm25", corpus, queries, k=depth, run_path=run_path, retriever=retriever)
         lines = sum(len(v) for v in run.values())
-        cost = (artifacts.read_stamp(run_path) or {}).get("cost", {})
+        seconds = artifacts.Cost.of(artifacts.read_stamp(run_path)).seconds
         return run, (f"top-{depth} for {len(run)} test queries, {lines:,} run lines "
-                     f"(searching {cost.get('search_seconds', float('nan')):.1f} s)")
+                     f"(searching {float('nan') if seconds is None else seconds:.1f} s)")
 
     run = measured("search", search, steps, echo)
 
@@ -369,7 +390,9 @@ def prepare_out(out: Path, overwrite: bool) -> None:
     out = out.resolve()
     if out.exists() and any(out.iterdir()):
         if not overwrite:
-            raise SystemExit(f"{out} exists and is not empty: pass --overwrite to replace it, or --out another folder")
+            raise SystemExit(
+                f"{out} exists and is not empty: pass --overwrite to replace it, or --out another folder"
+            )
         if out == PATHS.root.resolve() or out in PATHS.root.resolve().parents or (out / ".git").exists():
             raise SystemExit(f"refusing to delete {out}: it is (or holds) a repository")
         shutil.rmtree(out)
@@ -395,10 +418,11 @@ def main(argv: list[str] | None = None) -> int:
 
     steps: list[Step] = []
     info = measured("write", lambda: write_release(release, args.questions), steps, echo=False)
-    steps[-1].detail = (f"{info.questions:,} questions ({', '.join(f'{s} {n:,}' for s, n in info.per_split.items())}), "
-                        f"{info.passages:,} passages ({info.distinct_texts:,} distinct texts), "
-                        f"{info.label2:,} label 2; "
-                        + ", ".join(f"{f} {b / 1e6:,.0f} MB" for f, b in info.bytes.items()))
+    steps[-1].detail = (
+        f"{info.questions:,} questions ({', '.join(f'{s} {n:,}' for s, n in info.per_split.items())}), "
+        f"{info.passages:,} passages ({info.distinct_texts:,} distinct texts), "
+        f"{info.label2:,} label 2; " + ", ".join(f"{f} {b / 1e6:,.0f} MB" for f, b in info.bytes.items())
+    )
     print(steps[-1].line(), flush=True)
     res = run_pipeline(release, args.out)
     steps += res.steps
@@ -410,12 +434,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"total    {total:9.1f} s  (CPU {cpu:8.1f} s)   peak RSS {peak:6.2f} GB                "
           f"(load+index+search+metrics {measured_total:.1f} s)")
     ok_time, ok_mem = total <= TARGET_SECONDS, peak <= TARGET_GB
-    scale = "" if args.questions == QUIT_QUESTIONS else f" (at {args.questions:,} of QUIT's {QUIT_QUESTIONS:,} questions)"
-    print(f"target ≤ {TARGET_SECONDS // 60} min and ≤ {TARGET_GB:g} GB: time {'met' if ok_time else 'MISSED'}, "
-          f"memory {'met' if ok_mem else 'MISSED'}{scale}")
+    scale = (
+        ""
+        if args.questions == QUIT_QUESTIONS
+        else f" (at {args.questions:,} of QUIT's {QUIT_QUESTIONS:,} questions)"
+    )
+    print(
+        f"target ≤ {TARGET_SECONDS // 60} min and ≤ {TARGET_GB:g} GB: time {'met' if ok_time else 'MISSED'}, "
+        f"memory {'met' if ok_mem else 'MISSED'}{scale}"
+    )
     problems = []
     if res.n_passages != n_expected or res.n_indexed != n_expected:
-        problems.append(f"expected {n_expected:,} passages, loaded {res.n_passages:,}, indexed {res.n_indexed:,}")
+        problems.append(
+            f"expected {n_expected:,} passages, loaded {res.n_passages:,}, indexed {res.n_indexed:,}"
+        )
     missing = [q for q in res.queries if not res.run.get(q)]
     if missing:
         problems.append(f"{len(missing)} test queries without a run line (first: {missing[0]})")

@@ -10,8 +10,9 @@ Columns: seconds/query (wall clock of ``rerank``), prompt tokens/query actually 
 KV prefix reuse) and before reuse, generated tokens/query (listwise only) and model calls/query.
 For listwise, the first window's raw reply is printed so the output format can be checked.
 
-    .venv/bin/python benchmarks/rerank_cost.py                       # depth 100, 2 queries, 0.5B + 1.5B (slow)
-    .venv/bin/python benchmarks/rerank_cost.py --depth 10 --queries 1 --models qwen2.5-coder-0.5b   # smoke run
+    .venv/bin/python benchmarks/rerank_cost.py                       # depth 100, 2 queries, 0.5B + 1.5B
+    (slow) .venv/bin/python benchmarks/rerank_cost.py --depth 10 --queries 1 --models qwen2.5-coder-0.5b   #
+    smoke run
 """
 
 from __future__ import annotations
@@ -60,8 +61,16 @@ def main() -> None:
             rr.rerank(queries, run, corpus, depth=args.depth)
             secs = time.perf_counter() - t0
             st, nq = llm.stats, len(queries)
-            rows.append((model, name, args.depth, secs / nq, st.prompt_tokens / nq, st.prompt_tokens_total / nq,
-                         st.generated_tokens / nq, st.model_calls / nq))
+            rows.append(
+                (
+                    model, name, args.depth,
+                    secs / nq,
+                    st.prompt_tokens / nq,
+                    st.prompt_tokens_total / nq,
+                    st.generated_tokens / nq,
+                    st.model_calls / nq,
+                )
+            )
             print(f"  {name}: {secs / nq:.1f} s/query", flush=True)
             if name == "listwise" and rr.replies:
                 print(f"  listwise reply (first window): {rr.replies[0][3][:200]!r}")

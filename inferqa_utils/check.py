@@ -2,10 +2,11 @@
 
 In the manner of Pyserini's two-click reproductions (``pyserini/2cr/*.yaml``: each condition's
 command beside its expected scores, printed OK / FAIL), ``inferqa_utils/reproduction.yaml`` lists,
-per profile, *conditions*: a notebook, a result table (``results/<file>`` with ``{dataset}`` and
-``{split}`` filled from the profile), a row (column = value pairs), a column, the expected value and
-a tolerance. :func:`check` reads the tables the latest run of that profile wrote, prints one line
-per condition, then the papers' findings scored on the same run (:mod:`inferqa_utils.findings`),
+per profile, *conditions*: a result table by its key in the stage registry
+(:data:`inferqa_utils.stages.TABLES`, which names the notebook that writes it and its file under
+``results/`` for the profile's dataset and split), a row (column = value pairs), a column, the
+expected value and a tolerance. :func:`check` reads the tables the latest run of that profile wrote, prints
+one line per condition, then the papers' findings scored on the same run (:mod:`inferqa_utils.findings`),
 and reports failure when a condition is off by more than its tolerance or its table/row is missing.
 
 A number counts only when its table was written by the run checked (:func:`runs_checked`: per
@@ -36,22 +37,36 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import provenance
+from . import provenance, stages
 from .config import PATHS, profile, root_relative, run_command
-from .errors import DataFormatError
+from .errors import DataFormatError, UnknownNameError
 
 MATRIX = Path(__file__).with_name("reproduction.yaml")
 #: version of the check record's layout (:func:`check_record`); readers refuse other versions
 RECORD_SCHEMA = 2
 #: verdict table column → check record key
-_FINDING_KEYS = {"finding": "finding", "source": "source", "paper a": "paper_a", "paper b": "paper_b",
-                 "ours a": "ours_a", "ours b": "ours_b", "statistic": "statistic", "p": "p", "p (Holm)": "p_holm",
-                 "n": "n", "rule": "rule", "verdict": "verdict", "why": "why", "ours is": "ours_is"}
+_FINDING_KEYS = {
+    "finding": "finding",
+    "source": "source",
+    "paper a": "paper_a",
+    "paper b": "paper_b",
+    "ours a": "ours_a",
+    "ours b": "ours_b",
+    "statistic": "statistic",
+    "p": "p",
+    "p (Holm)": "p_holm",
+    "n": "n",
+    "rule": "rule",
+    "verdict": "verdict",
+    "why": "why",
+    "ours is": "ours_is",
+}
 HEADER = """\
 # Reproduction matrix (read by `python -m inferqa_utils check --profile NAME`; see inferqa_utils/check.py).
-# Per profile: conditions = notebook, table (results/<table>, {dataset} and {split} from the profile),
-# row (column: value pairs selecting one row), column, expected value, tolerance (absolute, in the
-# column's unit). Expected values come from a real run; rewrite them only deliberately with
+# Per profile: conditions = table (a key of inferqa_utils.stages.TABLES, which names the notebook that
+# writes it and its file under results/ for the profile's dataset and split), row (column: value
+# pairs selecting one row), column, expected value, tolerance (absolute, in the column's unit).
+# Expected values come from a real run; rewrite them only deliberately with
 # `python -m inferqa_utils check --profile NAME --update` and review the diff.
 #
 # Tolerance: greedy llama.cpp decoding, fixed seeds and stamped caches make a run reproduce exactly.
@@ -67,18 +82,22 @@ HEADER = """\
 
 @dataclass
 class Condition:
-    """One expected number."""
+    """One expected number: a cell (``row``, ``column``) of a result table."""
 
     id: str
-    notebook: str
-    table: str
+    table: stages.Table
     row: dict[str, Any]
     column: str
     expected: float | None
     tolerance: float = 0.02
 
+    @property
+    def notebook(self) -> stages.Stage:
+        """The stage whose notebook writes the table."""
+        return self.table.stage
+
     def file(self, dataset: str, split: str) -> str:
-        return self.table.format(dataset=dataset, split=split)
+        return self.table.file(dataset, split)
 
 
 @dataclass
@@ -96,8 +115,10 @@ class Outcome:
         c = self.condition
         exp = "—" if c.expected is None else f"{c.expected:g}"
         got = "—" if self.got is None else f"{self.got:g}"
-        return (f"{self.status:4}  {c.notebook}  {c.id:44} expected {exp:>8}  got {got:>8}  (±{c.tolerance:g})"
-                + (f"  {self.why}" if self.why else ""))
+        return (
+            f"{self.status:4}  {c.notebook}  {c.id:44} expected {exp:>8}  got {got:>8}  (±{c.tolerance:g})"
+            + (f"  {self.why}" if self.why else "")
+        )
 
 
 def load_matrix(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
@@ -113,19 +134,24 @@ def load_matrix(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     for profile_name, spec in (raw.get("profiles") or {}).items():
         conds = []
         for n, e in enumerate((spec or {}).get("conditions") or [], 1):
-            rec = f"profile {profile_name}, condition {n}" + (f" ({e.get('id')})" if isinstance(e, dict) else "")
+            rec = f"profile {profile_name}, condition {n}" + (
+                f" ({e.get('id')})" if isinstance(e, dict) else ""
+            )
             if not isinstance(e, dict):
                 raise DataFormatError(path, "a condition must be a mapping", record=rec)
-            for key in ("id", "notebook", "table", "row", "column"):
+            for key in ("id", "table", "row", "column"):
                 if key not in e:
                     raise DataFormatError(path, f"missing {key!r}", record=rec, field=key)
+            try:
+                table = stages.table(str(e["table"]))
+            except UnknownNameError as exc:
+                raise DataFormatError(path, str(exc), record=rec, field="table") from None
             exp = e.get("expected")
             if exp is not None and not isinstance(exp, (int, float)):
                 raise DataFormatError(path, f"expected must be a number or null, got {exp!r}", record=rec,
                                       field="expected")
-            conds.append(Condition(str(e["id"]), str(e["notebook"]), str(e["table"]), dict(e["row"] or {}),
-                                   str(e["column"]), None if exp is None else float(exp),
-                                   float(e.get("tolerance", 0.02))))
+            conds.append(Condition(str(e["id"]), table, dict(e["row"] or {}), str(e["column"]),
+                                   None if exp is None else float(exp), float(e.get("tolerance", 0.02))))
         out[str(profile_name)] = {"split": (spec or {}).get("split", "test"), "conditions": conds}
     return out
 
@@ -139,7 +165,9 @@ def _matches(value: Any, wanted: Any) -> bool:
     return str(value) == str(wanted)
 
 
-def read_value(c: Condition, dataset: str, split: str, folder: Path | None = None) -> tuple[float | None, str]:
+def read_value(
+    c: Condition, dataset: str, split: str, folder: Path | None = None
+) -> tuple[float | None, str]:
     """The condition's number in the run's table, or ``(None, reason)``."""
     import pandas as pd
 
@@ -219,12 +247,16 @@ def update(profile_name: str, path: str | Path | None = None, folder: Path | Non
     for entry, c in zip(spec["conditions"], conditions, strict=True):
         got, why = read_value(c, dataset, split, folder)
         if got is not None:
-            why = provenance.check_table(c.file(dataset, split), runs.get(c.notebook), folder, allow_unrecorded)[1]
+            why = provenance.check_table(
+                c.file(dataset, split), runs.get(c.notebook), folder, allow_unrecorded
+            )[1]
             got = None if why else got
         if got is not None:
             entry["expected"] = round(got, 4)
         outcomes.append(Outcome(c, "SET" if got is not None else "FAIL", got, why))
-    path.write_text(HEADER + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
+    path.write_text(
+        HEADER + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8"
+    )
     return outcomes
 
 
@@ -249,8 +281,10 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
     outcomes = evaluate(conds, dataset, split, folder, runs, allow_unrecorded)
     log(f"[check] profile {profile_name}: dataset {dataset}, split {split}, {len(conds)} condition(s), "
         f"results in {folder or PATHS.results}")
-    log(f"[check] runs checked: {_runs_line(runs)}" + ("; tables with no run record accepted" if allow_unrecorded
-                                                       else ""))
+    log(
+        f"[check] runs checked: {_runs_line(runs)}"
+        + ("; tables with no run record accepted" if allow_unrecorded else "")
+    )
     for o in outcomes:
         log(o.line())
     fails = sum(o.status == "FAIL" for o in outcomes)
@@ -259,19 +293,25 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
     if findings_table:
         from . import findings as fnd
 
-        verdicts = fnd.verdict_table(fnd.Results(dataset, split, {**params, "reading_k": params.get("read_k", 3)}, folder))
+        verdicts = fnd.verdict_table(
+            fnd.Results(dataset, split, {**params, "reading_k": params.get("read_k", 3)}, folder)
+        )
         log(f"[check] findings on this run: {fnd.verdict_counts(verdicts)}")
         for fid, r in verdicts.iterrows():
             log(f"  {r['verdict']:12} {fid:32} a {r['ours a']:>24}  b {r['ours b']:>24}  "
                 f"{r['statistic']:>30}  p(Holm) {_p(r['p (Holm)'])}  [{r['rule']}]")
             log(f"  {'':12} {'':32} {r['why']}")
     if report:
-        Path(report).write_text(markdown_report(profile_name, dataset, split, outcomes, verdicts), encoding="utf-8")
+        Path(report).write_text(
+            markdown_report(profile_name, dataset, split, outcomes, verdicts), encoding="utf-8"
+        )
         log(f"[check] report written to {report}")
         rec = record_path(report)
         record = check_record(profile_name, dataset, split, outcomes, verdicts, notebooks, executions,
                               allow_unrecorded)
-        rec.write_text(json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+        rec.write_text(
+            json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
+        )
         log(f"[check] record written to {rec}")
     return fails
 
@@ -289,14 +329,24 @@ def no_run_message(profile_name: str, notebooks: Sequence[str] | None = None,
         f"make one with: python -m inferqa_utils run --profile {profile_name}"
     manifests = run_manifests(profile_name, executions)
     if not manifests:
-        return f"no run of profile {profile_name} to check (no {folder / ('*-' + profile_name)}/manifest.json); {command}"
+        return (
+            f"no run of profile {profile_name} to check (no {folder / ('*-' + profile_name)}/manifest.json); "
+            f"{command}"
+        )
     runs = runs_checked(profile_name, executions)
     if wanted and not any(nn in runs for nn in wanted):
-        return (f"no run of profile {profile_name} finished notebook{'s' * (len(wanted) > 1)} {', '.join(wanted)} "
-                f"(newest run: {manifests[0][0].parent.name}, {manifests[0][1].get('status', 'no status')}); {command}")
+        return (
+            f"no run of profile {profile_name} finished notebook{'s' * (len(wanted) > 1)} "
+            f"{', '.join(wanted)} "
+            f"(newest run: {manifests[0][0].parent.name}, {manifests[0][1].get('status', 'no status')}); "
+            f"{command}"
+        )
     if not runs:
-        return (f"no run of profile {profile_name} finished a notebook (newest run: {manifests[0][0].parent.name}, "
-                f"{manifests[0][1].get('status', 'no status')}); {command}")
+        return (
+            f"no run of profile {profile_name} finished a notebook (newest run: "
+            f"{manifests[0][0].parent.name}, "
+            f"{manifests[0][1].get('status', 'no status')}); {command}"
+        )
     return None
 
 
@@ -307,7 +357,9 @@ def _runs_line(runs: dict[str, dict[str, Any]]) -> str:
     by_run: dict[str, list[str]] = {}
     for nn, run in sorted(runs.items()):
         by_run.setdefault(str(run["run_id"]), []).append(nn)
-    return "; ".join(f"notebook{'s' * (len(nns) > 1)} {', '.join(nns)}: run {rid}" for rid, nns in by_run.items())
+    return "; ".join(
+        f"notebook{'s' * (len(nns) > 1)} {', '.join(nns)}: run {rid}" for rid, nns in by_run.items()
+    )
 
 
 def record_path(report: str | Path) -> Path:
@@ -325,25 +377,22 @@ def _number(v: Any) -> float | None:
 
 
 def _finished_notebooks(m: dict[str, Any]) -> dict[str, float]:
-    """``{notebook stem: seconds}`` of the notebooks a run manifest says finished: per-notebook
-    ``status == "ok"`` when recorded; in older manifests every timed notebook of a run with status
-    ``ok``, and of a failed run all but the one named in its status."""
+    """``{notebook stem: seconds}`` of the timed notebooks whose per-notebook record in a run
+    manifest (``notebooks["<stem>.ipynb"]``) has ``status == "ok"``."""
     timings = m.get("timings_s") if isinstance(m.get("timings_s"), dict) else {}
     per_nb = m.get("notebooks") if isinstance(m.get("notebooks"), dict) else {}
-    status = str(m.get("status") or "")
     out = {}
     for stem, secs in timings.items():
         info = per_nb.get(f"{stem}.ipynb")
-        if isinstance(info, dict) and "status" in info:
-            ok = info["status"] == "ok"
-        else:  # older manifests: the run's status names the notebook that failed
-            ok = status == "ok" or (status.startswith("failed in ") and f"{stem}.ipynb" not in status)
+        ok = isinstance(info, dict) and info.get("status") == "ok"
         if stem != "total" and ok and _number(secs) is not None:
             out[str(stem)] = _number(secs)
     return out
 
 
-def _allocate(found: Sequence[tuple[Path, dict[str, Any]]]) -> list[tuple[Path, dict[str, Any], dict[str, float]]]:
+def _allocate(
+    found: Sequence[tuple[Path, dict[str, Any]]],
+) -> list[tuple[Path, dict[str, Any], dict[str, float]]]:
     """Per run manifest (newest first), the notebooks whose time it supplies: those it finished
     that no newer manifest finished (:func:`_finished_notebooks`); manifests supplying none are left out."""
     taken: set[str] = set()
@@ -401,13 +450,22 @@ def cache_use(allocated: Sequence[tuple[Path, dict[str, Any], dict[str, float]]]
     for path, m, notebooks in allocated:
         calls, hits = _llm_use(m, list(notebooks))
         start = m.get("caches_at_start")
-        out.append({"manifest": (names or {}).get(path, root_relative(path)), "notebooks": sorted(notebooks),
-                    "model_calls": calls, "cache_hits": hits, "caches_at_start": start if isinstance(start, dict) else None,
-                    "first_run_in_folder": _first_run_in_folder(path)})
+        out.append(
+            {
+                "manifest": (names or {}).get(path, root_relative(path)),
+                "notebooks": sorted(notebooks),
+                "model_calls": calls,
+                "cache_hits": hits,
+                "caches_at_start": start if isinstance(start, dict) else None,
+                "first_run_in_folder": _first_run_in_folder(path),
+            }
+        )
     return out
 
 
-def manifests_cache_use(paths: Sequence[Path], names: Sequence[str] | None = None) -> list[dict[str, Any]] | None:
+def manifests_cache_use(
+    paths: Sequence[Path], names: Sequence[str] | None = None
+) -> list[dict[str, Any]] | None:
     """:func:`cache_use` of run manifests given by path, newest first (a check record's
     ``run.manifests``), each named by ``names`` (default: the path); ``None`` when one cannot be read."""
     found = []
@@ -439,9 +497,17 @@ def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] |
     path, m = found[0]
     git = m.get("git") if isinstance(m.get("git"), dict) else None
     total = round(sum(notebooks.values()), 1) if notebooks else None
-    return {"manifest": root_relative(path), "manifests": [root_relative(p) for p, _m, _f in allocated], "started": m.get("started"),
-            "finished": m.get("finished"), "status": m.get("status"), "total_s": total,
-            "notebooks_s": dict(sorted(notebooks.items())), "git": git, "cache_use": cache_use(allocated)}
+    return {
+        "manifest": root_relative(path),
+        "manifests": [root_relative(p) for p, _m, _f in allocated],
+        "started": m.get("started"),
+        "finished": m.get("finished"),
+        "status": m.get("status"),
+        "total_s": total,
+        "notebooks_s": dict(sorted(notebooks.items())),
+        "git": git,
+        "cache_use": cache_use(allocated),
+    }
 
 
 def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any,
@@ -450,13 +516,14 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
     """The machine-readable record of one check (JSON-safe): profile, dataset, split, date (UTC),
     git commit and dirty flag at check time, the machine (:func:`inferqa_utils.manifest.machine_info`),
     the newest run manifest of the profile (``run``: total and per-notebook seconds, status, its
-    commit, the model calls and cache state of the runs timed; ``None`` when no run folder exists), the notebooks filter, whether tables with no run
-    record were accepted, the condition outcomes (each with its table's file, the run checked and
-    the run that wrote the table) and the findings verdict table as records (``None`` when findings
+    commit, the model calls and cache state of the runs timed; ``None`` when no run folder exists), the
+    notebooks filter, whether tables with no run record were accepted, the condition outcomes (each with its
+    table's file, the run checked and the run that wrote the table) and the findings verdict table as records
+    (``None`` when findings
     were not scored)."""
     from .manifest import git_commit, machine_info
 
-    conditions = [{"id": o.condition.id, "notebook": o.condition.notebook, "table": o.condition.table,
+    conditions = [{"id": o.condition.id, "notebook": o.condition.notebook, "table": o.condition.table.key,
                    "file": o.condition.file(dataset, split), "column": o.condition.column, "status": o.status,
                    "expected": _number(o.condition.expected), "got": _number(o.got),
                    "tolerance": o.condition.tolerance, "why": o.why, "run_checked": o.run_checked,
@@ -475,11 +542,21 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
                 else:
                     row[key] = "" if v is None else str(v)
             rows.append(row)
-    return {"schema": RECORD_SCHEMA, "kind": "inferqa-check", "profile": profile_name, "dataset": dataset,
-            "split": split, "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), "git": git_commit(),
-            "machine": machine_info(), "run": _run_summary(profile_name, executions),
-            "notebooks": list(notebooks) if notebooks else None, "allow_unrecorded": bool(allow_unrecorded),
-            "conditions": conditions, "findings": rows}
+    return {
+        "schema": RECORD_SCHEMA,
+        "kind": "inferqa-check",
+        "profile": profile_name,
+        "dataset": dataset,
+        "split": split,
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "git": git_commit(),
+        "machine": machine_info(),
+        "run": _run_summary(profile_name, executions),
+        "notebooks": list(notebooks) if notebooks else None,
+        "allow_unrecorded": bool(allow_unrecorded),
+        "conditions": conditions,
+        "findings": rows,
+    }
 
 
 def _p(v: Any) -> str:
@@ -489,18 +566,29 @@ def _p(v: Any) -> str:
         return "—"
 
 
-def markdown_report(profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any) -> str:
-    lines = [f"# Reproduction check: profile `{profile_name}`", "",
-             f"Dataset `{dataset}`, split `{split}`. Generated by `python -m inferqa_utils check --profile "
-             f"{profile_name} --report`.", "", "## Conditions", "",
-             "| status | notebook | condition | expected | got | tolerance | note |", "|---|---|---|---|---|---|---|"]
+def markdown_report(
+    profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any
+) -> str:
+    lines = [
+        f"# Reproduction check: profile `{profile_name}`",
+        "",
+        f"Dataset `{dataset}`, split `{split}`. Generated by `python -m inferqa_utils check --profile "
+        f"{profile_name} --report`.",
+        "", "## Conditions", "", "| status | notebook | condition | expected | got | tolerance | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for o in outcomes:
         c = o.condition
-        lines.append(f"| {o.status} | {c.notebook} | {c.id} | {c.expected if c.expected is not None else '—'} | "
-                     f"{'—' if o.got is None else f'{o.got:g}'} | ±{c.tolerance:g} | {o.why} |")
+        lines.append(
+            f"| {o.status} | {c.notebook} | {c.id} | {c.expected if c.expected is not None else '—'} | "
+            f"{'—' if o.got is None else f'{o.got:g}'} | ±{c.tolerance:g} | {o.why} |"
+        )
     if verdicts is not None:
-        lines += ["", "## Findings", "", "| finding | paper a | paper b | ours a | ours b | statistic | p (Holm) | "
-                  "rule | verdict | why |", "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "", "## Findings", "",
+            "| finding | paper a | paper b | ours a | ours b | statistic | p (Holm) | rule | verdict | why |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for _fid, r in verdicts.iterrows():
             cells = [r["finding"], r["paper a"], r["paper b"], r["ours a"], r["ours b"], r["statistic"],
                      _p(r["p (Holm)"]), r["rule"], f"**{r['verdict']}**", r["why"]]

@@ -83,7 +83,9 @@ def own_question(question: str, hints: Sequence[str], answer: str, aliases: Sequ
     if not question.strip() or not answer.strip():
         raise ValueError("type a question and its answer")
     if not 1 <= len(texts) <= MAX_OWN_HINTS:
-        raise ValueError(f"give 1 to {MAX_OWN_HINTS} hints (got {len(texts)}): k hints make Σ C(k, j)·j! passages")
+        raise ValueError(
+            f"give 1 to {MAX_OWN_HINTS} hints (got {len(texts)}): k hints make Σ C(k, j)·j! passages"
+        )
     return Question(OWN_QID, question.strip(), [answer.strip(), *(a.strip() for a in aliases if a.strip())],
                     [Hint(t) for t in texts], source="typed in")
 
@@ -112,7 +114,9 @@ def try_your_own(question: str, hints: Sequence[str], answer: str, reader: LLM, 
 
 # ----------------------------------------------------------------------------- readings of chosen contexts
 
-def read_contexts(q: Question, contexts: Mapping[str, str], reader: LLM, judge: LLM | None = None) -> pd.DataFrame:
+def read_contexts(
+    q: Question, contexts: Mapping[str, str], reader: LLM, judge: LLM | None = None
+) -> pd.DataFrame:
     """The reader's answer to ``q`` from each context (``{label: text}``, one batch), judged by strict
     EM and the LLM judge: one row per context with ``context``, ``passage``, ``answer``, ``EM``,
     ``judged``."""
@@ -175,7 +179,9 @@ def distractor_contexts(right: str, other: str | None) -> dict[str, str]:
 
 # ----------------------------------------------------------------------------- the hint explorer
 
-def read_hint_subset(q: Question, hint_ids: Sequence[int], reader: LLM, judge: LLM | None = None) -> dict[str, Any]:
+def read_hint_subset(
+    q: Question, hint_ids: Sequence[int], reader: LLM, judge: LLM | None = None
+) -> dict[str, Any]:
     """The passage of ``q``'s hints ``hint_ids`` in that order (:func:`~inferqa_utils.datamodel.join_hints`,
     a QUIT passage when the hints are kept ones) and the reader's judged answer from it."""
     ids = [int(i) for i in hint_ids]
@@ -190,14 +196,18 @@ def subset_finding(row: Mapping[str, Any], q: Question) -> str:
     """One sentence on a :func:`read_hint_subset` reading."""
     n = len(row["hints"])
     verdict = "right" if row["judged"] else f"wrong (the answer is “{q.answer}”)"
-    return (f"From {n} of {q.qid}'s {len(q.hints)} hints ({', '.join(map(str, row['hints']))}) the reader answers "
-            f"“{row['answer']}” — {verdict}.")
+    return (
+        f"From {n} of {q.qid}'s {len(q.hints)} hints ({', '.join(map(str, row['hints']))}) the reader "
+        "answers "
+        f"“{row['answer']}” — {verdict}."
+    )
 
 
 def hint_explorer(q: Question, reader: LLM, judge: LLM | None = None, initial: Sequence[int] = (0,)):
     """An ipywidgets explorer: one checkbox per hint of ``q`` (the hint's whole text beside it, wrapped),
-    a *reverse order* switch and a *read* button; the passage of the ticked hints (in list order, or reversed) goes to the reader
-    and the answer, strict EM and the judge's verdict appear with a status line. ``initial`` is
+    a *reverse order* switch and a *read* button; the passage of the ticked hints (in list order, or reversed)
+    goes to the reader and the answer, strict EM and the judge's verdict appear with a status line.
+    ``initial`` is
     ticked and read at once. Returns the ``VBox``; its ``.run(ids)`` reads a subset as a click does."""
     import ipywidgets as w
     import pandas as pd
@@ -210,7 +220,9 @@ def hint_explorer(q: Question, reader: LLM, judge: LLM | None = None, initial: S
     rows = [w.HBox([b, w.HTML(f"<span class='inferqa-hint'>{i}: {escape(h.text)}</span>",
                               layout=w.Layout(width="90%", max_width="66em"))])
             for i, (b, h) in enumerate(zip(boxes, q.hints, strict=True))]
-    reverse = w.Checkbox(value=False, description="reverse order", indent=False, layout=w.Layout(width="12em"))
+    reverse = w.Checkbox(
+        value=False, description="reverse order", indent=False, layout=w.Layout(width="12em")
+    )
     button = w.Button(description="read", button_style="info", layout=w.Layout(width="8em"))
     line = w.HTML()
     out = w.Output()

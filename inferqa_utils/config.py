@@ -175,7 +175,9 @@ def _read_yaml(path: str | os.PathLike[str]) -> Any:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else None
-        raise DataFormatError(path, f"invalid YAML: {getattr(e, 'problem', None) or e}", record=where) from None
+        raise DataFormatError(
+            path, f"invalid YAML: {getattr(e, 'problem', None) or e}", record=where
+        ) from None
 
 
 def _check_profile(path: str | os.PathLike[str], profiles: dict[str, Any], name: str, spec: Any) -> None:
@@ -188,11 +190,18 @@ def _check_profile(path: str | os.PathLike[str], profiles: dict[str, Any], name:
                               record=name, field="params")
     desc = spec.get("description")
     if desc is not None and not isinstance(desc, str):
-        raise DataFormatError(path, f"expected a string, got {type(desc).__name__}", record=name, field="description")
+        raise DataFormatError(
+            path, f"expected a string, got {type(desc).__name__}", record=name, field="description"
+        )
     parent = spec.get("inherit")
     if parent is not None and (not isinstance(parent, str) or parent not in profiles):
-        raise DataFormatError(path, f"inherits from {parent!r}, which is not a profile of this file (profiles: "
-                                    f"{', '.join(map(str, profiles))})", record=name, field="inherit")
+        raise DataFormatError(
+            path,
+            f"inherits from {parent!r}, which is not a profile of this file (profiles: "
+            f"{', '.join(map(str, profiles))})",
+            record=name,
+            field="inherit",
+        )
 
 
 def _inherit_chain(path: str | os.PathLike[str], profiles: dict[str, Any], name: str) -> list[str]:

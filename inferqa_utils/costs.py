@@ -21,8 +21,10 @@ COST_LOG_ENV = "INFERQA_COST_LOG"
 #: environment variable naming the stage that runs (the runner sets it to the notebook's stem)
 COST_STAGE_ENV = "INFERQA_STAGE"
 #: counters summed per stage and model
-COUNTERS = ("prompts", "model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens",
-            "seconds", "kv_snapshots", "kv_restores", "wall")
+COUNTERS = (
+    "prompts", "model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens",
+    "seconds", "kv_snapshots", "kv_restores", "wall",
+)
 
 
 def log_batch(model: str, backend: str, op: str, desc: str | None, before: Mapping[str, Any],
@@ -65,7 +67,9 @@ def per_stage(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, fl
     """``{stage: {model: {counter: sum}}}`` over the batch records."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for r in records:
-        m = out.setdefault(str(r.get("stage", "")), {}).setdefault(str(r.get("model", "")), dict.fromkeys(COUNTERS, 0))
+        m = out.setdefault(str(r.get("stage", "")), {}).setdefault(
+            str(r.get("model", "")), dict.fromkeys(COUNTERS, 0)
+        )
         for k in COUNTERS:
             m[k] = round(m[k] + (r.get(k) or 0), 3)
     return out

@@ -4,8 +4,8 @@ A *question* carries its hints (sentences that describe the answer without namin
 answer with aliases, candidate answers (for convergence, paper 000 §3.1.2), TREC type,
 difficulty and an optional answer-containing reference passage (the control corpus of paper 000 §4, §5.1–5.2).
 A *passage* is an ordered concatenation of some of a question's hints, identified QUIT-style
-as ``{qid}_{subset_mask}_{permutation}`` (docs/data.md, *The QUIT release shape*). Labels (0/1/2) are TREC qrels:
-``{qid: {pid: label}}``.
+as ``{qid}_{subset_mask}_{permutation}`` (docs/data.md, *The QUIT release shape*). Labels (0/1/2) are TREC
+qrels: ``{qid: {pid: label}}``.
 """
 
 from __future__ import annotations
@@ -111,7 +111,8 @@ def parse_passage_id(pid: str) -> tuple[str, str, tuple[int, ...]]:
 
 
 def join_hints(hints: Sequence[str], hint_ids: Iterable[int]) -> str:
-    """Passage text: the hints in permutation order joined by one space (docs/data.md, *The QUIT release shape*)."""
+    """Passage text: the hints in permutation order joined by one space (docs/data.md, *The QUIT release
+    shape*)."""
     return " ".join(hints[i].strip() for i in hint_ids)
 
 

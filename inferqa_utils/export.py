@@ -24,19 +24,23 @@ def quit_records(ds: Dataset, split: str) -> list[dict]:
             _, mask, _ = parse_passage_id(p.pid)
             perm = "".join(str(i) for i in p.hint_ids)
             subsets.setdefault(mask, {})[perm] = dict(ds.generations.get(p.pid, {}))
-        out.append({
-            "id": q.qid,
-            "question": q.question,
-            "answers": list(q.answers),
-            "hints": [{"hint": h.text, **({"convergence": h.convergence} if h.convergence is not None else {})}
-                      for h in q.hints],
-            "subsets": subsets,
-            "question_type": q.qtype,
-            "difficulty": q.difficulty,
-            **({"reference": q.reference} if q.reference else {}),
-            **({"extra_references": q.extra_references} if q.extra_references else {}),
-            **({"gold_answers": q.meta["gold_answers"]} if q.meta.get("gold_answers") else {}),
-        })
+        out.append(
+            {
+                "id": q.qid,
+                "question": q.question,
+                "answers": list(q.answers),
+                "hints": [
+                    {"hint": h.text, **({"convergence": h.convergence} if h.convergence is not None else {})}
+                    for h in q.hints
+                ],
+                "subsets": subsets,
+                "question_type": q.qtype,
+                "difficulty": q.difficulty,
+                **({"reference": q.reference} if q.reference else {}),
+                **({"extra_references": q.extra_references} if q.extra_references else {}),
+                **({"gold_answers": q.meta["gold_answers"]} if q.meta.get("gold_answers") else {}),
+            }
+        )
     return out
 
 

@@ -40,8 +40,10 @@ def error_bars(values: Sequence[float] | np.ndarray, lo: Sequence[float] | np.nd
     where the value or the interval is unknown (NaN), so no bar is drawn there."""
     v, lo_, hi_ = (np.asarray(a, dtype=float) for a in (values, lo, hi))
     if not (v.shape == lo_.shape == hi_.shape) or v.ndim != 1:
-        raise ValueError(f"error_bars: values, lo and hi must be 1-D of one length, got {v.shape}, {lo_.shape}, "
-                         f"{hi_.shape}")
+        raise ValueError(
+            f"error_bars: values, lo and hi must be 1-D of one length, got {v.shape}, {lo_.shape}, "
+            f"{hi_.shape}"
+        )
     err = np.vstack([v - lo_, hi_ - v])
     return np.clip(np.nan_to_num(err, nan=0.0), 0.0, None)
 
@@ -135,7 +137,12 @@ def _draw_panel(ax, kind: str, rows: Sequence[ForestRow], points: Sequence[Fores
         _draw_row_region(ax, i, row, limits)
         mine = [p for p in points if p.finding == row.finding and p.profile in offsets]
         for p in mine:
-            _draw_point(ax, p, i + offsets[p.profile], PROFILE_COLOURS[profiles.index(p.profile) % len(PROFILE_COLOURS)])
+            _draw_point(
+                ax,
+                p,
+                i + offsets[p.profile],
+                PROFILE_COLOURS[profiles.index(p.profile) % len(PROFILE_COLOURS)],
+            )
         drawn += mine
         if not mine:
             ax.text(limits[0] + 0.01 * (limits[1] - limits[0]), i, "no estimate", fontsize=7, color="#777777",
@@ -158,8 +165,10 @@ def _forest_legend(fig, profiles: Sequence[str], marks: bool) -> None:
 
     handles = [Line2D([], [], marker="o", ls="", color=PROFILE_COLOURS[j % len(PROFILE_COLOURS)], label=prof)
                for j, prof in enumerate(profiles)]
-    handles += [Line2D([], [], marker=m, ls="", color="#333333", mfc="#333333" if filled else "white", label=verdict)
-                for verdict, (m, filled) in VERDICT_MARKERS.items()]
+    handles += [
+        Line2D([], [], marker=m, ls="", color="#333333", mfc="#333333" if filled else "white", label=verdict)
+        for verdict, (m, filled) in VERDICT_MARKERS.items()
+    ]
     handles += [Patch(color=REGION_COLOUR, alpha=0.3, label="region the rule states"),
                 Line2D([], [], ls="--", color="#333333", label="its boundary")]
     if marks:
@@ -173,12 +182,17 @@ def findings_forest(rows: Sequence[ForestRow], points: Sequence[ForestPoint], pr
     ``svg``): one panel per statistic (:data:`STATISTICS`: values of different statistics share no
     axis), a row per finding with the region its rule states shaded and its boundaries dashed, and
     per profile (one colour each) the statistic with its 95 % interval, the marker saying the
-    verdict; a row's ``marks`` are dotted. Points without a finite value and interval are left out (a row with none says "no
+    verdict; a row's ``marks`` are dotted. Points without a finite value and interval are left out (a row with
+    none says "no
     estimate"). Returns the points drawn, in panel and row order."""
     from matplotlib import rc_context
     from matplotlib.figure import Figure
 
-    kinds = [k for k in (*STATISTICS, *sorted({r.kind for r in rows} - set(STATISTICS))) if any(r.kind == k for r in rows)]
+    kinds = [
+        k
+        for k in (*STATISTICS, *sorted({r.kind for r in rows} - set(STATISTICS)))
+        if any(r.kind == k for r in rows)
+    ]
     usable = [p for p in points if p.finite]
     if not kinds:
         raise ValueError("findings_forest: no findings to draw")
@@ -189,8 +203,9 @@ def findings_forest(rows: Sequence[ForestRow], points: Sequence[ForestPoint], pr
     for n, kind in enumerate(kinds):
         panel_rows = [r for r in rows if r.kind == kind]
         ids = {r.finding for r in panel_rows}
-        drawn += _draw_panel(fig.add_subplot(grid[n]), kind, panel_rows, [p for p in usable if p.finding in ids],
-                             profiles)
+        drawn += _draw_panel(
+            fig.add_subplot(grid[n]), kind, panel_rows, [p for p in usable if p.finding in ids], profiles
+        )
     _forest_legend(fig, profiles, any(r.marks for r in rows))
     legend_rows = math.ceil((len(profiles) + len(VERDICT_MARKERS) + 2 + any(r.marks for r in rows)) / 4)
     fig.subplots_adjust(top=1 - (0.25 + 0.2 * legend_rows) / fig.get_figheight())
@@ -214,9 +229,19 @@ def long_intervals(table: pd.DataFrame, metrics: Sequence[str], label: str = "sy
             continue
         stem = (stems or {}).get(m, m)
         for idx, v in table[m].items():
-            rows.append({label: idx, "metric": m, "value": float(v),
-                         "lo": float(table.at[idx, f"{stem}_lo"]) if f"{stem}_lo" in table.columns else float("nan"),
-                         "hi": float(table.at[idx, f"{stem}_hi"]) if f"{stem}_hi" in table.columns else float("nan")})
+            rows.append(
+                {
+                    label: idx,
+                    "metric": m,
+                    "value": float(v),
+                    "lo": float(table.at[idx, f"{stem}_lo"])
+                    if f"{stem}_lo" in table.columns
+                    else float("nan"),
+                    "hi": float(table.at[idx, f"{stem}_hi"])
+                    if f"{stem}_hi" in table.columns
+                    else float("nan"),
+                }
+            )
     return pd.DataFrame(rows, columns=[label, "metric", "value", "lo", "hi"])
 
 
@@ -288,8 +313,13 @@ def interval_lines(long: pd.DataFrame, x: str, series: str, title: str = "", xla
     return fig
 
 
-def stacked_shares(counts: pd.DataFrame, title: str = "", xlabel: str = "", colors: Mapping[str, str] | None = None,
-                   legend_title: str = ""):
+def stacked_shares(
+    counts: pd.DataFrame,
+    title: str = "",
+    xlabel: str = "",
+    colors: Mapping[str, str] | None = None,
+    legend_title: str = "",
+):
     """Counts per row (index on the x axis, e.g. rank 1…N) as stacked shares in % of the row's
     total, one colour per column; the row totals are written above the bars."""
     import matplotlib.pyplot as plt

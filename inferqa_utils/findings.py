@@ -43,11 +43,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .config import PATHS, SEED
+from . import stages
+from .config import SEED
 from .damaging.patterns import acem_at
 from .paper import Finding
 from .paper import load_paper_numbers as _load
-from .stages import result_path
+from .stages import CONTAINING, CONTAINING_JUDGED, SUPPORTING, SUPPORTING_JUDGED, Table
 from .uncertainty import N_RESAMPLES, Interval, as_outcome, holm, mean_ci, paired_difference
 
 if TYPE_CHECKING:
@@ -90,32 +91,33 @@ class Sample:
 
 @dataclass
 class Results:
-    """The result files of one dataset and split (``results/NN_<dataset>_<split>_<name>.csv``)
-    and the parameters the run used (a profile's values: reader, first stage, k…)."""
+    """The result tables of one dataset and split (:class:`~inferqa_utils.stages.Table`, in
+    ``folder``, default ``results/``) and the parameters the run used (a profile's values: reader,
+    first stage, k…)."""
 
     dataset: str
     split: str
     params: Mapping[str, Any] = field(default_factory=dict)
     folder: Path | None = None
 
-    def path(self, notebook: str, name: str) -> Path:
-        return (self.folder or PATHS.results) / result_path(notebook, self.dataset, self.split, name).name
+    def path(self, table: Table) -> Path:
+        return table.path(self.dataset, self.split, self.folder)
 
-    def table(self, notebook: str, name: str, dtype: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    def table(self, table: Table, dtype: Mapping[str, Any] | None = None) -> pd.DataFrame:
         import pandas as pd
 
-        p = self.path(notebook, name)
+        p = self.path(table)
         if not p.exists():
-            raise Missing(f"{p.name} not found (run notebook {notebook})")
+            raise Missing(f"{p.name} not found (run notebook {table.stage})")
         return pd.read_csv(p, dtype=dict(dtype or {}))
 
     def param(self, name: str, default: Any = None) -> Any:
         return self.params.get(name, default)
 
 
-def _per_question(results: Results, notebook: str) -> pd.DataFrame:
-    """The long per-question table of notebooks 02/03/05: ``corpus, system, measure, qid, value``."""
-    return results.table(notebook, "per_question")
+def _per_question(results: Results, table: Table) -> pd.DataFrame:
+    """A long per-question table of notebooks 02/03/05: ``corpus, system, measure, qid, value``."""
+    return results.table(table)
 
 
 def _pivot(pq: pd.DataFrame, measure: str, corpus: str | None = None) -> pd.DataFrame:
@@ -142,16 +144,16 @@ def _pair(table: pd.DataFrame, a: str, b: str, note: str) -> Sample:
     return Sample(both[a].to_numpy(float), both[b].to_numpy(float), True, f"{note} ({len(both)} questions)")
 
 
-def _answers(results: Results, notebook: str) -> pd.DataFrame:
-    """EM per question of one answers file as qid × system (strict EM, top-k and union of the run)."""
-    ans = results.table(notebook, "answers")
+def _answers(results: Results, table: Table) -> pd.DataFrame:
+    """EM per question of one answers table as qid × system (strict EM, top-k and union of the run)."""
+    ans = results.table(table)
     k, union = int(results.param("reading_k", 3)), results.param("reading_union", "norm")
     reader = results.param("reader_model")
     rows = ans[(ans["setting"] == "Optimal") | ((ans["k"] == k) & (ans["union"] == union))]
     if reader is not None and "reader" in rows.columns:
         rows = rows[rows["reader"].astype(str).str.startswith(str(reader))]
     if rows.empty:
-        raise Missing(f"no answers at k = {k}, Union_{union}, reader {reader} in notebook {notebook}")
+        raise Missing(f"no answers at k = {k}, Union_{union}, reader {reader} in notebook {table.stage}")
     rows = rows.assign(key=np.where(rows["setting"] == "Optimal", "Optimal", rows["system"].astype(str)),
                        em=as_outcome(rows["em"]))
     return rows.pivot_table(index="qid", columns="key", values="em", aggfunc="first")
@@ -160,25 +162,26 @@ def _answers(results: Results, notebook: str) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- measures
 
 #: corpus labels of notebook 02's fair comparison (inferqa_utils.retrieval.pooled), preferred when present
-JUDGED = ("answer-containing, LLM-judged", "answer-supporting, LLM-judged")
+JUDGED = (CONTAINING_JUDGED, SUPPORTING_JUDGED)
 
 
 def m_cross_corpus_hit(r: Results, containing: str | None = None, supporting: str | None = None) -> Sample:
     """Mean Hit@k (label 2) per question of the best retriever on each corpus. Without explicit
     corpus labels: the LLM-judged fair comparison when notebook 02 ran it, else the
     contains-the-answer control of section 2."""
-    pq = _per_question(r, "02")
+    table = stages.RETRIEVAL_PER_QUESTION
+    pq = _per_question(r, table)
     pq = pq[(pq["threshold"] == 2) & pq["measure"].astype(str).str.startswith("Hit@")]
     if pq.empty:
-        raise Missing("no per-question Hit@k at label 2 in notebook 02")
+        raise Missing(f"no per-question Hit@k at label 2 in notebook {table.stage}")
     if containing is None or supporting is None:
         judged = set(JUDGED) <= set(pq["corpus"])
-        containing, supporting = JUDGED if judged else ("answer-containing", "answer-supporting")
+        containing, supporting = JUDGED if judged else (CONTAINING, SUPPORTING)
     best = {}
     for corpus in (containing, supporting):
         sub = pq[pq["corpus"] == corpus]
         if sub.empty:
-            raise Missing(f"no per-question Hit@k for the {corpus!r} corpus (notebook 02)")
+            raise Missing(f"no per-question Hit@k for the {corpus!r} corpus (notebook {table.stage})")
         mean_hit = sub.pivot_table(index="qid", columns="system", values="value", aggfunc="mean")
         name = _best_column(mean_hit, list(mean_hit.columns), f"{corpus} retriever")
         best[corpus] = (name, mean_hit[name])
@@ -189,28 +192,33 @@ def m_cross_corpus_hit(r: Results, containing: str | None = None, supporting: st
                    f"mean Hit@k, label 2: {containing} {cn} vs {supporting} {sn}")
     top1 = pq[(pq["corpus"] == containing) & (pq["system"] == cn) & (pq["measure"] == "Hit@1")]["value"]
     if len(top1) and bool((top1 == 1).all()):
-        raise ByConstruction(f"on the answer-containing control every question's relevant passage ranks first "
-                             f"({cn} Hit@1 = 100 on all {len(top1)} questions): the control holds each "
-                             "question's own reference text, so the comparison favours it by construction; "
-                             "it needs a control where other questions' passages can be relevant", sample)
+        raise ByConstruction(
+            f"on the answer-containing control every question's relevant passage ranks first "
+            f"({cn} Hit@1 = 100 on all {len(top1)} questions): the control holds each "
+            "question's own reference text, so the comparison favours it by construction; "
+            "it needs a control where other questions' passages can be relevant",
+            sample,
+        )
     return sample
 
 
 def m_passage_lengths(r: Results) -> Sample:
-    t = r.table("02", "passage_lengths")
-    a = t.loc[t["corpus"] == "answer-supporting", "tokens"].to_numpy(float)
-    b = t.loc[t["corpus"] == "answer-containing", "tokens"].to_numpy(float)
+    t = r.table(stages.PASSAGE_LENGTHS)
+    a = t.loc[t["corpus"] == SUPPORTING, "tokens"].to_numpy(float)
+    b = t.loc[t["corpus"] == CONTAINING, "tokens"].to_numpy(float)
     if not len(a) or not len(b):
-        raise Missing("passage lengths of both corpora are needed (notebook 02)")
-    return Sample(a, b, False, f"tokens: {len(a)} supporting vs {len(b)} containing passages", "passages", 1.0)
+        raise Missing(f"passage lengths of both corpora are needed (notebook {stages.PASSAGE_LENGTHS.stage})")
+    return Sample(
+        a, b, False, f"tokens: {len(a)} supporting vs {len(b)} containing passages", "passages", 1.0
+    )
 
 
 def m_dense_vs_bm25(r: Results, metric: str = "nDCG@10") -> Sample:
-    t = _pivot(_per_question(r, "02"), metric, "answer-supporting")
+    t = _pivot(_per_question(r, stages.RETRIEVAL_PER_QUESTION), metric, SUPPORTING)
     sparse = {"bm25", "bm25s", "hybrid", "rrf"}
     name = _best_column(t, [c for c in t.columns if c not in sparse], "dense retriever")
     if "bm25" not in t.columns:
-        raise Missing("bm25 was not run in notebook 02")
+        raise Missing(f"bm25 was not run in notebook {stages.RETRIEVAL_PER_QUESTION.stage}")
     return _pair(t, name, "bm25", f"{metric}: {name} vs bm25")
 
 
@@ -220,29 +228,32 @@ def _rerankers_of(columns: Sequence[str], first: str) -> list[str]:
 
 def m_reranker_gain_em(r: Results) -> Sample:
     first = r.param("first_stage", "bm25")
-    t = _answers(r, "04")
+    t = _answers(r, stages.READING_ANSWERS)
     name = _best_column(t, _rerankers_of(list(t.columns), first), f"{first} + reranker reading")
     if first not in t.columns:
-        raise Missing(f"the first stage {first} was not read in notebook 04")
+        raise Missing(f"the first stage {first} was not read in notebook {stages.READING_ANSWERS.stage}")
     return _pair(t, name, first, f"strict EM: {name} vs {first}")
 
 
 def m_reranker_gain_ndcg(r: Results, metric: str = "nDCG@10") -> Sample:
     first = r.param("first_stage", "bm25")
-    t = _pivot(_per_question(r, "03"), metric)
+    t = _pivot(_per_question(r, stages.RERANKING_PER_QUESTION), metric)
     name = _best_column(t, _rerankers_of(list(t.columns), first), f"{first} + reranker")
     return _pair(t, name, first, f"{metric}: {name} vs {first}")
 
 
 def m_pointwise_vs_other_rerankers(r: Results, metric: str = "nDCG@10") -> Sample:
     first = r.param("first_stage", "bm25")
-    t = _pivot(_per_question(r, "03"), metric)
+    t = _pivot(_per_question(r, stages.RERANKING_PER_QUESTION), metric)
     rr = _rerankers_of(list(t.columns), first)
     pw = [c for c in rr if str(c).endswith("pointwise")]
     others = [c for c in rr if c not in pw]
     if not pw or not others:
-        raise Missing(f"needs pointwise and another reranker in notebook 03 (ran: {', '.join(rr) or 'none'}; "
-                      "-p rerankers=[pointwise,upr,listwise])")
+        raise Missing(
+            f"needs pointwise and another reranker in notebook {stages.RERANKING_PER_QUESTION.stage} "
+            f"(ran: {', '.join(rr) or 'none'}; "
+            "-p rerankers=[pointwise,upr,listwise])"
+        )
     return _pair(t, pw[0], _best_column(t, others, "other reranker"), f"{metric}: pointwise vs best other")
 
 
@@ -252,9 +263,9 @@ def _pipelines(t: pd.DataFrame, retriever_only: bool) -> list[str]:
 
 
 def m_optimal_vs_pipeline(r: Results) -> Sample:
-    t = _answers(r, "04")
+    t = _answers(r, stages.READING_ANSWERS)
     if "Optimal" not in t.columns:
-        raise Missing("no Optimal reading of the main reader in notebook 04")
+        raise Missing(f"no Optimal reading of the main reader in notebook {stages.READING_ANSWERS.stage}")
     best = _best_column(t, _pipelines(t, False), "pipeline reading")
     return _pair(t, "Optimal", best, f"strict EM: Optimal vs {best}")
 
@@ -264,25 +275,25 @@ def _oracle(t: pd.DataFrame) -> str:
 
 
 def m_oracle_vs_optimal(r: Results) -> Sample:
-    t = _answers(r, "04")
+    t = _answers(r, stages.READING_ANSWERS)
     if "Optimal" not in t.columns:
-        raise Missing("no Optimal reading of the main reader in notebook 04")
+        raise Missing(f"no Optimal reading of the main reader in notebook {stages.READING_ANSWERS.stage}")
     o = _oracle(t)
     return _pair(t, o, "Optimal", f"strict EM: {o} vs Optimal")
 
 
 def m_oracle_vs_pipeline(r: Results) -> Sample:
-    t = _answers(r, "04")
+    t = _answers(r, stages.READING_ANSWERS)
     o = _oracle(t)
     best = _best_column(t, _pipelines(t, True), "retriever-only reading")
     return _pair(t, o, best, f"strict EM: {o} vs {best}")
 
 
 def m_short_vs_cot_reader(r: Results) -> Sample:
-    ans = r.table("07", "answers")
+    ans = r.table(stages.BEYOND_ANSWERS)
     cot = ans[ans["system"].astype(str).str.contains("CoT")]
     if cot.empty:
-        raise Missing("no CoT reading in notebook 07")
+        raise Missing(f"no CoT reading in notebook {stages.BEYOND_ANSWERS.stage}")
     base = str(cot["system"].iloc[0]).split(" + CoT")[0]
     rows = ans[ans["system"].isin([base, cot["system"].iloc[0]])]
     rows = rows.assign(em=as_outcome(rows["em"]))
@@ -291,11 +302,13 @@ def m_short_vs_cot_reader(r: Results) -> Sample:
 
 
 def m_finetuned_retriever_gain(r: Results, metric: str = "nDCG@10") -> Sample:
-    t = _pivot(_per_question(r, "05"), metric)
+    t = _pivot(_per_question(r, stages.FT_PER_QUESTION), metric)
     ft = [c for c in t.columns if str(c).startswith("FT-")]
     base = [c for c in t.columns if not str(c).startswith("FT-")]
     if not ft or not base:
-        raise Missing("needs a fine-tuned retriever and its base model in notebook 05")
+        raise Missing(
+            f"needs a fine-tuned retriever and its base model in notebook {stages.FT_PER_QUESTION.stage}"
+        )
     name = _best_column(t, ft, "fine-tuned retriever")
     return _pair(t, name, base[0], f"{metric}: {name} vs {base[0]}")
 
@@ -304,21 +317,24 @@ def m_finetuned_reranker_pipeline(r: Results) -> Sample:
     import pandas as pd
 
     first = r.param("first_stage", "bm25")
-    ft = _answers(r, "05")
-    base = _answers(r, "04")
+    tuned, untuned = stages.FT_ANSWERS, stages.READING_ANSWERS
+    ft = _answers(r, tuned)
+    base = _answers(r, untuned)
     fcols = [c for c in _rerankers_of(list(ft.columns), first) if "FT-" in str(c)]
     bcols = _rerankers_of(list(base.columns), first)
     if not fcols or not bcols:
-        raise Missing(f"needs {first} + a fine-tuned reranker (notebook 05) and {first} + an LLM reranker (04)")
+        raise Missing(f"needs {first} + a fine-tuned reranker (notebook {tuned.stage}) and {first} + an LLM "
+                      f"reranker ({untuned.stage})")
     a, b = fcols[0], _best_column(base, bcols, "untuned reranker reading")
-    return _pair(pd.DataFrame({"a": ft[a], "b": base[b]}), "a", "b", f"strict EM: {a} (05) vs {b} (04)")
+    return _pair(pd.DataFrame({"a": ft[a], "b": base[b]}), "a", "b",
+                 f"strict EM: {a} ({tuned.stage}) vs {b} ({untuned.stage})")
 
 
 def _patterns(r: Results) -> pd.DataFrame:
-    p = r.table("06", "patterns", dtype={"em_pattern": str, "judged_pattern": str, "qid": str})
-    p = p[p["corpus"] == "answer-supporting"] if "corpus" in p.columns else p
+    p = r.table(stages.PATTERNS, dtype={"em_pattern": str, "judged_pattern": str, "qid": str})
+    p = p[p["corpus"] == SUPPORTING] if "corpus" in p.columns else p
     if p.empty:
-        raise Missing("no EM patterns on the answer-supporting corpus in notebook 06")
+        raise Missing(f"no EM patterns on the {SUPPORTING} corpus in notebook {stages.PATTERNS.stage}")
     system = str(p["system"].iloc[0])
     return p[p["system"] == system]
 
@@ -336,30 +352,36 @@ def m_probe3_vs_em(r: Results) -> Sample:
     import pandas as pd
 
     p = _patterns(r)
-    probes = r.table("06", "probe_readings")
+    probes = r.table(stages.PROBE_READINGS)
     probes = probes[(probes["probe"] == "P3") & (probes["metric"] == "em")
                     & (probes["system"] == p["system"].iloc[0])]
     if "corpus" in probes.columns:
-        probes = probes[probes["corpus"] == "answer-supporting"]
+        probes = probes[probes["corpus"] == SUPPORTING]
     if probes.empty:
-        raise Missing("no Probe-3 readings in notebook 06")
+        raise Missing(f"no Probe-3 readings in notebook {stages.PROBE_READINGS.stage}")
     n = int(probes["k"].max())
     at_n = probes[probes["k"] == n].set_index("qid")["correct"].pipe(as_outcome)
-    em = pd.Series({q: float(str(x)[min(n, len(str(x))) - 1] == "1") for q, x in zip(p["qid"], p["em_pattern"],
-                                                                                      strict=True)})
+    em = pd.Series(
+        {
+            q: float(str(x)[min(n, len(str(x))) - 1] == "1")
+            for q, x in zip(p["qid"], p["em_pattern"], strict=True)
+        }
+    )
     t = pd.DataFrame({"a": at_n.astype(float), "b": em})
     return _pair(t, "a", "b", f"strict EM: Probe 3@{n} vs EM@{n}")
 
 
 def m_ser_bm25_vs_random(r: Results) -> Sample:
-    s = r.table("06", "ser_readings")
+    s = r.table(stages.SER_READINGS)
     if "corpus" in s.columns:
-        s = s[s["corpus"] == "answer-supporting"]
+        s = s[s["corpus"] == SUPPORTING]
     if s.empty:
-        raise Missing("no SER readings in notebook 06")
+        raise Missing(f"no SER readings in notebook {stages.SER_READINGS.stage}")
     m = int(s["m"].max())
     s = s[s["m"] == m].assign(changed=lambda d: as_outcome(d["changed"]))
-    t = s.pivot_table(index=["qid", "sample"], columns="kind", values="changed", aggfunc="first").astype(float)
+    t = s.pivot_table(index=["qid", "sample"], columns="kind", values="changed", aggfunc="first").astype(
+        float
+    )
     kinds = {c.lower(): c for c in t.columns}
     if "bm25" not in kinds or "random" not in kinds:
         raise Missing("SER needs both random and BM25 negatives")
@@ -435,8 +457,12 @@ def statistic_interval(s: Sample, kind: str, confidence: float = 0.95, n_resampl
     value = float(fn(s.a, s.b))
     if len(s.a) < 2 or len(s.b) < 2 or (np.all(s.a == s.a[0]) and np.all(s.b == s.b[0])):
         return value, value, value
-    res = stats.bootstrap((s.a, s.b), fn, paired=s.paired, vectorized=True, confidence_level=confidence,
-                          n_resamples=n_resamples, method="percentile", random_state=np.random.default_rng(seed))
+    res = stats.bootstrap(
+        (s.a, s.b),
+        fn, paired=s.paired, vectorized=True, confidence_level=confidence, n_resamples=n_resamples,
+        method="percentile",
+        random_state=np.random.default_rng(seed),
+    )
     lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return value, lo, hi
 
@@ -448,9 +474,12 @@ def _p_value(s: Sample, seed: int = SEED) -> float:
         return paired_difference(s.a, s.b).p_value
     if np.all(s.a == s.a[0]) and np.all(s.b == s.b[0]) and s.a[0] == s.b[0]:
         return 1.0
-    res = stats.permutation_test((s.a, s.b), lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis),
-                                 permutation_type="independent", vectorized=True, n_resamples=N_RESAMPLES,
-                                 random_state=np.random.default_rng(seed))
+    res = stats.permutation_test(
+        (s.a, s.b),
+        lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis),
+        permutation_type="independent", vectorized=True, n_resamples=N_RESAMPLES,
+        random_state=np.random.default_rng(seed),
+    )
     return float(res.pvalue)
 
 
@@ -494,15 +523,23 @@ def score(finding: Finding, results: Results) -> Scored:
         return Scored(finding, INCONCLUSIVE, f"no variation: every one of the {len(s.a)} {s.unit} scores "
                                              f"{flat[0] * s.scale:g} on both sides ({s.note})", **base)
     if min(len(s.a), len(s.b)) < MIN_UNITS:
-        return Scored(finding, INCONCLUSIVE, f"too few {s.unit}: {min(len(s.a), len(s.b))} < {MIN_UNITS} ({s.note})",
-                      **base)
+        return Scored(
+            finding,
+            INCONCLUSIVE,
+            f"too few {s.unit}: {min(len(s.a), len(s.b))} < {MIN_UNITS} ({s.note})",
+            **base,
+        )
     if s.paired:
         informative = int(np.sum((s.a != 0) | (s.b != 0)))
         if np.all(s.a - s.b == (s.a - s.b)[0]) and informative < MIN_UNITS:
-            return Scored(finding, INCONCLUSIVE,
-                          f"no {s.unit[:-1] if s.unit.endswith('s') else s.unit} differs and only {informative} of "
-                          f"{len(s.a)} score above 0 on either side (< {MIN_UNITS}): too few could show a "
-                          f"difference ({s.note})", **base)
+            return Scored(
+                finding,
+                INCONCLUSIVE,
+                f"no {s.unit[:-1] if s.unit.endswith('s') else s.unit} differs and only {informative} of "
+                f"{len(s.a)} score above 0 on either side (< {MIN_UNITS}): too few could show a "
+                f"difference ({s.note})",
+                **base,
+            )
     verdict, why = decide(finding, lo, hi)
     return Scored(finding, verdict, f"{why}; {s.note}", **base)
 
@@ -543,8 +580,12 @@ def verdict_finding(table: pd.DataFrame, n_questions: int, split: str, dataset: 
     """The sentence that closes the findings table (:func:`verdict_table`): the verdict counts and,
     for the findings that hold or are contradicted, their ids."""
     counts = table["verdict"].value_counts()
-    text = (f"Of {len(table)} findings, on {n_questions} `{split}` questions of `{dataset}`: {counts.get(HOLDS, 0)} "
-            f"hold, {counts.get(CONTRADICTED, 0)} are contradicted, {counts.get(INCONCLUSIVE, 0)} are inconclusive")
+    text = (
+        f"Of {len(table)} findings, on {n_questions} `{split}` questions of `{dataset}`: "
+        f"{counts.get(HOLDS, 0)} "
+        f"hold, {counts.get(CONTRADICTED, 0)} are contradicted, {counts.get(INCONCLUSIVE, 0)} are "
+        "inconclusive"
+    )
     for verdict, said in ((HOLDS, "holding"), (CONTRADICTED, "contradicted")):
         ids = [str(i) for i in table.index[table["verdict"] == verdict]]
         if ids:

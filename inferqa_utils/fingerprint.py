@@ -10,7 +10,8 @@ keys its artifact by sha256 fingerprints of its inputs; they are all computed he
 * :func:`sha256_json` — any JSON-able object (keys sorted);
 * :func:`sha256_file` — a file's bytes;
 * :func:`files_sha256` — the contents of several files in order (never their names or locations);
-* :func:`dir_fingerprint` — a checkpoint folder's file names, sizes and mtimes (retraining changes it).
+* :func:`dir_fingerprint` — a checkpoint folder's file names, sizes and mtimes (retraining changes it);
+* :func:`dist_version` — the installed version of a library a result depends on (a retriever's identity).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +46,9 @@ def queries_sha256(queries: Mapping[str, str]) -> str:
 
 
 def sha256_json(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode()
+    ).hexdigest()
 
 
 def run_sha256(run: Mapping[str, Sequence[tuple[str, float]]]) -> str:
@@ -93,3 +97,11 @@ def dir_fingerprint(path: Path) -> str:
         st = f.stat()
         h.update(f"\0{f.relative_to(path) if f != path else f.name}\0{st.st_size}\0{st.st_mtime_ns}".encode())
     return h.hexdigest()
+
+
+def dist_version(dist: str) -> str:
+    """The installed version of distribution ``dist``; ``"missing"`` when it is not installed."""
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "missing"

@@ -10,12 +10,13 @@ For a question of ``build/datasets/<name>/`` it gathers
 - **02/03/05/07** where every stored run ranked its label-2 passages (``build/runs/<name>/supporting``,
   :func:`inferqa_utils.stages.run_dir`), as a table and a small rank plot;
 - **04** the reader's answer per setting (pipeline k, oracle, Optimal) with strict EM and the judge
-  (``results/04_<name>_<split>_answers.csv``);
+  (:data:`inferqa_utils.stages.READING_ANSWERS`);
 - **06** its EM pattern over the top N and the passage types IZ / DP / DN / SP / SN
-  (``results/06_<name>_<split>_patterns.csv``).
+  (:data:`inferqa_utils.stages.PATTERNS`).
 
-What is missing is named with the notebook that writes it (``run notebook 04_reading (python -m
-inferqa_utils run --only 04)``; with ``--profile NAME`` when the inspector is given the profile).
+What is missing is named with the notebook that writes it (:data:`inferqa_utils.stages.NOTEBOOKS`:
+``run notebook 04_reading (python -m inferqa_utils run --only 04)``; with ``--profile NAME`` when
+the inspector is given the profile).
 The construction tables are read from the build folder or, in an installed release, from its
 ``construction/`` folder. :class:`QuestionInspector` reads each file once;
 :meth:`QuestionInspector.report` returns a :class:`QuestionReport` (tables as pandas frames),
@@ -41,6 +42,7 @@ from .config import PATHS, run_command
 from .construction.store import built_dir, built_labels, construction_table, load_built
 from .errors import UnknownNameError
 from .show import question_label
+from .stages import NOTEBOOKS, Stage, run_stage
 from .trec import read_run
 
 if TYPE_CHECKING:
@@ -48,9 +50,6 @@ if TYPE_CHECKING:
 
     from .datamodel import Dataset
 
-#: the numbered notebooks that write what the inspector reads
-NOTEBOOKS = {"01": "01_dataset_construction", "02": "02_retrieval", "03": "03_reranking", "04": "04_reading",
-             "05": "05_finetuning", "06": "06_damaging_passages", "07": "07_beyond"}
 #: passage types of paper 004 §5.1 in the order the inspector counts them
 PASSAGE_TYPES = ("IZ", "DP", "DN", "SP", "SN")
 
@@ -58,15 +57,40 @@ PASSAGE_TYPES = ("IZ", "DP", "DN", "SP", "SN")
 #: the report's tables: attribute, heading, columns wrapped, shown when empty
 SECTIONS = (
     ("hints", "01 · hints — convergence, kept (top-k) or why not", ("text", "reason"), True),
-    ("closed_book", "01 · parametric filter — closed-book answers (a correct one makes the question parametric "
-                    "→ train)", ("answer",), False),
-    ("passages", "01 · passages — label (2: a labeler's answer accepted; 1: not; own passages only) and the "
-                 "labelers' answers (✓ accepted)", ("text", "answers"), True),
-    ("ranks", "02 · 03 · 05 · 07 · retrieval — where each run ranks the question's label-2 passages (— : not in the "
-              "run's top depth)", ("ranks",), False),
-    ("readings", "04 · reading — the reader's answer per setting, strict EM and the judge", ("answer",), False),
-    ("patterns", "06 · damaging passages — EM over the top 1…N passages (1 = correct) and the type of each "
-                 "passage (IZ irrelevant, DP/DN damaging, SP/SN supporting)", (), False),
+    (
+        "closed_book",
+        "01 · parametric filter — closed-book answers (a correct one makes the question parametric → train)",
+        ("answer",),
+        False,
+    ),
+    (
+        "passages",
+        "01 · passages — label (2: a labeler's answer accepted; 1: not; own passages only) and the "
+        "labelers' answers (✓ accepted)",
+        ("text", "answers"),
+        True,
+    ),
+    (
+        "ranks",
+        "02 · 03 · 05 · 07 · retrieval — where each run ranks the question's label-2 passages (— : not in "
+        "the "
+        "run's top depth)",
+        ("ranks",),
+        False,
+    ),
+    (
+        "readings",
+        "04 · reading — the reader's answer per setting, strict EM and the judge",
+        ("answer",),
+        False,
+    ),
+    (
+        "patterns",
+        "06 · damaging passages — EM over the top 1…N passages (1 = correct) and the type of each "
+        "passage (IZ irrelevant, DP/DN damaging, SP/SN supporting)",
+        (),
+        False,
+    ),
 )
 
 
@@ -79,19 +103,6 @@ def run_notebook_hint(nn: str, why: str, profile_name: str | None = None) -> str
 def _id_key(qid: str) -> str:
     """A question id compared loosely: lower case, numbers without leading zeros."""
     return re.sub(r"\d+", lambda m: str(int(m.group())), qid.strip().lower())
-
-
-def run_stage(name: str, in_beyond: bool = False) -> str:
-    """The notebook (``"02"`` … ``"07"``) that writes the run file ``<name>.trec``: notebook 07's
-    methods live under ``beyond/``, fine-tuned models (``FT-…``) are 05's, ``first+reranker`` and
-    ``oracle+reranker`` 03's, the rest (retrievers, hybrid, RRF) 02's."""
-    if in_beyond:
-        return "07"
-    if "FT-" in name:
-        return "05"
-    if "+" in name:
-        return "03"
-    return "02"
 
 
 @dataclass
@@ -144,7 +155,9 @@ class QuestionReport:
         rows = []
         for _, r in self.patterns.iterrows():
             c = Counter(str(r["em_types"]).split())
-            rows.append({"system": r["system"], "corpus": r["corpus"], **{t: c.get(t, 0) for t in PASSAGE_TYPES}})
+            rows.append(
+                {"system": r["system"], "corpus": r["corpus"], **{t: c.get(t, 0) for t in PASSAGE_TYPES}}
+            )
         return pd.DataFrame(rows)
 
     def summary(self) -> str:
@@ -188,11 +201,16 @@ class QuestionReport:
 
         gold = " | ".join(self.gold)
         extra = [a for a in self.pool if a not in self.gold]
-        display(HTML(f"<div class='inferqa-inspector-summary'><b>{html.escape(self.question)}</b><br>"
-                     f"gold: <code>{html.escape(gold)}</code>"
-                     + (f" · pool adds: <code>{html.escape(' | '.join(extra))}</code>" if extra else "")
-                     + f" · type {html.escape(str(self.qtype))} · difficulty {html.escape(str(self.difficulty))}<br>"
-                     f"<span class='inferqa-hint-count'>{html.escape(self.summary())}</span></div>"))
+        display(
+            HTML(
+                f"<div class='inferqa-inspector-summary'><b>{html.escape(self.question)}</b><br>"
+                f"gold: <code>{html.escape(gold)}</code>"
+                + (f" · pool adds: <code>{html.escape(' | '.join(extra))}</code>" if extra else "")
+                + f" · type {html.escape(str(self.qtype))}"
+                f" · difficulty {html.escape(str(self.difficulty))}<br>"
+                f"<span class='inferqa-hint-count'>{html.escape(self.summary())}</span></div>"
+            )
+        )
         for note in self.notes:
             display(HTML(f"<div class='inferqa-note' style='color:#a15c00'>⚠ {html.escape(note)}</div>"))
         for attr, heading, wrap, when_empty in SECTIONS:
@@ -225,14 +243,19 @@ class QuestionReport:
         head = [f"{self.qid} · {self.question}", f"gold: {' | '.join(self.gold)}"]
         if extra:
             head.append(f"pool adds: {' | '.join(extra)}")
-        head += [f"dataset {self.dataset} · split {self.split} · type {self.qtype} · difficulty {self.difficulty}",
-                 self.summary()]
+        head += [
+            f"dataset {self.dataset} · split {self.split} · type {self.qtype} · difficulty {self.difficulty}",
+            self.summary(),
+        ]
         status = {k: v for k, v in self.status.items() if k not in ("qid", "question", "answer")}
         if status:
             head.append("questions.csv: " + ", ".join(
                 f"{k} {int(v) if isinstance(v, float) and v.is_integer() else v}" for k, v in status.items()))
         head += [f"note: {n}" for n in self.notes]
-        lines = [textwrap.fill(h, width=max(width, 40), subsequent_indent="  ", break_on_hyphens=False) for h in head]
+        lines = [
+            textwrap.fill(h, width=max(width, 40), subsequent_indent="  ", break_on_hyphens=False)
+            for h in head
+        ]
         for attr, heading, wrap, when_empty in SECTIONS:
             table = getattr(self, attr)
             if table is None or (not when_empty and not len(table)):
@@ -241,8 +264,11 @@ class QuestionReport:
                       plain_table(table, wrap=wrap, width=width) if len(table) else "  (none)"]
             counts = self.type_counts() if attr == "patterns" else None
             if counts is not None:
-                lines += ["", "06 · passage types over the top N per run and corpus", plain_table(counts, wrap=(),
-                                                                                                   width=width)]
+                lines += [
+                    "",
+                    "06 · passage types over the top N per run and corpus",
+                    plain_table(counts, wrap=(), width=width),
+                ]
         return "\n".join(lines)
 
 
@@ -250,11 +276,12 @@ class QuestionInspector:
     """Reads a built dataset's stage outputs once and reports on any of its questions.
 
     ``split`` is the split notebooks 02–07 analysed (their ``split`` parameter, ``"test"`` in every
-    profile); ``corpus_tag`` the run folder (``"supporting"``: the hint passages); ``profile_name``
+    profile); ``corpus_tag`` the corpus of the runs (:class:`~inferqa_utils.stages.Corpus`, by default
+    the answer-supporting hint passages); ``profile_name``
     the profile whose outputs these are, named in the commands of what is missing (``None``: the
     commands name no profile)."""
 
-    def __init__(self, dataset_name: str, split: str = "test", corpus_tag: str = "supporting",
+    def __init__(self, dataset_name: str, split: str = "test", corpus_tag: str = stages.Corpus.SUPPORTING,
                  profile_name: str | None = None) -> None:
         self.name = dataset_name
         self.split = split
@@ -271,7 +298,7 @@ class QuestionInspector:
         return (self.folder / "manifest.json").exists()
 
     def missing_build(self) -> str:
-        return self._hint("01", f"no built dataset {self.name!r} in {self.folder}")
+        return self._hint(Stage.CONSTRUCTION, f"no built dataset {self.name!r} in {self.folder}")
 
     def _hint(self, nn: str, why: str) -> str:
         return run_notebook_hint(nn, why, self.profile)
@@ -297,17 +324,19 @@ class QuestionInspector:
         return self._tables["labels"]
 
     def runs(self) -> dict[str, tuple[str, dict[str, list[tuple[str, float]]]]]:
-        """``{run name: (notebook, run)}`` for every run file of the dataset (notebook 07's under
-        ``beyond/`` as ``07 · <name>``), read once."""
+        """``{run name: (notebook, run)}`` for every run file of the dataset (notebook 07's method
+        runs, :data:`~inferqa_utils.stages.METHODS_FOLDER`, as ``07 · <name>``), read once, in
+        stage order."""
         if self._runs is None:
             folder = stages.run_dir(self.name, self.corpus_tag)
+            methods = folder / stages.METHODS_FOLDER
             found: dict[str, tuple[str, dict[str, list[tuple[str, float]]]]] = {}
             for path in sorted(folder.glob("*.trec")) if folder.is_dir() else []:
                 found[path.stem] = (run_stage(path.stem), read_run(path))
-            for path in sorted((folder / "beyond").glob("*.trec")) if (folder / "beyond").is_dir() else []:
-                found[f"07 · {path.stem}"] = ("07", read_run(path))
-            order = {"02": 0, "03": 1, "05": 2, "07": 3}
-            self._runs = dict(sorted(found.items(), key=lambda kv: (order.get(kv[1][0], 9), kv[0])))
+            for path in sorted(methods.glob("*.trec")) if methods.is_dir() else []:
+                stage = run_stage(path.stem, in_beyond=True)
+                found[f"{stage} · {path.stem}"] = (stage, read_run(path))
+            self._runs = dict(sorted(found.items(), key=lambda kv: (kv[1][0], kv[0])))
         return self._runs
 
     def question_ids(self, split: str | None = None) -> list[str]:
@@ -346,7 +375,9 @@ class QuestionInspector:
         """One line: ``qid`` is not a built question, with the closest built ids (or a few)."""
         ids = self.question_ids()
         same = [i for i in ids if _id_key(i) == _id_key(qid)]  # emb_loc_5, EMB_LOC_05 → emb_loc_05
-        close = [*same, *(i for i in difflib.get_close_matches(qid, ids, n=5, cutoff=0.6) if i not in same)][:5]
+        close = [*same, *(i for i in difflib.get_close_matches(qid, ids, n=5, cutoff=0.6) if i not in same)][
+            :5
+        ]
         return (f"question {qid!r} is not in the built dataset {self.name!r} ({len(ids)} questions); "
                 + (f"close matches: {', '.join(close)}" if close else f"e.g. {', '.join(ids[:5])}"))
 
@@ -371,7 +402,9 @@ class QuestionInspector:
                 rep.status = {k: v for k, v in row.iloc[0].to_dict().items() if pd.notna(v)}
         htab = self._csv(construction_table(self.folder, "hints.csv"))
         if htab is None:
-            notes.append(self._hint("01", "hints.csv is missing (a build from an older version)"))
+            notes.append(
+                self._hint(Stage.CONSTRUCTION, "hints.csv is missing (a build from an older version)")
+            )
         else:
             rep.hints = (htab[htab["qid"] == qid].drop(columns=["qid"]).sort_values("hint")
                          .reset_index(drop=True).fillna({"reason": ""}))
@@ -391,8 +424,10 @@ class QuestionInspector:
         rep.passages = pd.DataFrame(rows, columns=["passage", "hints", "label", "answers", "text"])
         labelled = ds.meta.get("labelled_splits")
         if labels is None and labelled is not None and split not in labelled:
-            notes.append(f"the {split} split is not LLM-labelled in this build (label_splits = {labelled}): its "
-                         "own passages are label 1 without a labeler's answer")
+            notes.append(
+                f"the {split} split is not LLM-labelled in this build (label_splits = {labelled}): its "
+                "own passages are label 1 without a labeler's answer"
+            )
 
         analysed = split == self.split
         if not analysed:
@@ -409,10 +444,12 @@ class QuestionInspector:
 
         runs = self.runs()
         if not runs:
-            rep.notes.append(self._hint("02", f"no stored runs in {stages.run_dir(self.name, self.corpus_tag)}"))
+            rep.notes.append(
+                self._hint(Stage.RETRIEVAL, f"no stored runs in {stages.run_dir(self.name, self.corpus_tag)}")
+            )
             return
-        if not any(nb == "03" for nb, _ in runs.values()):
-            rep.notes.append(self._hint("03", "no reranked run"))
+        if not any(nb == Stage.RERANKING for nb, _ in runs.values()):
+            rep.notes.append(self._hint(Stage.RERANKING, "no reranked run"))
         rel = {pid for pid, label in qrels.items() if label == 2}
         if not rel:
             rep.notes.append("no label-2 passage: no labeler's answer was accepted on any of its passages, "
@@ -433,17 +470,19 @@ class QuestionInspector:
         if rows:
             rep.ranks = pd.DataFrame(rows)
         else:
-            rep.notes.append(self._hint("02", f"no stored run ranks {rep.qid}"))
+            rep.notes.append(self._hint(Stage.RETRIEVAL, f"no stored run ranks {rep.qid}"))
 
     def _reading(self, rep: QuestionReport) -> None:
-        path = stages.result_path("04", self.name, self.split, "answers")
+        path = stages.READING_ANSWERS.path(self.name, self.split)
         tab = self._csv(path)
         if tab is None:
-            rep.notes.append(self._hint("04", f"no readings ({path.name})"))
+            rep.notes.append(self._hint(stages.READING_ANSWERS.stage, f"no readings ({path.name})"))
             return
         rows = tab[tab["qid"] == rep.qid]
         order = {"pipeline": 0, "oracle": 1, "Optimal": 2}
-        cols = [c for c in ("setting", "system", "k", "union", "reader", "answer", "em", "judged") if c in rows]
+        cols = [
+            c for c in ("setting", "system", "k", "union", "reader", "answer", "em", "judged") if c in rows
+        ]
         rows = rows.assign(_o=rows["setting"].map(order).fillna(9)).sort_values(
             ["_o", "reader", "system", "k", "union"]).drop(columns="_o")
         rep.readings = rows[cols].reset_index(drop=True)
@@ -451,10 +490,10 @@ class QuestionInspector:
             rep.readings["k"] = rep.readings["k"].astype("Int64")
 
     def _patterns(self, rep: QuestionReport) -> None:
-        path = stages.result_path("06", self.name, self.split, "patterns")
+        path = stages.PATTERNS.path(self.name, self.split)
         tab = self._csv(path)
         if tab is None:
-            rep.notes.append(self._hint("06", f"no EM patterns ({path.name})"))
+            rep.notes.append(self._hint(stages.PATTERNS.stage, f"no EM patterns ({path.name})"))
             return
         cols = [c for c in ("system", "corpus", "em_pattern", "judged_pattern", "em_types") if c in tab]
         rep.patterns = tab[tab["qid"] == rep.qid][cols].reset_index(drop=True)
@@ -473,15 +512,21 @@ class QuestionInspector:
         ids = self.question_ids()
         split_of = {qid: s for s, qs in ds.splits.items() for qid in qs}
         value = question_id if question_id in ds.questions else ids[0]
-        picker = w.Dropdown(options=[(f"[{split_of.get(i, '?')}] {question_label(ds.questions[i])}", i) for i in ids],
-                            value=value, description="inspect", style={"description_width": "initial"},
-                            layout=w.Layout(width="95%", max_width="70em"))
+        picker = w.Dropdown(
+            options=[(f"[{split_of.get(i, '?')}] {question_label(ds.questions[i])}", i) for i in ids],
+            value=value,
+            description="inspect",
+            style={"description_width": "initial"},
+            layout=w.Layout(width="95%", max_width="70em"),
+        )
         line = w.HTML()
         out = w.Output()
 
         def show(qid: str) -> None:
             t0 = time.perf_counter()
-            line.value = f"<span class='inferqa-status'>reading the stored outputs of {html.escape(qid)}…</span>"
+            line.value = (
+                f"<span class='inferqa-status'>reading the stored outputs of {html.escape(qid)}…</span>"
+            )
             with out:
                 out.clear_output(wait=True)
                 try:
@@ -491,8 +536,10 @@ class QuestionInspector:
                                   f"{html.escape(type(e).__name__)}: {html.escape(str(e))}</span>")
                     traceback.print_exc()
                     return
-            line.value = (f"<span class='inferqa-status'>{html.escape(qid)}: read from {html.escape(str(self.folder))}"
-                          f" and results/ in {time.perf_counter() - t0:.1f} s (no model call)</span>")
+            line.value = (
+                f"<span class='inferqa-status'>{html.escape(qid)}: read from {html.escape(str(self.folder))}"
+                f" and results/ in {time.perf_counter() - t0:.1f} s (no model call)</span>"
+            )
 
         picker.observe(lambda change: show(change["new"]), names="value")
         box = w.VBox([picker, line, out])
@@ -528,8 +575,11 @@ def show_inspector(dataset_name: str, question_id: str | None = None, interactiv
     qid = ins.default_question(question_id)
     if qid != question_id:
         where = ins.split_of(question_id) if question_id else None
-        print(f"{question_id} is {'in the ' + where + ' split' if where else 'not built'} (notebooks 02–07 analyse "
-              f"{split}): showing {qid}, {ins.why_default(qid)}; pick any question above")
+        print(
+            f"{question_id} is {'in the ' + where + ' split' if where else 'not built'} (notebooks 02–07 "
+            "analyse "
+            f"{split}): showing {qid}, {ins.why_default(qid)}; pick any question above"
+        )
     if interactive:
         display(ins.widget(qid))
         return None
@@ -549,9 +599,9 @@ def built_datasets() -> list[str]:
 def describe_inputs(dataset_name: str, split: str = "test") -> dict[str, dict[str, Any]]:
     """Which stage outputs of ``dataset_name`` exist (path → bool), for a quick look or a test."""
     paths = {"build": built_dir(dataset_name) / "manifest.json",
-             "runs": stages.run_dir(dataset_name, "supporting"),
-             "readings": stages.result_path("04", dataset_name, split, "answers"),
-             "patterns": stages.result_path("06", dataset_name, split, "patterns")}
+             "runs": stages.run_dir(dataset_name, stages.Corpus.SUPPORTING),
+             "readings": stages.READING_ANSWERS.path(dataset_name, split),
+             "patterns": stages.PATTERNS.path(dataset_name, split)}
     return {k: {"path": str(v), "exists": v.exists()} for k, v in paths.items()}
 
 
@@ -572,8 +622,11 @@ def inspector_finding(dataset_name: str, question_id: str | None = None, split: 
     if best:
         top = min(best.values())
         runs = [n for n, r in best.items() if r == top]
-        text += (f"; the best rank of a label-2 passage is {top} ({', '.join(runs[:3])}"
-                 + (f" and {len(runs) - 3} more" if len(runs) > 3 else "") + f") over {len(rep.rank_points)} runs")
+        text += (
+            f"; the best rank of a label-2 passage is {top} ({', '.join(runs[:3])}"
+            + (f" and {len(runs) - 3} more" if len(runs) > 3 else "")
+            + f") over {len(rep.rank_points)} runs"
+        )
     if rep.readings is not None and len(rep.readings):
         right = int(rep.readings["em"].astype(str).str.lower().isin(["true", "1"]).sum())
         text += f"; {right} of {len(rep.readings)} stored readings are right by strict EM"

@@ -70,7 +70,9 @@ def describe_exit(returncode: int | None, signalled_by_jupyter: str | None = Non
     else:
         text = f"exit {returncode}"
     if signalled_by_jupyter:
-        text += f"; the runner sent {signalled_by_jupyter}: the kernel had not exited after its shutdown request"
+        text += (
+            f"; the runner sent {signalled_by_jupyter}: the kernel had not exited after its shutdown request"
+        )
 
     return text
 

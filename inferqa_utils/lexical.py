@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .errors import InferQAError
+from .fingerprint import dist_version
 from .trec import Run
 
 
@@ -12,20 +13,37 @@ class EmptyQueryError(InferQAError, ValueError):
     """A query has no searchable term (empty, or stopwords only)."""
 
 
+def bm25s_identity(k1: float = 0.9, b: float = 0.4, stopwords: str = "en") -> str:
+    """What besides corpus, queries and ``k`` decides a :class:`BM25sRetriever`'s run: the bm25s
+    version, its Lucene variant, k1, b (and the stopword list when it is not English)."""
+    words = "" if stopwords == "en" else f" stopwords={stopwords}"
+    return f"bm25s {dist_version('bm25s')} lucene k1={k1:g} b={b:g}{words}"
+
+
 class BM25sRetriever:
+    """BM25 (bm25s, Lucene variant) over ``corpus`` (passage id → text), in memory."""
+
     name = "bm25s"
 
-    def __init__(self, corpus: Mapping[str, str], k1: float = 0.9, b: float = 0.4, stopwords: str = "en") -> None:
+    def __init__(
+        self, corpus: Mapping[str, str], k1: float = 0.9, b: float = 0.4, stopwords: str = "en"
+    ) -> None:
         import bm25s
 
         if not corpus:
             raise ValueError("cannot index an empty corpus")
         self._bm25s = bm25s
         self.doc_ids = list(corpus)
+        self.k1, self.b = float(k1), float(b)
         self.stopwords = stopwords
         tokens = bm25s.tokenize([corpus[d] for d in self.doc_ids], stopwords=stopwords, show_progress=False)
         self.model = bm25s.BM25(method="lucene", k1=k1, b=b)
         self.model.index(tokens, show_progress=False)
+
+    @property
+    def identity(self) -> str:
+        """:func:`bm25s_identity` of this retriever's parameters."""
+        return bm25s_identity(self.k1, self.b, self.stopwords)
 
     def search(self, queries: Mapping[str, str], k: int = 100) -> Run:
         qids = list(queries)

@@ -22,16 +22,20 @@ from typing import Any
 
 from . import models, stages
 from .config import PATHS, profile, set_seeds
-from .construction.build import build_dataset, profile_build_config, step_costs
+from .construction.build import build_dataset
+from .construction.build_config import profile_build_config
 from .construction.release import write_release
+from .construction.steps import step_costs
 from .construction.store import load_built
 from .construction.verification import load_decisions
 from .manifest import git_commit, machine_info, package_versions
 from .runner import llama_cpp_build
 
 #: the profile parameters of notebook 02's fair control that the release's judgments follow
-CONTROL_PARAMETERS = ("split", "control_relevance", "pool_depth", "pool_retrievers", "pool_questions", "size_matched",
-                      "reader_model", "judge_model", "run_depth")
+CONTROL_PARAMETERS = (
+    "split", "control_relevance", "pool_depth", "pool_retrievers", "pool_questions", "size_matched",
+    "reader_model", "judge_model", "run_depth",
+)
 
 
 def default_out(name: str) -> Path:
@@ -55,8 +59,9 @@ def make_release(profile_name: str, out: str | Path | None = None, log: Callable
 
     judgments, control, control_params = None, None, {k: params.get(k) for k in CONTROL_PARAMETERS}
     if params.get("control_relevance") == "llm":
-        judgments, control, steps["control judgments"] = _control_judgments(cfg.name, Path(cfg.output_dir), params,
-                                                                          progress, log)
+        judgments, control, steps["control judgments"] = _control_judgments(
+            cfg.name, Path(cfg.output_dir), params, progress, log
+        )
     used = sorted({*(cfg.parametric_models or cfg.labelers), *cfg.labelers, cfg.convergence_model,
                    *([cfg.judge_model] if cfg.judge_model else []),
                    *([params["reader_model"]] if judgments is not None else [])})
@@ -77,8 +82,10 @@ def make_release(profile_name: str, out: str | Path | None = None, log: Callable
         "seconds": round(time.perf_counter() - t0, 1),
     }
     decisions = load_decisions(cfg.decisions_path)
-    folder = write_release(cfg.output_dir, out, manifest, control_corpus=control, judgments=judgments,
-                           decisions=decisions, readme=_readme(cfg.name, profile_name, res.manifest, judgments))
+    folder = write_release(
+        cfg.output_dir, out, manifest, control_corpus=control, judgments=judgments, decisions=decisions,
+        readme=_readme(cfg.name, profile_name, res.manifest, judgments),
+    )
     log(f"[release] wrote {folder} in {time.perf_counter() - t0:.1f} s")
     return folder
 
@@ -100,13 +107,17 @@ def _control_judgments(name: str, folder: Path, params: dict[str, Any], progress
         return None, {}, {"seconds": 0.0, "llm": {}}
     retrievers = list(params.get("pool_retrievers") or [])
     depth = int(params.get("run_depth", 100))
-    runs = run_all(retrievers, corpus, queries, name, "supporting", k=depth)
-    control_runs = run_all(retrievers, control, queries, name, "containing", k=depth)
+    runs = run_all(retrievers, corpus, queries, name, stages.Corpus.SUPPORTING, k=depth)
+    control_runs = run_all(retrievers, control, queries, name, stages.Corpus.CONTAINING, k=depth)
     reader, judge = load_llm(params["reader_model"]), load_llm(params["judge_model"])
     before = {m.name: m.stats.as_dict() for m in (reader, judge)}
-    fair = pooled.fair_control(ds, split, corpus, runs, control, control_runs, reader, judge,
-                               depth=int(params.get("pool_depth", 5)), max_questions=params.get("pool_questions"),
-                               size_matched=bool(params.get("size_matched", True)), progress=progress)
+    fair = pooled.fair_control(
+        ds, split, corpus, runs, control, control_runs, reader, judge,
+        depth=int(params.get("pool_depth", 5)),
+        max_questions=params.get("pool_questions"),
+        size_matched=bool(params.get("size_matched", True)),
+        progress=progress,
+    )
     after = {m.name: m.stats.as_dict() for m in (reader, judge)}
     cost = step_costs({"control judgments": time.perf_counter() - t},
                       {"start": before, "control judgments": after})["control judgments"]
@@ -127,26 +138,34 @@ def _readme(name: str, profile_name: str, build: dict[str, Any], judgments: Any)
     lines = [
         f"# Dataset release `{name}`",
         "",
-        f"Written by `python -m inferqa_utils release --profile {profile_name}` (the compendium's construction",
-        "code, paper 000 §3); `manifest.json` records the parameters, each model's sha256, the code commit, the",
+        f"Written by `python -m inferqa_utils release --profile {profile_name}` (the compendium's "
+        "construction",
+        "code, paper 000 §3); `manifest.json` records the parameters, each model's sha256, the code commit, "
+        "the",
         "time and LLM tokens of every step, and the sha256 of every file here. Do not edit these files: the",
-        "default run verifies them and rebuilds a seeded sample of questions to compare (notebook 01).",
-        "",
-        "| file | what |",
-        "|---|---|",
+        "default run verifies them and rebuilds a seeded sample of questions to compare (notebook 01).", "",
+        "| file | what |", "|---|---|",
         "| `train.json`, `dev.json`, `test.json` | QUIT-shaped splits: `answers` = the expanded answer pool, "
         "`gold_answers`, `hints` (the kept hints, with convergence), `subsets` = {mask: {permutation: "
         "{labeler: generated answer}}} |",
         "| `corpus/corpus.jsonl` | every passage, `{id, contents}` (id `<qid>_<mask>_<permutation>`) |",
-        "| `qrels/<split>.qrels` | TREC qrels: 2 = a labeler's answer was accepted, 1 = own passage, not answered |",
+        "| `qrels/<split>.qrels` | TREC qrels: 2 = a labeler's answer was accepted, 1 = own passage, not "
+        "answered |",
         "| `distractors.json` | questions whose passages are in the corpus only |",
         "| `construction/*.csv` | every question's fate, every hint's convergence, closed-book answers, pool "
         "expansions, guard refusals, difficulty, Table 1 |",
         "| `verification.json` | the human decisions applied to the answer pools |",
     ]
     if judgments is not None:
-        lines.append("| `control/corpus.jsonl`, `control/judgments.tsv` | the answer-containing control corpus and the "
-                     "pooled LLM relevance judgments of both corpora (notebook 02) |")
-    lines += ["", f"Questions per split: {per_split}; passages: {counts.get('passages')}; labels over own passages "
-                  f"per split: {counts.get('labels_per_split')}.", ""]
+        lines.append(
+            "| `control/corpus.jsonl`, `control/judgments.tsv` | the answer-containing control corpus and "
+            "the "
+            "pooled LLM relevance judgments of both corpora (notebook 02) |"
+        )
+    lines += [
+        "",
+        f"Questions per split: {per_split}; passages: {counts.get('passages')}; labels over own passages "
+        f"per split: {counts.get('labels_per_split')}.",
+        "",
+    ]
     return "\n".join(lines)

@@ -74,9 +74,14 @@ def machine_info() -> dict[str, Any]:
         ram_gb: float | None = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3, 1)
     except (AttributeError, ValueError, OSError):
         ram_gb = None
-    return {"cpus": os.cpu_count(), "cpu_model": model, "machine": platform.machine() or None, "ram_gb": ram_gb,
-            "os": f"{platform.system()} {platform.release()}".strip() or None,
-            "python": platform.python_version()}
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": model,
+        "machine": platform.machine() or None,
+        "ram_gb": ram_gb,
+        "os": f"{platform.system()} {platform.release()}".strip() or None,
+        "python": platform.python_version(),
+    }
 
 
 @dataclass
@@ -117,7 +122,11 @@ class Manifest:
             "parameters": self.parameters,
             "versions": package_versions(),
             "git": git_commit(),
-            "platform": {"machine": platform.machine(), "system": platform.system(), "python": sys.version.split()[0]},
+            "platform": {
+                "machine": platform.machine(),
+                "system": platform.system(),
+                "python": sys.version.split()[0],
+            },
             "timings_s": self.timings,
             "inputs_sha256": self.inputs,
             "outputs": self.outputs,

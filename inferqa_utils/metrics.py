@@ -186,7 +186,9 @@ def hit_per_query(run: RunLike, qrels: QrelsLike, ks: Iterable[int] = range(1, 1
     return pd.DataFrame(rows, index=pd.Index(list(binary), name="qid"), columns=ks, dtype=float)
 
 
-def hit_curve(run: RunLike, qrels: QrelsLike, ks: Iterable[int] = range(1, 101), threshold: int = 1) -> pd.DataFrame:
+def hit_curve(
+    run: RunLike, qrels: QrelsLike, ks: Iterable[int] = range(1, 101), threshold: int = 1
+) -> pd.DataFrame:
     """Hit@k (%) for every k in ``ks`` (columns ``k``, ``hit``, ``n_questions``, ``threshold``):
     ``100 · mean`` of the columns of :func:`hit_per_query` (NaN without a relevant question)."""
     import pandas as pd

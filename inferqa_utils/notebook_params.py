@@ -36,8 +36,15 @@ from .errors import DataFormatError, ParameterError
 #: how a value's type is named in messages, with its article
 _KIND_TEXT = {"boolean": "true or false", "integer": "an integer", "number": "a number", "string": "a string",
               "list": "a list", "mapping": "a mapping", "null": "null"}
-_PLURAL = {"null": "nulls", "boolean": "booleans", "integer": "integers", "number": "numbers", "string": "strings",
-           "list": "lists", "mapping": "mappings"}
+_PLURAL = {
+    "null": "nulls",
+    "boolean": "booleans",
+    "integer": "integers",
+    "number": "numbers",
+    "string": "strings",
+    "list": "lists",
+    "mapping": "mappings",
+}
 _FLOAT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 _NONE_WORD = re.compile(r"\bNone\b")
 
@@ -228,7 +235,9 @@ def known_parameters(notebooks: Sequence[Path],
     for nb in notebooks:
         for name, d in declared_parameters(nb).items():
             declared.setdefault(name, []).append(d)
-    values = {name: tuple((n, p[name]) for n, p in (profiles or {}).items() if name in p) for name in declared}
+    values = {
+        name: tuple((n, p[name]) for n, p in (profiles or {}).items() if name in p) for name in declared
+    }
     return {name: Known(name, tuple(ds), values[name]) for name, ds in declared.items()}
 
 
@@ -247,8 +256,13 @@ def unknown_name_message(name: str, value: Any, known: Mapping[str, Known], othe
         f"{c} ({_notebooks_text([d.notebook for d in known[c].declared])})" for c in close) + "?"
 
 
-def check_overrides(overrides: Mapping[str, Any] | None, notebooks: Sequence[Path], others: Sequence[Path] = (),
-                    profiles: Mapping[str, Mapping[str, Any]] | None = None, scope: str = "") -> dict[str, Any]:
+def check_overrides(
+    overrides: Mapping[str, Any] | None,
+    notebooks: Sequence[Path],
+    others: Sequence[Path] = (),
+    profiles: Mapping[str, Mapping[str, Any]] | None = None,
+    scope: str = "",
+) -> dict[str, Any]:
     """The overrides checked against the parameters the ``notebooks`` of a run declare (the module
     docstring), values coerced; :class:`~inferqa_utils.errors.ParameterError` for the first one
     refused. ``others``: the notebooks left out of the run (their names are pointed to); ``scope``:

@@ -64,7 +64,9 @@ class Finding:
 
     @property
     def statistic(self) -> str:
-        return {"ratio a/b in [lo, hi]": "ratio", "abs(a - b) / b <= margin": "relative"}.get(self.relation, "diff")
+        return {"ratio a/b in [lo, hi]": "ratio", "abs(a - b) / b <= margin": "relative"}.get(
+            self.relation, "diff"
+        )
 
 
 def load_paper_numbers(path: str | Path | None = None, known_measures: Collection[str] | None = None
@@ -99,27 +101,53 @@ def load_paper_numbers(path: str | Path | None = None, known_measures: Collectio
         for side in ("a", "b"):
             s = (e["paper"] or {}).get(side)
             if not isinstance(s, dict) or "label" not in s or "value" not in s:
-                raise DataFormatError(path, f"paper.{side} needs 'label' and 'value'", record=rec, field=f"paper.{side}")
+                raise DataFormatError(
+                    path, f"paper.{side} needs 'label' and 'value'", record=rec, field=f"paper.{side}"
+                )
             v = s["value"]
             if v is not None and not isinstance(v, (int, float)):
-                raise DataFormatError(path, f"paper.{side}.value must be a number or null, got {v!r}", record=rec,
-                                      field=f"paper.{side}.value")
+                raise DataFormatError(
+                    path,
+                    f"paper.{side}.value must be a number or null, got {v!r}",
+                    record=rec,
+                    field=f"paper.{side}.value",
+                )
             sides[side] = (str(s["label"]), None if v is None else float(v))
         rel = e["relation"]
         if rel not in RELATIONS:
-            raise DataFormatError(path, f"unknown relation {rel!r} (known: {', '.join(RELATIONS)})", record=rec,
-                                  field="relation")
+            raise DataFormatError(
+                path,
+                f"unknown relation {rel!r} (known: {', '.join(RELATIONS)})",
+                record=rec,
+                field="relation",
+            )
         bounds = {}
         for k in _NEEDS.get(rel, ()):
             if not isinstance(e.get(k), (int, float)):
                 raise DataFormatError(path, f"relation {rel!r} needs a number {k!r}", record=rec, field=k)
             bounds[k] = float(e[k])
         if known_measures is not None and e["measure"] not in known_measures:
-            raise DataFormatError(path, f"unknown measure {e['measure']!r} (known: {', '.join(known_measures)})",
-                                  record=rec, field="measure")
-        out.append(Finding(str(e["id"]), str(e["finding"]), str(e["source"]), *sides["a"], *sides["b"], rel, bounds,
-                           str(e["measure"]), dict(e.get("params") or {}), str(e.get("ours") or ""),
-                           dict(e.get("extra") or {})))
+            raise DataFormatError(
+                path,
+                f"unknown measure {e['measure']!r} (known: {', '.join(known_measures)})",
+                record=rec,
+                field="measure",
+            )
+        out.append(
+            Finding(
+                str(e["id"]),
+                str(e["finding"]),
+                str(e["source"]),
+                *sides["a"],
+                *sides["b"],
+                rel,
+                bounds,
+                str(e["measure"]),
+                dict(e.get("params") or {}),
+                str(e.get("ours") or ""),
+                dict(e.get("extra") or {}),
+            )
+        )
     return out
 
 

@@ -102,12 +102,17 @@ def load(results: Path | None = None) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise DataFormatError(path, f"cannot read the run records ({exc}); delete the file and rerun the notebooks"
-                              ) from None
+        raise DataFormatError(
+            path, f"cannot read the run records ({exc}); delete the file and rerun the notebooks"
+        ) from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not all(
             isinstance(data.get(k), dict) for k in ("results", "figures")):
-        raise DataFormatError(path, f"not a schema-{SCHEMA} run record {{schema, results, figures}}; delete the "
-                                    "file and rerun the notebooks", field="schema")
+        raise DataFormatError(
+            path,
+            f"not a schema-{SCHEMA} run record {{schema, results, figures}}; delete the "
+            "file and rerun the notebooks",
+            field="schema",
+        )
     return data
 
 
@@ -168,11 +173,21 @@ def check_table(name: str, run: Mapping[str, Any] | None, results: Path | None =
         return None, (f"table {name} has no run record in {PROVENANCE_FILE} (written by hand or by an older "
                       "runner): rerun its notebook, or pass --allow-unrecorded")
     if run is None:
-        return rec, f"table {name} was written by {describe_run(rec)}, but no run checked finished its notebook"
+        return (
+            rec,
+            f"table {name} was written by {describe_run(rec)}, but no run checked finished its notebook",
+        )
     if rec.get("run_id") != run.get("run_id"):
-        return rec, f"table {name} was written by {describe_run(rec)}, not by the run checked, {describe_run(run)}"
+        return (
+            rec,
+            f"table {name} was written by {describe_run(rec)}, not by the run checked, {describe_run(run)}",
+        )
     if path.is_file() and rec.get("sha256") != sha256_file(path):
-        return rec, f"table {name} was changed after {describe_run(rec)} wrote it (its sha256 differs from the record)"
+        return (
+            rec,
+            f"table {name} was changed after {describe_run(rec)} wrote it (its sha256 differs from the "
+            "record)",
+        )
     return rec, ""
 
 

@@ -20,9 +20,9 @@ Tuned on TriviaHG ``validation_2024.json`` (1,000 questions; gold labels are Tri
 themselves machine-assigned and somewhat noisy) with general rules only, no per-question lookups:
 95.5% coarse / 89.7% fine accuracy there, 97% / 93% on the 100 disjoint questions of
 ``model_hints/Copilot.json`` (86% / 84% before its errors were inspected). Trivia questions are
-mostly HUM/ENTY/LOC; the DESC rules are generic TREC patterns, barely exercised by this data. :func:`source_label` maps the labels TriviaHG and WikiHint ship (``"HUM:HUMAN"``,
-``"ind:Individual"``) to the same ``COARSE:fine`` form, and :func:`classifier_accuracy` scores the
-classifier against such gold labels.
+mostly HUM/ENTY/LOC; the DESC rules are generic TREC patterns, barely exercised by this data.
+:func:`source_label` maps the labels TriviaHG and WikiHint ship (``"HUM:HUMAN"``, ``"ind:Individual"``) to the
+same ``COARSE:fine`` form, and :func:`classifier_accuracy` scores the classifier against such gold labels.
 """
 
 from __future__ import annotations
@@ -31,12 +31,7 @@ import re
 from collections.abc import Iterable
 
 __all__ = [
-    "COARSE",
-    "FALLBACK",
-    "FINE",
-    "classifier_accuracy",
-    "classify_question",
-    "source_label",
+    "COARSE", "FALLBACK", "FINE", "classifier_accuracy", "classify_question", "source_label",
 ]
 
 #: The Li & Roth taxonomy: coarse class → its fine classes.
@@ -168,9 +163,9 @@ _LEXICON: dict[str, str] = {
         lobster shellfish octopus squid jellyfish coral eel salmon trout cod carp herring crocodile
         alligator turtle tortoise camel llama elephant rhino rhinoceros hippopotamus giraffe zebra
         kangaroo koala panda gorilla chimpanzee orangutan baboon lemur sloth armadillo anteater
-        beast monster demon dragon predator livestock poultry game_bird fowl hen chicken rooster cockerel pigeon dove crow raven
-        magpie finch sparrow thrush robin gull heron stork crane flamingo pelican ostrich emu
-        larva caterpillar grub mosquito locust grasshopper dragonfly flea louse
+        beast monster demon dragon predator livestock poultry game_bird fowl hen chicken rooster cockerel
+        pigeon dove crow raven magpie finch sparrow thrush robin gull heron stork crane flamingo pelican
+        ostrich emu larva caterpillar grub mosquito locust grasshopper dragonfly flea louse
         tick mite scorpion lamb calf foal puppy kitten cub mule donkey ass
     """,
     "ENTY:cremat": """
@@ -180,8 +175,9 @@ _LEXICON: dict[str, str] = {
         work story tale fable rhyme hymn anthem carol track tune theme score soundtrack epic saga
         trilogy sequel prequel masterpiece mural fresco tapestry novelette ode sonnet
         limerick lyric libretto screenplay script memoir autobiography biography diary
-        documentary miniseries serial newspaper tabloid magazine periodical broadcast advert advertisement commercial slogan catchphrase
-        quotation quote motto jingle game_show quiz panel_show videogame video_game
+        documentary miniseries serial newspaper tabloid magazine periodical broadcast advert advertisement
+        commercial slogan catchphrase quotation quote motto jingle game_show quiz panel_show videogame
+        video_game
          etching engraving print photograph photo sketch drawing cantata suite march
         overture aria chorus song_cycle publication manuscript text
         treatise essay thesis speech sermon sequence choreography
@@ -215,7 +211,8 @@ _LEXICON: dict[str, str] = {
     """,
     "ENTY:dismed": """
         disease illness condition disorder syndrome infection virus bacterium bacteria drug
-        medicine medication vitamin stimulant narcotic cure remedy ailment cancer vaccine symptom phobia addiction
+        medicine medication vitamin stimulant narcotic cure remedy ailment cancer vaccine symptom phobia
+        addiction
         malady affliction epidemic pandemic plague fever antibiotic painkiller treatment therapy
         complaint injury
     """,
@@ -262,7 +259,8 @@ _LEXICON: dict[str, str] = {
     """,
     "ENTY:word": "word anagram palindrome prefix suffix surname nickname ",
     "ENTY:other": """
-        object thing item layer tool body_armour weapon garment clothing clothes hat dress costume uniform shoe
+        object thing item layer tool body_armour weapon garment clothing clothes hat dress costume uniform
+        shoe
         boot fabric cloth award prize trophy medal document law act treaty shape
         furniture machine apparel accessory jewellery jewelry ornament decoration
         sword gun rifle pistol cannon bomb missile knife armour armor shield helmet
@@ -326,8 +324,15 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p), label)
     for p, label in (
         # abbreviations
-        (r"\b(stand|stands|stood) for\b|\bfor what,? .{1,60}\bstands?\b|\bwhat do(es)? .{1,40} stand\b", "ABBR:exp"),
-        (r"\bwhat do(es)? the (initials|letters|abbreviation|acronym)\b|\bmeant by the (initials|letters|abbreviation|acronym)\b", "ABBR:exp"),
+        (
+            r"\b(stand|stands|stood) for\b|\bfor what,? .{1,60}\bstands?\b|\bwhat do(es)? .{1,40} stand\b",
+            "ABBR:exp",
+        ),
+        (
+            r"\bwhat do(es)? the (initials|letters|abbreviation|acronym)\b|\bmeant by the "
+            r"(initials|letters|abbreviation|acronym)\b",
+            "ABBR:exp",
+        ),
         (r"\b(initials|acronym|abbreviation) .{0,30}\b(represent|mean|denote)", "ABBR:exp"),
         (r"\bwhat does '?[a-z]{2,6}'? mean\b", "ABBR:exp"),
         (r"\b(abbreviation|abbreviated|acronym|initials) (for|of|name)\b|\babbreviated\b", "ABBR:abb"),
@@ -336,7 +341,10 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bhow much\b.*\b(weigh|weight)\b", "NUM:weight"),
         (r"\bhow much\b", "NUM:money"),
         (r"\bhow (far|tall|high|deep|wide)\b", "NUM:dist"),
-        (r"\bhow long (is|was) .{0,40}\b(river|road|bridge|wall|race|tunnel|canal|coast|runway|track)", "NUM:dist"),
+        (
+            r"\bhow long (is|was) .{0,40}\b(river|road|bridge|wall|race|tunnel|canal|coast|runway|track)",
+            "NUM:dist",
+        ),
         (r"\bhow long\b", "NUM:period"),
         (r"\bhow old\b|\b(at )?what age\b", "NUM:period"),
         (r"\bhow fast\b", "NUM:speed"),
@@ -349,8 +357,15 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^when\b|[,;:.] when (was|is|did|does|do|were|are|will)\b|\bwhen ?\?$", "NUM:date"),
         (r"\bwhat (day|time) (of|does|did|is|was|do)\b", "NUM:date"),
         # where / why
-        (r"^where\b|[,;:.] where (was|is|did|does|do|were|are|can|could|would|will)\b|\b(of|from) where\b|\bwhere ?\?$", "LOC:other"),
-        (r"\bwhere (was|is|did|does|do|were|are|can|could|would|will)\b(?!.*\b(which|what|who)\b)", "LOC:other"),
+        (
+            r"^where\b|[,;:.] where (was|is|did|does|do|were|are|can|could|would|will)\b|\b(of|from) "
+            r"where\b|\bwhere ?\?$",
+            "LOC:other",
+        ),
+        (
+            r"\bwhere (was|is|did|does|do|were|are|can|could|would|will)\b(?!.*\b(which|what|who)\b)",
+            "LOC:other",
+        ),
         (r"^why\b|\bwhy (is|was|did|does|do|were|are)\b|\bfor what reason\b", "DESC:reason"),
         # people
         (r"^who (is|was|are|were) [a-z]+( [a-z]+)?\?$", "HUM:desc"),
@@ -505,7 +520,9 @@ def _is_filler(tok: str) -> bool:
     )
 
 
-def _phrase_after(tokens: list[str], start: int, limit: int = 6, stop_at_possessive: bool = True) -> list[str]:
+def _phrase_after(
+    tokens: list[str], start: int, limit: int = 6, stop_at_possessive: bool = True
+) -> list[str]:
     """Content words of the noun phrase starting at ``tokens[start]``.
 
     Stops at function words, punctuation and verbs; a possessive ends the phrase when
@@ -567,8 +584,10 @@ def _wh_index(tokens: list[str]) -> int | None:
     another wh-word follows.
     """
     hits = [
-        i for i, t in enumerate(tokens)
-        if t in _WH and (t not in ("name", "identify") or i == 0 or tokens[i - 1] in (",", ".", ":", "?", "-"))
+        i
+        for i, t in enumerate(tokens)
+        if t in _WH
+        and (t not in ("name", "identify") or i == 0 or tokens[i - 1] in (",", ".", ":", "?", "-"))
     ]
     for n, i in enumerate(hits):
         if n == len(hits) - 1 or not _is_relative(tokens, i):
@@ -601,7 +620,9 @@ _ALT_NAME = re.compile(
     r"scientific|latin|other|another) (name|term)\b"
 )
 _TERM_CUE = re.compile(r"\b(known as|called|term for|name for|word for|also known|literally)\b")
-_PERSON_NAME = re.compile(r"\b(nick ?name|surname|(first|middle|christian|maiden|real|stage|pen|given) names?)\b")
+_PERSON_NAME = re.compile(
+    r"\b(nick ?name|surname|(first|middle|christian|maiden|real|stage|pen|given) names?)\b"
+)
 
 
 def _copula_label(norm: str) -> str | None:

@@ -29,7 +29,9 @@ def under_papermill() -> bool:
 def pick_questions(ds: Dataset, must_include: str, max_questions: int | None) -> list[Question]:
     """The first ``max_questions`` questions, always including ``must_include``."""
     if must_include not in ds.questions:
-        raise KeyError(f"question {must_include!r} is not in dataset {ds.name!r}; e.g. {list(ds.questions)[:5]}")
+        raise KeyError(
+            f"question {must_include!r} is not in dataset {ds.name!r}; e.g. {list(ds.questions)[:5]}"
+        )
     qs = list(ds)
     if max_questions is not None:
         qs = qs[:max_questions]
@@ -83,7 +85,9 @@ def right_and_other(q: Question, passages: dict[str, Passage]) -> tuple[Passage,
 
 
 #: the steps :func:`run_quickstart` reports to its ``status`` callback, in order
-QUICKSTART_STEPS = ("retrieving with BM25", "reading the passages", "answering closed-book", "judging the answers")
+QUICKSTART_STEPS = (
+    "retrieving with BM25", "reading the passages", "answering closed-book", "judging the answers",
+)
 
 
 def run_quickstart(q: Question, passages: dict[str, Passage], retriever: BM25sRetriever, llm: LLM,
@@ -120,8 +124,10 @@ def run_quickstart(q: Question, passages: dict[str, Passage], retriever: BM25sRe
     step(3, f"{QUICKSTART_STEPS[3]} ({judge.name if judge is not None else 'strict EM only'})")
     js = judge_answers(judge, [q.question] * len(preds), [q.answers] * len(preds), [o.answer for o in preds],
                        progress=False)
-    answers = [{"setting": n, "answer": o.answer, "raw reply": o.raw.strip()[:80], "EM": j.em, "judged": j.judged}
-               for n, o, j in zip(names, preds, js, strict=True)]
+    answers = [
+        {"setting": n, "answer": o.answer, "raw reply": o.raw.strip()[:80], "EM": j.em, "judged": j.judged}
+        for n, o, j in zip(names, preds, js, strict=True)
+    ]
     step(n, "done")
     return QuickstartResult(q, retrieved, answers)
 
@@ -137,7 +143,9 @@ def show_quickstart(r: QuickstartResult) -> None:
     q = r.question
     display(Markdown(f"**{q.qid}: {q.question}** → `{q.answer}`"))
     if r.retrieved:
-        show_table(pd.DataFrame(r.retrieved, columns=["rank", "passage", "own question", "hints", "score", "text"]))
+        show_table(
+            pd.DataFrame(r.retrieved, columns=["rank", "passage", "own question", "hints", "score", "text"])
+        )
     else:
         display(Markdown("_BM25 retrieved nothing: no word of the question occurs in a passage._"))
     show_table(pd.DataFrame(r.answers), wrap=("raw reply",))
@@ -174,7 +182,9 @@ def quickstart_picker(questions: Sequence[Question], value: str, passages: dict[
             if result is None:
                 with out:
                     out.clear_output()
-                result = run_quickstart(by_id[qid], passages, retriever, llm, judge, top_k=top_k, status=status)
+                result = run_quickstart(
+                    by_id[qid], passages, retriever, llm, judge, top_k=top_k, status=status
+                )
             with out:
                 out.clear_output(wait=True)
                 show_quickstart(result)
@@ -256,10 +266,17 @@ def retrieval_finding(r: QuickstartResult) -> str:
     top = r.retrieved[0]
     words = shared_words(q.question, top["text"])
     whose = "one of this question's own passages" if top["own question"] else "a passage of another question"
-    where = (f"{len(own)} of the top {len(r.retrieved)} are this question's own (rank{'s' if len(own) > 1 else ''} "
-             f"{', '.join(map(str, own))})" if own else f"none of the top {len(r.retrieved)} is this question's own")
-    return (f"BM25's top-1 is {whose} ({top['passage']}); it shares the word{'s' if len(words) != 1 else ''} "
-            f"{', '.join(f'“{w}”' for w in words) or 'none'} with the question. {where[0].upper()}{where[1:]}.")
+    where = (
+        f"{len(own)} of the top {len(r.retrieved)} are this question's own "
+        f"(rank{'s' if len(own) > 1 else ''} "
+        f"{', '.join(map(str, own))})"
+        if own
+        else f"none of the top {len(r.retrieved)} is this question's own"
+    )
+    return (
+        f"BM25's top-1 is {whose} ({top['passage']}); it shares the word{'s' if len(words) != 1 else ''} "
+        f"{', '.join(f'“{w}”' for w in words) or 'none'} with the question. {where[0].upper()}{where[1:]}."
+    )
 
 
 def _setting(r: QuickstartResult, prefix: str) -> dict[str, Any] | None:
@@ -278,18 +295,29 @@ def quickstart_finding(r: QuickstartResult) -> str:
 
     closed, top1 = _setting(r, "closed book"), _setting(r, "top-1")
     right, wrong = _setting(r, "right passage"), _setting(r, "wrong passage")
-    text = (f"Closed book the reader answers {said(closed)}; with the question's own passage {said(right)}; with "
-            f"another question's passage {said(wrong)}; with BM25's top-1 passage {said(top1)}.")
+    text = (
+        f"Closed book the reader answers {said(closed)}; with the question's own passage {said(right)}; with "
+        f"another question's passage {said(wrong)}; with BM25's top-1 passage {said(top1)}."
+    )
     c, g, w = (bool(a and a["judged"]) for a in (closed, right, wrong))
     if c:
-        text += (" The reader knew the answer without any passage, so this question cannot show what passages add — "
-                 "pick one it does not know (notebook 01 keeps such questions out of dev and test).")
+        text += (
+            " The reader knew the answer without any passage, so this question cannot show what passages add "
+            "— "
+            "pick one it does not know (notebook 01 keeps such questions out of dev and test)."
+        )
     elif g and not w:
-        text += (" The answer comes from the hints, not from the reader's memory: only the right passage leads to it. "
-                 "Finding such a passage is the retriever's job: from BM25's top-1 the reader is "
-                 + ("right." if top1 and top1["judged"] else "wrong."))
+        text += (
+            " The answer comes from the hints, not from the reader's memory: only the right passage leads to "
+            "it. "
+            "Finding such a passage is the retriever's job: from BM25's top-1 the reader is "
+            + ("right." if top1 and top1["judged"] else "wrong.")
+        )
     elif not g:
-        text += " Even the right passage does not lead this reader to the answer: its hints are not enough for it."
+        text += (
+            " Even the right passage does not lead this reader to the answer: its hints are not enough for "
+            "it."
+        )
     else:
         text += " Another question's passage also gave the right answer: the reader may have guessed."
     return text

@@ -148,12 +148,19 @@ def _check_condition_run(path: Path, c: Mapping[str, Any], where: str, allow_unr
         return
     checked, written = runs["run_checked"], runs["written_by"]
     if written is None and not allow_unrecorded:
-        raise DataFormatError(path, f"condition {c['id']!r} is OK, but its table {c['file']} has no run record "
-                                    "(and the check did not accept unrecorded tables)", field=f"{where}written_by")
+        raise DataFormatError(
+            path,
+            f"condition {c['id']!r} is OK, but its table {c['file']} has no run record "
+            "(and the check did not accept unrecorded tables)",
+            field=f"{where}written_by",
+        )
     if written is not None and (checked is None or written["run_id"] != checked["run_id"]):
-        raise DataFormatError(path, f"condition {c['id']!r} is OK, but table {c['file']} was written by "
-                                    f"{describe_run(written)}, not by the run checked, {describe_run(checked)}",
-                              field=f"{where}written_by")
+        raise DataFormatError(
+            path,
+            f"condition {c['id']!r} is OK, but table {c['file']} was written by "
+            f"{describe_run(written)}, not by the run checked, {describe_run(checked)}",
+            field=f"{where}written_by",
+        )
 
 
 def results_folder(root: str | Path) -> Path:
@@ -203,7 +210,9 @@ def _add_cache_use(rec: dict[str, Any], path: Path) -> None:
     names = [m for m in run["manifests"] if isinstance(m, str)]
     paths = [Path(m) if Path(m).is_absolute() else root / m for m in names]
     if paths and all(p.is_file() for p in paths):
-        use = check_cache_use(paths, names)  # named as the record names them, not where this machine keeps them
+        use = check_cache_use(
+            paths, names
+        )  # named as the record names them, not where this machine keeps them
         if use is not None:
             run["cache_use"] = use
 
@@ -243,8 +252,14 @@ def _commit_cell(rec: Mapping[str, Any]) -> str:
     """The commit the check ran at, and the run's commit when it differs."""
     text = _commit(rec["git"])
     run_git = (rec.get("run") or {}).get("git")
-    if isinstance(run_git, dict) and run_git.get("commit") and (
-            run_git.get("commit") != rec["git"].get("commit") or run_git.get("dirty") != rec["git"].get("dirty")):
+    if (
+        isinstance(run_git, dict)
+        and run_git.get("commit")
+        and (
+            run_git.get("commit") != rec["git"].get("commit")
+            or run_git.get("dirty") != rec["git"].get("dirty")
+        )
+    ):
         text += f"; notebooks run at {_commit(run_git)}"
     return text
 
@@ -363,7 +378,9 @@ def is_sample(rec: Mapping[str, Any]) -> bool:
     return n is not None and n < MIN_UNITS
 
 
-def split_profiles(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str]) -> tuple[list[str], list[str]]:
+def split_profiles(
+    records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str]
+) -> tuple[list[str], list[str]]:
     """``(main, sample)``: the profiles asked for whose record is not a sample run (with those
     that have no record), and those whose record is one (:func:`is_sample`)."""
     sample = [p for p in profiles if p in records and is_sample(records[p])]
@@ -401,9 +418,15 @@ def _paper_short(a: float | None, b: float | None) -> str:
 def _sections(findings: Sequence[Finding], records: Mapping[str, Mapping[str, Any]],
               profiles: Sequence[str]) -> list[Section]:
     """The findings of ``paper_numbers.yaml``, then those only a record scored (from its own text)."""
-    out = [Section(f.id, f.finding, f.source, _value(f.a_label, f.a_value), _value(f.b_label, f.b_value), f.rule(),
-                   f.ours, _paper_short(f.a_value, f.b_value), f.statistic, f.region()[:2],
-                   (0.0,) if f.relation == "adds little" else ()) for f in findings]
+    out = [
+        Section(
+            f.id, f.finding, f.source, _value(f.a_label, f.a_value), _value(f.b_label, f.b_value), f.rule(),
+            f.ours, _paper_short(f.a_value, f.b_value), f.statistic,
+            f.region()[:2],
+            (0.0,) if f.relation == "adds little" else (),
+        )
+        for f in findings
+    ]
     known = {f.id for f in findings}
     for p in profiles:
         for row in (records[p]["findings"] or []) if p in records else []:
@@ -444,7 +467,9 @@ def stat_cell(text: str) -> str:
     if math.isnan(value):
         return "undefined"
     if kind == "diff":
-        return f"{_signed(value, 1)} [{_signed(lo, 1)}, {_signed(hi, 1)}]".replace("[+", "[").replace(", +", ", ")
+        return f"{_signed(value, 1)} [{_signed(lo, 1)}, {_signed(hi, 1)}]".replace("[+", "[").replace(
+            ", +", ", "
+        )
     bounds = "undefined" if math.isnan(lo) or math.isnan(hi) else f"{lo:.2f}, {hi:.2f}"
     return f"{value:.2f} [{bounds}]"
 
@@ -456,8 +481,14 @@ def verdict_cell(verdict: str | None) -> str:
 
 def _short_rule(rule: str) -> str:
     """The rule in a scoreboard cell: ``a − b ≥ 10``, ``|a − b| ≤ 5, not < 0``, ``a / b ∈ [0.25, 0.75]``."""
-    for old, new in (("abs(a - b)", "|a − b|"), (" and not significantly < 0", ", not < 0"), ("ratio a/b in", "a / b ∈"),
-                     (" - ", " − "), (">=", "≥"), ("<=", "≤")):
+    for old, new in (
+        ("abs(a - b)", "|a − b|"),
+        (" and not significantly < 0", ", not < 0"),
+        ("ratio a/b in", "a / b ∈"),
+        (" - ", " − "),
+        (">=", "≥"),
+        ("<=", "≤"),
+    ):
         rule = rule.replace(old, new)
     return rule
 
@@ -471,7 +502,9 @@ def _link(fid: str) -> str:
     return f"[`{fid}`](#{re.sub(r'[^a-z0-9_-]', '', fid.lower())})"
 
 
-def _scoreboard(sections: Sequence[Section], records: Mapping[str, Mapping[str, Any]], shown: Sequence[str]) -> list[str]:
+def _scoreboard(
+    sections: Sequence[Section], records: Mapping[str, Mapping[str, Any]], shown: Sequence[str]
+) -> list[str]:
     """One row per finding: the paper's a vs b, the rule, and per profile ours and the verdict."""
     header = ["finding", "paper (a vs b)", "rule"]
     for p in shown:
@@ -481,7 +514,11 @@ def _scoreboard(sections: Sequence[Section], records: Mapping[str, Mapping[str, 
         row = [_link(sec.id), sec.paper_short, _short_rule(sec.rule)]
         for p in shown:
             found = _by_id(records[p]).get(sec.id)
-            row += [stat_cell(found["statistic"]), verdict_cell(found["verdict"])] if found else ["—", "not scored"]
+            row += (
+                [stat_cell(found["statistic"]), verdict_cell(found["verdict"])]
+                if found
+                else ["—", "not scored"]
+            )
         rows.append(row)
     return _table(header, rows)
 
@@ -500,11 +537,17 @@ def _summary(p: str, rec: Mapping[str, Any] | None) -> str:
     if rec is None:
         return f"- **{p}**: no check record."
     run = rec.get("run")
-    text = f"- **{p}** (`{rec['dataset']}`): {_verdicts(rec)} of {len(rec['findings'] or [])} findings. {_checked_at(rec)}"
+    text = (
+        f"- **{p}** (`{rec['dataset']}`): {_verdicts(rec)} of {len(rec['findings'] or [])} findings. "
+        f"{_checked_at(rec)}"
+    )
     if not run or run.get("total_s") is None:
         return f"{text}; no run manifest."
     runs = len(run.get("manifests") or []) or 1
-    return f"{text}; {_duration({**run, 'manifests': []})} from {runs} run{'s' * (runs != 1)}, {cache_label(run)}."
+    return (
+        f"{text}; {_duration({**run, 'manifests': []})} from {runs} run{'s' * (runs != 1)}, "
+        f"{cache_label(run)}."
+    )
 
 
 def forest_data(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str], sections: Sequence[Section]
@@ -523,42 +566,61 @@ def forest_data(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str
 # ----------------------------------------------------------------------------- the page
 
 def _header(command: str, generated: _dt.datetime) -> list[str]:
-    return ["# Results", "",
-            f"*Generated by `{command}` on {generated.astimezone(_dt.UTC):%Y-%m-%d %H:%M} UTC from the check "
-            "records `results/check_<profile>.json`, which `python -m inferqa_utils check --profile <profile> "
-            "--report results/check_<profile>.md` writes (`make run` does it at the end of a run). Do not edit "
-            "by hand: `make results-page` regenerates this page.*", "",
-            "The claims of the source papers, each scored on our runs from per-question data: a statistic of two "
-            "of our quantities *a* and *b* with its seeded 95 % bootstrap interval, which **holds** when the "
-            "interval lies inside the region the claim's rule states, is **contradicted** when it lies outside, "
-            "and is **inconclusive** when it straddles a boundary or an input is missing or constant. Only "
-            "directions and size classes are compared with the papers, never absolute numbers: our corpora, "
-            "models and question counts are far smaller.", ""]
+    return [
+        "# Results",
+        "",
+        f"*Generated by `{command}` on {generated.astimezone(_dt.UTC):%Y-%m-%d %H:%M} UTC from the check "
+        "records `results/check_<profile>.json`, which `python -m inferqa_utils check --profile <profile> "
+        "--report results/check_<profile>.md` writes (`make run` does it at the end of a run). Do not edit "
+        "by hand: `make results-page` regenerates this page.*",
+        "",
+        "The claims of the source papers, each scored on our runs from per-question data: a statistic of two "
+        "of our quantities *a* and *b* with its seeded 95 % bootstrap interval, which **holds** when the "
+        "interval lies inside the region the claim's rule states, is **contradicted** when it lies outside, "
+        "and is **inconclusive** when it straddles a boundary or an input is missing or constant. Only "
+        "directions and size classes are compared with the papers, never absolute numbers: our corpora, "
+        "models and question counts are far smaller.",
+        "",
+    ]
 
 
-def _scoreboard_part(sections: Sequence[Section], records: Mapping[str, Mapping[str, Any]], main: Sequence[str],
-                     figure: str | None) -> list[str]:
+def _scoreboard_part(
+    sections: Sequence[Section],
+    records: Mapping[str, Mapping[str, Any]],
+    main: Sequence[str],
+    figure: str | None,
+) -> list[str]:
     shown = [p for p in main if p in records]
     lines = ["## Scoreboard", ""]
     if shown:
-        lines += [*_scoreboard(sections, records, shown), "",
-                  "*Paper*: the paper's numbers for *a* and *b* (\"words\": stated in words). *Ours*: the statistic "
-                  "the rule names (a − b in points on a 0–100 scale, a / b, or |a − b| / b) with its 95 % interval. "
-                  "Each finding's section below gives its source, our *a* and *b*, p (Holm) and why.", ""]
+        lines += [
+            *_scoreboard(sections, records, shown),
+            "",
+            '*Paper*: the paper\'s numbers for *a* and *b* ("words": stated in words). *Ours*: the statistic '
+            "the rule names (a − b in points on a 0–100 scale, a / b, or |a − b| / b) with its 95 % "
+            "interval. "
+            "Each finding's section below gives its source, our *a* and *b*, p (Holm) and why.",
+            "",
+        ]
     else:
         lines += ["No main profile has a check record.", ""]
     lines += [_summary(p, records.get(p)) for p in main] + [""]
     if figure and shown:
         svg = figure.rsplit(".", 1)[0] + ".svg"
-        lines += [f"![Forest plot: each finding's statistic with its 95 % interval per profile]({figure})", "",
-                  "*Each row is a finding, each point one profile's statistic with its 95 % interval (bar); the "
-                  "marker gives the verdict (filled circle holds, cross contradicted, open circle inconclusive). "
-                  "The green band is the region the finding's rule states and the dashed lines are its boundaries: "
-                  "a finding holds when its whole bar lies in the band, is contradicted when the bar lies wholly "
-                  "outside (for \"|a − b| ≤ m, not < 0\" also when it lies wholly below the dotted 0), and is inconclusive when "
-                  "the bar crosses a dashed line, or when too few questions or no variation left it undecided "
-                  "whatever the bar. Differences, ratios and relative differences have their own panels, as their "
-                  f"scales differ. Also as [SVG]({svg}).*", ""]
+        lines += [
+            f"![Forest plot: each finding's statistic with its 95 % interval per profile]({figure})",
+            "",
+            "*Each row is a finding, each point one profile's statistic with its 95 % interval (bar); the "
+            "marker gives the verdict (filled circle holds, cross contradicted, open circle inconclusive). "
+            "The green band is the region the finding's rule states and the dashed lines are its boundaries: "
+            "a finding holds when its whole bar lies in the band, is contradicted when the bar lies wholly "
+            'outside (for "|a − b| ≤ m, not < 0" also when it lies wholly below the dotted 0), and is '
+            'inconclusive when '
+            "the bar crosses a dashed line, or when too few questions or no variation left it undecided "
+            "whatever the bar. Differences, ratios and relative differences have their own panels, as their "
+            f"scales differ. Also as [SVG]({svg}).*",
+            "",
+        ]
     return lines
 
 
@@ -569,31 +631,46 @@ def _runs_table(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str
         if r is None:
             runs.append([p, "no record", "—", "—", "—", "—", "—", "—", "—", "—"])
         else:
-            runs.append([p, f"`{r['dataset']}`", r["split"], _when(r), _commit_cell(r), _machine(r["machine"]),
-                         _time_cell(r.get("run")), _conditions(r), _verdicts(r), _runs_checked(r)])
+            runs.append(
+                [
+                    p,
+                    f"`{r['dataset']}`",
+                    r["split"], _when(r), _commit_cell(r),
+                    _machine(r["machine"]),
+                    _time_cell(r.get("run")),
+                    _conditions(r), _verdicts(r), _runs_checked(r),
+                ]
+            )
     return _table(["profile", "dataset", "split", "checked", "commit", "machine", "notebook time",
                    "conditions", "findings", "runs checked"], runs)
 
 
-_RUNS_NOTE = ("Each profile runs the notebooks on its own data and models ([README, *Profiles*](../README.md#profiles)). "
-              "A *condition* is one expected number of the reproduction matrix (`inferqa_utils/reproduction.yaml`), "
-              "OK when the run reproduces it within its tolerance, read from a table the run checked wrote (*runs "
-              "checked*: the run folders `build/executions/<run>` whose tables the conditions read). *Commit*: the "
-              "commit the check ran at, and the one the notebooks ran at when they differ. *Notebook time*: the sum "
-              "of the notebooks' times, each from the newest run that finished it, and what it measured: *from empty "
-              "caches* (each run timed began with empty LLM, embedding, index and run caches, as its manifest "
-              "records, or, for a manifest from before that record, it was the first run in its clone), a *cached "
-              "re-run* (the notebooks made no model call: every LLM answer came from the cache), *partly cached* "
-              "(model calls, and caches not empty at the start), or *cache use unknown* (the record predates these "
-              "counts and its run manifests are not at hand).")
+_RUNS_NOTE = (
+    "Each profile runs the notebooks on its own data and models ([README, "
+    "*Profiles*](../README.md#profiles)). "
+    "A *condition* is one expected number of the reproduction matrix (`inferqa_utils/reproduction.yaml`), "
+    "OK when the run reproduces it within its tolerance, read from a table the run checked wrote (*runs "
+    "checked*: the run folders `build/executions/<run>` whose tables the conditions read). *Commit*: the "
+    "commit the check ran at, and the one the notebooks ran at when they differ. *Notebook time*: the sum "
+    "of the notebooks' times, each from the newest run that finished it, and what it measured: *from empty "
+    "caches* (each run timed began with empty LLM, embedding, index and run caches, as its manifest "
+    "records, or, for a manifest from before that record, it was the first run in its clone), a *cached "
+    "re-run* (the notebooks made no model call: every LLM answer came from the cache), *partly cached* "
+    "(model calls, and caches not empty at the start), or *cache use unknown* (the record predates these "
+    "counts and its run manifests are not at hand)."
+)
 
-_FINDINGS_NOTE = ("Per finding: its text and source, the paper's numbers, the rule, and one row per profile: our "
-                  "*a* and *b* (means with their 95 % intervals), the statistic (a − b, a / b or |a − b| / b) with "
-                  "its seeded 95 % bootstrap interval, p (Holm) — the p-value of mean(a) = mean(b), Holm-adjusted "
-                  "over the findings of one profile — the verdict and why.")
+_FINDINGS_NOTE = (
+    "Per finding: its text and source, the paper's numbers, the rule, and one row per profile: our "
+    "*a* and *b* (means with their 95 % intervals), the statistic (a − b, a / b or |a − b| / b) with "
+    "its seeded 95 % bootstrap interval, p (Holm) — the p-value of mean(a) = mean(b), Holm-adjusted "
+    "over the findings of one profile — the verdict and why."
+)
 
 
-def _finding_section(sec: Section, records: Mapping[str, Mapping[str, Any]], shown: Sequence[str]) -> list[str]:
+def _finding_section(
+    sec: Section, records: Mapping[str, Mapping[str, Any]], shown: Sequence[str]
+) -> list[str]:
     lines = [f"### `{sec.id}`", "", sec.text, "",
              f"Source: {sec.source}. Paper: *a* = {sec.paper_a}; *b* = {sec.paper_b}. Rule: {sec.rule}."
              + (f" Ours: {sec.ours.rstrip('.')}." if sec.ours else ""), ""]
@@ -607,25 +684,51 @@ def _finding_section(sec: Section, records: Mapping[str, Mapping[str, Any]], sho
         else:
             rows.append([p, row["ours_a"], row["ours_b"], row["statistic"], _p(row.get("p_holm")),
                          f"**{row['verdict']}**", row["why"]])
-    return [*lines, *_table(["profile", "ours a", "ours b", "statistic [95 % interval]", "p (Holm)", "verdict", "why"],
-                            rows), ""]
+    return [
+        *lines,
+        *_table(
+            ["profile", "ours a", "ours b", "statistic [95 % interval]", "p (Holm)", "verdict", "why"], rows
+        ),
+        "",
+    ]
 
 
-def _appendix(sections: Sequence[Section], records: Mapping[str, Mapping[str, Any]], sample: Sequence[str]) -> list[str]:
+def _appendix(
+    sections: Sequence[Section], records: Mapping[str, Mapping[str, Any]], sample: Sequence[str]
+) -> list[str]:
     """The sample runs: their runs rows and one table of their findings rows."""
     sizes = "; ".join(f"{p}: a median of {questions(records[p]):g} per finding" for p in sample)
-    lines = ["## Appendix: sample runs", "",
-             f"Runs of a handful of questions ({sizes}) that check the notebooks end to end. A finding needs at least "
-             f"{MIN_UNITS} questions (passages, pairs) to be decided, so these runs leave their findings inconclusive "
-             "by design; they are kept apart from the tables above.", "", "### Sample runs", "",
-             *_runs_table(records, sample), "", "### Sample findings", ""]
+    lines = [
+        "## Appendix: sample runs",
+        "",
+        f"Runs of a handful of questions ({sizes}) that check the notebooks end to end. A finding needs at "
+        "least "
+        f"{MIN_UNITS} questions (passages, pairs) to be decided, so these runs leave their findings "
+        "inconclusive "
+        "by design; they are kept apart from the tables above.", "", "### Sample runs", "",
+        *_runs_table(records, sample),
+        "", "### Sample findings", "",
+    ]
     rows = []
     for sec in sections:
         for p in sample:
             row = _by_id(records[p]).get(sec.id)
-            rows.append([_link(sec.id), p, *((row["statistic"], _p(row.get("p_holm")), f"**{row['verdict']}**",
-                                              row["why"]) if row else ("—", "—", "not scored", ""))])
-    return [*lines, *_table(["finding", "profile", "statistic [95 % interval]", "p (Holm)", "verdict", "why"], rows), ""]
+            rows.append(
+                [
+                    _link(sec.id),
+                    p,
+                    *(
+                        (row["statistic"], _p(row.get("p_holm")), f"**{row['verdict']}**", row["why"])
+                        if row
+                        else ("—", "—", "not scored", "")
+                    ),
+                ]
+            )
+    return [
+        *lines,
+        *_table(["finding", "profile", "statistic [95 % interval]", "p (Holm)", "verdict", "why"], rows),
+        "",
+    ]
 
 
 def render(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str] = DEFAULT_PROFILES,
@@ -642,9 +745,13 @@ def render(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str] = D
     main, sample = split_profiles(records, profiles)
     shown = [p for p in main if p in records]
     sections = _sections(findings, records, [*shown, *sample])
-    lines = [*_header(command, generated or _dt.datetime.now(_dt.UTC)),
-             *_scoreboard_part(sections, records, main, figure),
-             "## Runs", "", _RUNS_NOTE, "", *_runs_table(records, main), "", "## Findings", "", _FINDINGS_NOTE, ""]
+    lines = [
+        *_header(command, generated or _dt.datetime.now(_dt.UTC)),
+        *_scoreboard_part(sections, records, main, figure),
+        "## Runs", "", _RUNS_NOTE, "",
+        *_runs_table(records, main),
+        "", "## Findings", "", _FINDINGS_NOTE, "",
+    ]
     for sec in sections:
         lines += _finding_section(sec, records, shown)
     if sample:
@@ -674,8 +781,13 @@ def write_forest(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[st
     return out, findings_forest(rows, points, shown, out)
 
 
-def write_page(out: str | Path, profiles: Sequence[str] = DEFAULT_PROFILES, folders: Iterable[str | Path] = (),
-               command: str = "python -m inferqa_utils results-page", log: Any = print) -> Path:
+def write_page(
+    out: str | Path,
+    profiles: Sequence[str] = DEFAULT_PROFILES,
+    folders: Iterable[str | Path] = (),
+    command: str = "python -m inferqa_utils results-page",
+    log: Any = print,
+) -> Path:
     """Collect the records of ``folders``, draw the forest plot into ``figures/`` beside ``out``,
     render the page for ``profiles`` and write it to ``out``."""
     folders = list(folders)
@@ -692,7 +804,8 @@ def write_page(out: str | Path, profiles: Sequence[str] = DEFAULT_PROFILES, fold
         log(f"[results-page] {drawn[0]}: forest plot of {len(drawn[1])} estimate(s)")
     from .paper_runs.page import section_for
 
-    out.write_text(render(records, profiles, command, figure=figure, extra=section_for(folders)), encoding="utf-8")
+    page = render(records, profiles, command, figure=figure, extra=section_for(folders))
+    out.write_text(page, encoding="utf-8")
     ran = [p for p in profiles if p in records]
     log(f"[results-page] {out}: {len(ran)} of {len(profiles)} profile(s) with a record"
         + (f" ({', '.join(ran)})" if ran else ""))

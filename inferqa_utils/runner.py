@@ -129,7 +129,12 @@ def embed_backends(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
         except models.ModelError:
             return False
 
-    values = [model_of(x) for v in params.values() for x in (v if isinstance(v, list) else [v]) if isinstance(x, str)]
+    values = [
+        model_of(x)
+        for v in params.values()
+        for x in (v if isinstance(v, list) else [v])
+        if isinstance(x, str)
+    ]
     return embed_backend_records(x for x in values if is_embedder(x))
 
 
@@ -141,7 +146,10 @@ def llama_cpp_build() -> dict[str, Any] | None:
         import llama_cpp
     except ImportError:
         return None
-    return {"version": llama_cpp.__version__, "system_info": llama_cpp.llama_print_system_info().decode().strip()}
+    return {
+        "version": llama_cpp.__version__,
+        "system_info": llama_cpp.llama_print_system_info().decode().strip(),
+    }
 
 
 def selected_notebooks(only: list[str] | None = None, notebooks_dir: Path | None = None) -> list[Path]:
@@ -150,7 +158,9 @@ def selected_notebooks(only: list[str] | None = None, notebooks_dir: Path | None
     if only:
         nbs = [p for p in nbs if any(p.name.startswith(o) for o in only)]
         if not nbs:
-            raise ValueError(f"--only {' '.join(only)} matches no notebook in {notebooks_dir or PATHS.notebooks}")
+            raise ValueError(
+                f"--only {' '.join(only)} matches no notebook in {notebooks_dir or PATHS.notebooks}"
+            )
     return nbs
 
 
@@ -179,7 +189,9 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     run with a :class:`~inferqa_utils.errors.NotebookError` naming the exception and the executed
     copy that holds its traceback."""
     if profile_name not in profile_names():
-        raise UnknownProfileError(f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}")
+        raise UnknownProfileError(
+            f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}"
+        )
     nbs = selected_notebooks(only, notebooks_dir)
     overrides = checked_overrides(overrides, nbs, only, notebooks_dir)
     params_all = {**profile(profile_name), **overrides}
@@ -296,7 +308,10 @@ def _record_outputs(before: dict, run_id: str, profile_name: str, notebook: str,
         files = provenance.changed_since(before)
         provenance.record(files, run)
     except (OSError, DataFormatError) as exc:
-        log(f"[inferqa] warning: the outputs of {notebook} were not recorded in {provenance.PROVENANCE_FILE}: {exc}")
+        log(
+            f"[inferqa] warning: the outputs of {notebook} were not recorded in "
+            f"{provenance.PROVENANCE_FILE}: {exc}"
+        )
         return []
     return [f"{key}/{name}" for key, name in files]
 
@@ -308,7 +323,9 @@ def _dataset_fingerprint(dataset: Any) -> str | None:
     if not isinstance(dataset, str) or not dataset:
         return None
     try:
-        found = json.loads((built_dir(dataset) / "manifest.json").read_text(encoding="utf-8")).get("fingerprint")
+        found = json.loads((built_dir(dataset) / "manifest.json").read_text(encoding="utf-8")).get(
+            "fingerprint"
+        )
     except (OSError, ValueError, AttributeError):
         return None
     return found if isinstance(found, str) else None
@@ -325,7 +342,9 @@ def _kernel_exit(notebook: str, km_class: Any, log: Any) -> int | str | None:
     return status
 
 
-def _declared_params(declared: dict[str, Any], params_all: dict[str, Any], profile_name: str) -> dict[str, Any]:
+def _declared_params(
+    declared: dict[str, Any], params_all: dict[str, Any], profile_name: str
+) -> dict[str, Any]:
     """The parameters a notebook declares, from a profile's values (``profile`` itself when declared)."""
     params = {k: v for k, v in params_all.items() if k in declared}
     if "profile" in declared:
@@ -344,8 +363,12 @@ def parameterized_copy(nb: Path, profile_name: str, out_dir: Path,
     from papermill.parameterize import parameterize_notebook
 
     if profile_name not in profile_names():
-        raise UnknownProfileError(f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}")
-    params = _declared_params(notebook_parameters(nb), {**profile(profile_name), **(overrides or {})}, profile_name)
+        raise UnknownProfileError(
+            f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}"
+        )
+    params = _declared_params(
+        notebook_parameters(nb), {**profile(profile_name), **(overrides or {})}, profile_name
+    )
     node = parameterize_notebook(load_notebook_node(str(nb)), params, report_mode=False)
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / nb.name
@@ -399,7 +422,9 @@ def run_manifests(profile_name: str, executions: Path | None = None) -> list[tup
     return out
 
 
-def latest_run_manifest(profile_name: str, executions: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
+def latest_run_manifest(
+    profile_name: str, executions: Path | None = None
+) -> tuple[Path, dict[str, Any]] | None:
     """The newest readable run manifest of the profile, ``(path, content)``, or ``None``."""
     found = run_manifests(profile_name, executions)
     return found[0] if found else None

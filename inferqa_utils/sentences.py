@@ -82,12 +82,16 @@ def best_vs_baseline(table: pd.DataFrame, metric: str, baseline: str, what: str 
     sig_col, p_col = f"sig {metric}", f"p_holm {metric}"
     n_sig = int((others[sig_col] == "*").sum()) if sig_col in others else 0
     n = len(others)
-    tail = (f" {n_sig} of {n} {what if n == 1 else what + 's'} {'differs' if n == 1 else 'differ'} significantly "
-            f"from {baseline} on {metric} ({test}, Holm-adjusted over the table).")
+    tail = (
+        f" {n_sig} of {n} {what if n == 1 else what + 's'} {'differs' if n == 1 else 'differ'} significantly "
+        f"from {baseline} on {metric} ({test}, Holm-adjusted over the table)."
+    )
     if best == baseline or vals[best] == vals[baseline]:
         close = others[metric].astype(float).idxmax()
-        return (f"No {what} beats **{baseline}** on {metric} ({base}); the closest is {close} with "
-                f"{ci_of(t, close, metric)} ({p_text(t.at[close, p_col]) if p_col in t else 'no test'})." + tail)
+        return (
+            f"No {what} beats **{baseline}** on {metric} ({base}); the closest is {close} with "
+            f"{ci_of(t, close, metric)} ({p_text(t.at[close, p_col]) if p_col in t else 'no test'})." + tail
+        )
     tied = [str(r) for r in vals.index if vals[r] == vals[best] and r != best]
     ties = f" (tied with {', '.join(tied)})" if tied else ""
     diff = vals[best] - vals[baseline]

@@ -22,7 +22,11 @@ TABLE_CLASS = "inferqa-table"
 
 
 def _cell(value: Any) -> str:
-    if value is None or (isinstance(value, float) and value != value) or type(value).__name__ in ("NAType", "NaTType"):
+    if (
+        value is None
+        or (isinstance(value, float) and value != value)
+        or type(value).__name__ in ("NAType", "NaTType")
+    ):
         return ""  # None, NaN, pandas' NA / NaT
     if isinstance(value, float):
         return f"{value:.3g}"
@@ -68,14 +72,20 @@ def question_label(q: Question, width: int = 160) -> str:
 
 def _plain(value: Any) -> str:
     """A cell as plain text: empty for missing values, floats to 3 significant digits."""
-    if value is None or (isinstance(value, float) and value != value) or type(value).__name__ in ("NAType", "NaTType"):
+    if (
+        value is None
+        or (isinstance(value, float) and value != value)
+        or type(value).__name__ in ("NAType", "NaTType")
+    ):
         return ""
     if isinstance(value, float):
         return f"{value:.3g}"
     return " ".join(str(value).split())
 
 
-def plain_table(df: pd.DataFrame, wrap: Sequence[str] = ("text",), width: int = 100, indent: str = "  ") -> str:
+def plain_table(
+    df: pd.DataFrame, wrap: Sequence[str] = ("text",), width: int = 100, indent: str = "  "
+) -> str:
     """``df`` as plain text for a terminal, every value in full: the columns not in ``wrap`` as
     aligned columns, one row a line; under each row its ``wrap`` columns as ``name: value``,
     wrapped at word boundaries to ``width`` characters."""
@@ -103,15 +113,26 @@ def plain_table(df: pd.DataFrame, wrap: Sequence[str] = ("text",), width: int = 
 # ----------------------------------------------------------------------------- result tables
 
 #: columns that count things (shown as whole numbers even when a missing value made them float)
-COUNT_COLUMNS = frozenset({"N", "n", "k", "epochs", "steps", "examples", "questions", "passages", "pairs",
-                           "positives", "negatives", "readings", "reused", "read", "model calls", "cache hits"})
+COUNT_COLUMNS = frozenset(
+    {
+        "N", "n", "k", "epochs", "steps", "examples", "questions", "passages", "pairs", "positives",
+        "negatives", "readings", "reused", "read", "model calls", "cache hits",
+    }
+)
 
 
 def _is_count(name: Any) -> bool:
     s = str(name)
-    return (s in COUNT_COLUMNS or s.startswith(("n_", "n ", "questions ")) or s.endswith((" questions", " passages"))
-            or s in {"model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens",
-                     "kv_snapshots", "kv_restores", "requests", "retries"})
+    return (
+        s in COUNT_COLUMNS
+        or s.startswith(("n_", "n ", "questions "))
+        or s.endswith((" questions", " passages"))
+        or s
+        in {
+            "model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens",
+            "kv_snapshots", "kv_restores", "requests", "retries",
+        }
+    )
 
 
 def _interval_triples(df: pd.DataFrame, intervals: dict[str, str]) -> list[tuple[str, str, str]]:

@@ -1,31 +1,292 @@
-"""Stage I/O shared by the notebooks and the package: which corpus and questions a stage reads,
-where runs and result tables live, and how they are named.
+"""The stage contract shared by the notebooks and the package: which notebook each stage is, which
+stage writes every result table and run, where they live, how a later stage reads them, and which
+corpus and questions a stage reads.
 
-Every notebook writes its tables through :func:`result_path` and every package read-back (a
-later stage reading an earlier stage's table) goes through it too, so renaming an output is one
-change here, not a silent break between stages. Names: ``results/<NN>_<dataset>_<split>_<name>.csv``
-(``dataset`` or ``split`` left out when the table has none, e.g. ``01_<dataset>_table1.csv``).
+* :class:`Stage` and :data:`NOTEBOOKS`: the numbered notebooks (``Stage.RETRIEVAL`` is ``"02"``,
+  notebook ``02_retrieval``), named here and nowhere else.
+* :class:`Table` and :data:`TABLES`: one constant per result table a notebook writes
+  (:data:`TABLE1`, :data:`RETRIEVAL_METRICS`, …). Every notebook writes its tables through them and
+  every read-back (a later stage, :mod:`~inferqa_utils.findings`, :mod:`~inferqa_utils.inspector`,
+  :mod:`~inferqa_utils.check` and ``reproduction.yaml`` by the tables' keys) goes through them too,
+  so renaming an output is one change here, not a silent break between stages. Names:
+  ``results/<NN>_<dataset>_<split>_<name>.csv`` (``dataset`` or ``split`` left out when the table
+  has none, e.g. ``01_<dataset>_table1.csv``), :func:`result_path`.
+* Runs: ``build/runs/<dataset>/<corpus tag>/<name>.trec`` (:func:`run_path`); :func:`run_stage`
+  says which stage writes a run, :func:`load_run` reads one and, when it is missing, names that
+  stage's notebook.
+* :class:`Corpus`: the corpus vocabulary, the folder tag of a corpus's runs and indexes and its
+  label in the result tables' ``corpus`` column.
 """
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
-from .config import PATHS
+from .config import PATHS, require_input
 from .datamodel import Dataset
-from .errors import InferQAError
+from .errors import InferQAError, UnknownNameError
 from .sources import load_source
 from .textnorm import any_occurs_folded
+from .trec import Run, read_run
+
+# ----------------------------------------------------------------------------- stages and notebooks
+
+
+class Stage(StrEnum):
+    """A numbered notebook's stage; the value is its number (``Stage.RETRIEVAL == "02"``)."""
+
+    QUICKSTART = "00"
+    CONSTRUCTION = "01"
+    RETRIEVAL = "02"
+    RERANKING = "03"
+    READING = "04"
+    FINETUNING = "05"
+    DAMAGING = "06"
+    BEYOND = "07"
+
+    @property
+    def notebook(self) -> str:
+        """The stage's notebook (stem, ``02_retrieval``; :data:`NOTEBOOKS`)."""
+        return NOTEBOOKS[self]
+
+
+#: stage number → notebook stem (``notebooks/<stem>.ipynb``)
+NOTEBOOKS: dict[str, str] = {
+    Stage.QUICKSTART: "00_quickstart", Stage.CONSTRUCTION: "01_dataset_construction",
+    Stage.RETRIEVAL: "02_retrieval", Stage.RERANKING: "03_reranking", Stage.READING: "04_reading",
+    Stage.FINETUNING: "05_finetuning", Stage.DAMAGING: "06_damaging_passages", Stage.BEYOND: "07_beyond",
+}
+
+
+# ----------------------------------------------------------------------------- corpora
+
+
+class Corpus(StrEnum):
+    """A corpus the stages retrieve from. The value is the folder tag of its runs and indexes
+    (``build/runs/<dataset>/<tag>/``); :attr:`label` is its name in the result tables."""
+
+    SUPPORTING = "supporting"  # the built passages (hint subset-permutations)
+    CONTAINING = "containing"  # the control: the source's reference texts
+
+    @property
+    def label(self) -> str:
+        """The corpus's value in the ``corpus`` column of the result tables."""
+        return _CORPUS_LABELS[self]
+
+
+_CORPUS_LABELS = {Corpus.SUPPORTING: "answer-supporting", Corpus.CONTAINING: "answer-containing"}
 
 #: corpus labels of the result tables
-SUPPORTING, CONTAINING = "answer-supporting", "answer-containing"
-SUPPORTING_LENIENT = "answer-supporting, label ≥ 1"
+SUPPORTING, CONTAINING = Corpus.SUPPORTING.label, Corpus.CONTAINING.label
+#: the answer-supporting corpus with label ≥ 1 counted relevant (notebook 02's lenient view)
+SUPPORTING_LENIENT = f"{SUPPORTING}, label ≥ 1"
+#: corpus labels of the LLM-judged fair comparison (:mod:`inferqa_utils.retrieval.pooled`)
+SUPPORTING_JUDGED, CONTAINING_JUDGED = f"{SUPPORTING}, LLM-judged", f"{CONTAINING}, LLM-judged"
 
 
-def result_path(notebook: str, dataset: str | None, split: str | None, name: str, suffix: str = ".csv") -> Path:
-    """``results/<notebook>_<dataset>_<split>_<name><suffix>`` (parts that are None left out)."""
+# ----------------------------------------------------------------------------- result tables
+
+
+def result_path(
+    notebook: str, dataset: str | None, split: str | None, name: str, suffix: str = ".csv"
+) -> Path:
+    """``results/<notebook>_<dataset>_<split>_<name><suffix>`` (parts that are None left out): the
+    layout behind :meth:`Table.path`."""
     parts = [notebook, dataset, split, name]
     return PATHS.results / ("_".join(p for p in parts if p) + suffix)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A result table one stage's notebook writes: ``key`` its name in :data:`TABLES` (and in
+    ``reproduction.yaml``), ``stage`` the stage that writes it, ``name`` the last part of its file
+    name; ``per_dataset`` / ``per_split`` whether the file name holds the dataset / split."""
+
+    key: str
+    stage: Stage
+    name: str
+    per_dataset: bool = True
+    per_split: bool = True
+
+    @property
+    def notebook(self) -> str:
+        """The notebook that writes the table (stem)."""
+        return self.stage.notebook
+
+    def file(self, dataset: str | None = None, split: str | None = None) -> str:
+        """The file name, ``<NN>_<dataset>_<split>_<name>.csv``; ``dataset`` and ``split`` are
+        needed when the table has them and ignored when it has not."""
+        for needed, value, what in ((self.per_dataset, dataset, "dataset"), (self.per_split, split, "split")):
+            if needed and not value:
+                raise ValueError(f"the table {self.key!r} is written per {what}: give the {what}")
+        return result_path(self.stage, dataset if self.per_dataset else None,
+                           split if self.per_split else None, self.name).name
+
+    def path(self, dataset: str | None = None, split: str | None = None, folder: Path | None = None) -> Path:
+        """``<folder or results/>/<file>`` (:meth:`file`)."""
+        return (folder or PATHS.results) / self.file(dataset, split)
+
+
+#: every result table the notebooks write, by key
+TABLES: dict[str, Table] = {}
+
+
+def _table(key: str, stage: Stage, name: str, per_dataset: bool = True, per_split: bool = True) -> Table:
+    if key in TABLES:
+        raise ValueError(f"two result tables are named {key!r}")
+    TABLES[key] = Table(key, stage, name, per_dataset, per_split)
+    return TABLES[key]
+
+
+QUICKSTART_ANSWERS = _table("quickstart_answers", Stage.QUICKSTART, "quickstart_answers", per_dataset=False,
+                            per_split=False)
+
+TABLE1 = _table("table1", Stage.CONSTRUCTION, "table1", per_split=False)
+RELEASE_AGREEMENT = _table("release_agreement", Stage.CONSTRUCTION, "release_agreement", per_split=False)
+RELEASE_AGREEMENT_PASSAGES = _table(
+    "release_agreement_passages", Stage.CONSTRUCTION, "release_agreement_passages", per_split=False
+)
+
+RETRIEVAL_METRICS = _table("retrieval_metrics", Stage.RETRIEVAL, "retrieval")
+RETRIEVAL_COMPARED = _table("retrieval_compared", Stage.RETRIEVAL, "compared")
+CROSS_CORPUS = _table("cross_corpus", Stage.RETRIEVAL, "cross_corpus")
+PASSAGE_LENGTHS = _table("passage_lengths", Stage.RETRIEVAL, "passage_lengths")
+POOLED_JUDGMENTS = _table("pooled_judgments", Stage.RETRIEVAL, "pooled_judgments")
+FAIR_CORPORA = _table("fair_corpora", Stage.RETRIEVAL, "fair_corpora")
+FAIR_COMPARISON = _table("fair_comparison", Stage.RETRIEVAL, "fair_comparison")
+RETRIEVAL_PER_QUESTION = _table("retrieval_per_question", Stage.RETRIEVAL, "per_question")
+
+RERANKING = _table("reranking", Stage.RERANKING, "reranking")
+RERANKING_COMPARED = _table("reranking_compared", Stage.RERANKING, "compared")
+RERANKING_PER_QUESTION = _table("reranking_per_question", Stage.RERANKING, "per_question")
+ORACLE_RERANKER = _table("oracle_reranker", Stage.RERANKING, "oracle_reranker")
+
+READING_ANSWERS = _table("reading_answers", Stage.READING, "answers")
+READING_EM = _table("reading_em", Stage.READING, "em")
+TABLE8 = _table("table8", Stage.READING, "table8")
+HINTS_DISTRIBUTION = _table("hints_distribution", Stage.READING, "hints_distribution")
+
+FT_TRAINING_TIMES = _table("ft_training_times", Stage.FINETUNING, "training_times", per_split=False)
+FT_RETRIEVAL = _table("ft_retrieval", Stage.FINETUNING, "retrieval")
+FT_COMPARED = _table("ft_compared", Stage.FINETUNING, "compared")
+FT_PER_QUESTION = _table("ft_per_question", Stage.FINETUNING, "per_question")
+FT_ORACLE_RERANKER = _table("ft_oracle_reranker", Stage.FINETUNING, "oracle_reranker")
+FT_RERANKING = _table("ft_reranking", Stage.FINETUNING, "reranking")
+FT_ANSWERS = _table("ft_answers", Stage.FINETUNING, "answers")
+FT_READING = _table("ft_reading", Stage.FINETUNING, "reading")
+
+PATTERNS = _table("patterns", Stage.DAMAGING, "patterns")
+EM_CURVES = _table("em_curves", Stage.DAMAGING, "em_curves")
+PASSAGE_TYPES = _table("passage_types", Stage.DAMAGING, "types")
+PROBE_CURVES = _table("probe_curves", Stage.DAMAGING, "probe_curves")
+PROBE_READINGS = _table("probe_readings", Stage.DAMAGING, "probe_readings")
+PROBES = _table("probes", Stage.DAMAGING, "probes")
+SER = _table("ser", Stage.DAMAGING, "ser")
+SER_READINGS = _table("ser_readings", Stage.DAMAGING, "ser_readings")
+DAMAGING_COMPARISON = _table("damaging_comparison", Stage.DAMAGING, "comparison")
+DAMAGING_INTERVALS = _table("damaging_intervals", Stage.DAMAGING, "intervals")
+
+BEYOND_ANSWERS = _table("beyond_answers", Stage.BEYOND, "answers")
+BEYOND_REPORT = _table("beyond_report", Stage.BEYOND, "report")
+BEYOND_EM_COMPARED = _table("beyond_em_compared", Stage.BEYOND, "em_compared")
+FINDINGS = _table("findings", Stage.BEYOND, "findings")
+
+
+def table(key: str) -> Table:
+    """The result table of a key (:data:`TABLES`); an unknown key raises
+    :class:`~inferqa_utils.errors.UnknownNameError` naming the closest keys."""
+    try:
+        return TABLES[key]
+    except KeyError:
+        close = difflib.get_close_matches(key, TABLES, n=3)
+        raise UnknownNameError(f"no result table {key!r}" + (f" (did you mean {', '.join(close)}?)" if close
+                                                             else f"; tables: {', '.join(TABLES)}")) from None
+
+
+def tables_of(stage: str) -> list[Table]:
+    """The tables a stage's notebook writes, in registry order."""
+    return [t for t in TABLES.values() if t.stage == stage]
+
+
+# ----------------------------------------------------------------------------- runs
+
+#: the folder, under the answer-supporting runs, of notebook 07's method runs
+METHODS_FOLDER = "beyond"
+
+
+def run_dir(dataset_name: str, corpus: str) -> Path:
+    """``build/runs/<dataset>/<tag>/``: the runs of a :class:`Corpus` (or of another run folder,
+    e.g. :func:`finetune_tag`)."""
+    return PATHS.runs / dataset_name / corpus
+
+
+def run_dir_file(folder: str | Path, name: str) -> Path:
+    """``<folder>/<name>.trec``: the file of run ``name`` in a run folder."""
+    return Path(folder) / f"{name}.trec"
+
+
+def run_path(dataset_name: str, corpus: str, name: str) -> Path:
+    """``build/runs/<dataset>/<tag>/<name>.trec``: where the run ``name`` of a corpus lives."""
+    return run_dir(dataset_name, corpus) / f"{name}.trec"
+
+
+def methods_dir(dataset_name: str) -> Path:
+    """``build/runs/<dataset>/supporting/beyond/``: notebook 07's method runs."""
+    return run_dir(dataset_name, Corpus.SUPPORTING) / METHODS_FOLDER
+
+
+def index_dir(dataset_name: str, corpus: str, name: str) -> Path:
+    """``build/indexes/<dataset>/<tag>/<name>``: the index of retriever ``name`` over a corpus."""
+    return PATHS.indexes / dataset_name / corpus / name
+
+
+def finetune_tag(split: str) -> str:
+    """The run folder of the fine-tuning runs over a split's questions (``finetune-<split>``):
+    hard-negative mining and choosing N."""
+    return f"finetune-{split}"
+
+
+#: joins a first stage and the reranker that reorders it in a reranked run's name (``bm25+pointwise``)
+RERANKED = "+"
+
+
+def reranked_name(first: str, reranker: str) -> str:
+    """The name of run ``first`` reranked by ``reranker``: ``<first>+<reranker>`` (its file
+    ``<first>+<reranker>.trec``; the first stage ``oracle`` is the question's own passages)."""
+    return f"{first}{RERANKED}{reranker}"
+
+
+def run_stage(name: str, in_beyond: bool = False) -> Stage:
+    """The stage whose notebook writes the run ``<name>.trec``: notebook 07's methods (``in_beyond``:
+    under :data:`METHODS_FOLDER`), fine-tuned models (``FT-…``, also ``first+FT-…``) 05,
+    ``first+reranker`` and ``oracle+reranker`` 03, the rest (retrievers, hybrid, RRF) 02."""
+    if in_beyond:
+        return Stage.BEYOND
+    if "FT-" in name:
+        return Stage.FINETUNING
+    if RERANKED in name:
+        return Stage.RERANKING
+    return Stage.RETRIEVAL
+
+
+def load_run(dataset_name: str, name: str, corpus: str = Corpus.SUPPORTING, qids: Iterable[str] | None = None,
+             known_passages: Collection[str] | None = None, profile_name: str | None = None) -> Run:
+    """The stored run ``name`` of a corpus (:func:`run_path`), restricted to ``qids`` when given
+    (a question the run lacks gets an empty ranking); with ``known_passages`` an unknown passage is
+    refused (:func:`~inferqa_utils.trec.read_run`). A missing run raises
+    :class:`~inferqa_utils.errors.MissingInputError` naming the notebook that writes it
+    (:func:`run_stage`) and the command that runs it (:func:`~inferqa_utils.config.require_input`)."""
+    path = require_input(run_path(dataset_name, corpus, name), run_stage(name).notebook,
+                         f"the {corpus} run {name!r}", profile_name)
+    run = read_run(path, set(known_passages) if known_passages is not None else None)
+    return run if qids is None else {q: run.get(q, []) for q in qids}
+
+
+# ----------------------------------------------------------------------------- corpus and questions
 
 
 def corpus_of(ds: Dataset) -> dict[str, str]:
@@ -45,7 +306,8 @@ def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
     questions, not only the built ones, so the control corpus is not trivially small; the
     embedded set has 64 references, TriviaHG validation 1,000 ``Snippet``s). A reference is
     relevant (label 2) to a question when it contains one of the question's gold answers/aliases
-    (not the LLM-expanded pool) as a folded token n-gram (:func:`~inferqa_utils.textnorm.any_occurs_folded`). Empty when there are no references."""
+    (not the LLM-expanded pool) as a folded token n-gram (:func:`~inferqa_utils.textnorm.any_occurs_folded`).
+    Empty when there are no references."""
     if source is None:
         source = built_source(ds)
     pool = list(source) if source is not None else []
@@ -77,9 +339,3 @@ def built_source(ds: Dataset) -> Dataset | None:
         return load_source(spec)
     except InferQAError:
         return None
-
-
-def run_dir(dataset_name: str, corpus_tag: str) -> Path:
-    return PATHS.runs / dataset_name / corpus_tag
-
-

@@ -64,12 +64,16 @@ def singular(tok: str) -> str:
     return tok
 
 
+#: "zero" … "twenty" → "0" … "20"
+SMALL_NUMBER_WORDS: dict[str, str] = {w: str(i) for i, w in enumerate([
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
+])}
 #: number words written as digits by :func:`canonical_tokens` (the leakage filter's table)
-NUMBER_WORDS: dict[str, str] = {w: str(i) for i, w in enumerate(
-    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-     "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
-NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
-                     "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000"})
+NUMBER_WORDS: dict[str, str] = {
+    **SMALL_NUMBER_WORDS, "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
+    "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000",
+}
 
 
 def answer_tokens(text: str) -> list[str]:

@@ -37,12 +37,16 @@ def read_qrels(path: str | Path, labels: Collection[int] = QRELS_LABELS) -> Qrel
             continue
         where = f"line {n}"
         if len(parts) != 4:
-            raise DataFormatError(path, f"expected 4 columns 'qid 0 docid label', got {len(parts)}", record=where)
+            raise DataFormatError(
+                path, f"expected 4 columns 'qid 0 docid label', got {len(parts)}", record=where
+            )
         qid, _, did, raw = parts
         try:
             label = int(raw)
         except ValueError:
-            raise DataFormatError(path, f"label {raw!r} is not an integer", record=where, field="label") from None
+            raise DataFormatError(
+                path, f"label {raw!r} is not an integer", record=where, field="label"
+            ) from None
         if label not in labels:
             allowed = ", ".join(map(str, sorted(labels)))
             raise DataFormatError(path, f"label {label} outside {{{allowed}}}", record=where, field="label")

@@ -42,8 +42,10 @@ if TYPE_CHECKING:
 #: bootstrap resamples and randomization flips (exact up to 13 discordant questions)
 N_RESAMPLES = 10_000
 #: how the tables' ``*`` marks are decided (:func:`compare_runs`, :func:`answers_comparison`), in words
-PAIRED_TEST = ("paired randomization test (sign flips of the per-question differences, scipy's permutation_test; "
-               "exact up to 13 discordant questions), Holm-adjusted over the table")
+PAIRED_TEST = (
+    "paired randomization test (sign flips of the per-question differences, scipy's permutation_test; "
+    "exact up to 13 discordant questions), Holm-adjusted over the table"
+)
 
 
 @dataclass(frozen=True)
@@ -98,20 +100,32 @@ def mean_ci(values: Sequence[float] | np.ndarray, confidence: float = 0.95, n_re
     m = float(x.mean())
     if len(x) == 1 or np.all(x == x[0]):
         return Interval(m, m, m, len(x), confidence)
-    res = stats.bootstrap((x,), np.mean, confidence_level=confidence, n_resamples=n_resamples, method="percentile",
-                          random_state=np.random.default_rng(seed))
-    return Interval(m, float(res.confidence_interval.low), float(res.confidence_interval.high), len(x), confidence)
+    res = stats.bootstrap(
+        (x,),
+        np.mean, confidence_level=confidence, n_resamples=n_resamples, method="percentile",
+        random_state=np.random.default_rng(seed),
+    )
+    return Interval(
+        m, float(res.confidence_interval.low), float(res.confidence_interval.high), len(x), confidence
+    )
 
 
-def paired_difference(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, confidence: float = 0.95,
-                      n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Paired:
+def paired_difference(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = SEED,
+) -> Paired:
     """``a − b`` on the same questions (same order): mean difference with a paired-bootstrap
     interval, and the two-sided p-value of the paired randomization (sign-flip) test."""
     from scipy import stats
 
     x, y = _array(a, "paired_difference a"), _array(b, "paired_difference b")
     if len(x) != len(y):
-        raise ValueError(f"paired_difference: {len(x)} vs {len(y)} questions; a paired test needs the same questions")
+        raise ValueError(
+            f"paired_difference: {len(x)} vs {len(y)} questions; a paired test needs the same questions"
+        )
     d = x - y
     ci = mean_ci(d, confidence, n_resamples, seed)
     nz = d != 0
@@ -171,7 +185,11 @@ def interval_columns(values: Sequence[float] | np.ndarray, name: str, scale: flo
     if len(x) == 0:
         return {name: float("nan"), f"{name}_lo": float("nan"), f"{name}_hi": float("nan")}
     ci = mean_ci(x).scaled(scale)
-    return {name: round(ci.value, digits), f"{name}_lo": round(ci.lo, digits), f"{name}_hi": round(ci.hi, digits)}
+    return {
+        name: round(ci.value, digits),
+        f"{name}_lo": round(ci.lo, digits),
+        f"{name}_hi": round(ci.hi, digits),
+    }
 
 
 def metric_intervals(runs: Mapping[str, Mapping[str, Sequence[tuple[str, float]]]],
@@ -226,7 +244,9 @@ RANX_NAMES = {"Hit": "hit_rate", "Recall": "recall", "MRR": "mrr", "nDCG": "ndcg
 COMPARE_METRICS = ("Hit@10", "nDCG@10")
 
 
-def _ranx_qrels(qrels: Mapping[str, Mapping[str, int]], kind: str, threshold: int) -> dict[str, dict[str, int]]:
+def _ranx_qrels(
+    qrels: Mapping[str, Mapping[str, int]], kind: str, threshold: int
+) -> dict[str, dict[str, int]]:
     """The questions that count for the metric (as :mod:`inferqa_utils.metrics`): a relevant passage
     (label ≥ threshold) for Hit/Recall/MRR, binarised; any label > 0 for nDCG, graded."""
     out: dict[str, dict[str, int]] = {}
@@ -288,14 +308,18 @@ def compare_runs(runs: Mapping[str, Mapping[str, Sequence[tuple[str, float]]]],
         q = _ranx_qrels(qrels, kind, threshold)
         if not q:
             for n in names:
-                rows[n].update({m: float("nan"), f"{m}_lo": float("nan"), f"{m}_hi": float("nan"), f"n {m}": 0})
+                rows[n].update(
+                    {m: float("nan"), f"{m}_lo": float("nan"), f"{m}_hi": float("nan"), f"n {m}": 0}
+                )
             continue
         qids = sorted(q)
         ranx_name = f"{RANX_NAMES[kind]}@{k}"
         rx_runs = [_ranx_run(runs[n], qids, n) for n in names]
         scores = {}
         for n, rr in zip(names, rx_runs, strict=True):
-            per_q = evaluate(Qrels({x: q[x] for x in qids}), rr, ranx_name, return_mean=False, make_comparable=True)
+            per_q = evaluate(
+                Qrels({x: q[x] for x in qids}), rr, ranx_name, return_mean=False, make_comparable=True
+            )
             scores[n] = values = [float(v) for v in per_q]  # in the order of the qrels' (sorted) questions
             ci = mean_ci(values).scaled(100)
             rows[n].update({m: round(ci.value, 2), f"{m}_lo": round(ci.lo, 2), f"{m}_hi": round(ci.hi, 2),
@@ -304,7 +328,9 @@ def compare_runs(runs: Mapping[str, Mapping[str, Sequence[tuple[str, float]]]],
                      for x, v in zip(qids, values, strict=True)]
         for n in names:
             if n != baseline:
-                p = paired_difference(scores[n], scores[baseline], n_resamples=n_permutations, seed=seed).p_value
+                p = paired_difference(
+                    scores[n], scores[baseline], n_resamples=n_permutations, seed=seed
+                ).p_value
                 rows[n][f"Δ{m}"] = round(rows[n][m] - rows[baseline][m], 2)
                 rows[n][f"p {m}"] = p
                 comparisons.append((n, m, p))
@@ -326,9 +352,18 @@ def with_intervals(table: pd.DataFrame, columns: Sequence[str], digits: int = 1)
             continue
         lo, hi, sig = f"{c}_lo", f"{c}_hi", f"sig {c}"
         out[c] = [
-            ("—" if _isna(v) else f"{v:.{digits}f} [{table.at[i, lo]:.{digits}f}, {table.at[i, hi]:.{digits}f}]"
-             + (str(table.at[i, sig]) if sig in table.columns and isinstance(table.at[i, sig], str) else ""))
-            for i, v in table[c].items()]
+            (
+                "—"
+                if _isna(v)
+                else f"{v:.{digits}f} [{table.at[i, lo]:.{digits}f}, {table.at[i, hi]:.{digits}f}]"
+                + (
+                    str(table.at[i, sig])
+                    if sig in table.columns and isinstance(table.at[i, sig], str)
+                    else ""
+                )
+            )
+            for i, v in table[c].items()
+        ]
     import pandas as pd
 
     return pd.DataFrame(out, index=table.index)
@@ -357,8 +392,13 @@ def answers_comparison(answers: pd.DataFrame, baseline: str, value: str = "em", 
     for system in wide.columns:
         both = wide[[system]].dropna() if system == baseline else wide[[system, baseline]].dropna()
         ci = mean_ci(both[system]).scaled(100)
-        row = {key: system, value: round(ci.value, 2), f"{value}_lo": round(ci.lo, 2), f"{value}_hi": round(ci.hi, 2),
-               "n": len(both)}
+        row = {
+            key: system,
+            value: round(ci.value, 2),
+            f"{value}_lo": round(ci.lo, 2),
+            f"{value}_hi": round(ci.hi, 2),
+            "n": len(both),
+        }
         if system != baseline:
             d = paired_difference(both[system], both[baseline])
             row.update({f"Δ{value}": round(100 * d.diff.value, 2), f"Δ{value}_lo": round(100 * d.diff.lo, 2),

@@ -43,7 +43,10 @@ def main() -> int:
         gold = rec["question"]["candidate_answers"][-1]
         hints = rec["hints"]
         if not all(isinstance((h.get("metrics") or {}).get("scores"), dict) for h in hints):
-            print(f"{rec['question'].get('id', '?')}: hints without stored votes (run score_embedded_convergence.py)")
+            print(
+                f"{rec['question'].get('id', '?')}: hints without stored votes (run "
+                "score_embedded_convergence.py)"
+            )
             return 1
         per_rule = {}
         for rule in conv:

@@ -54,7 +54,10 @@ def main() -> int:
     recs = json.loads(path.read_text(encoding="utf-8"))
     todo = [(r, stale(r)) for r in recs]
     todo = [(r, s) for r, s in todo if s]
-    print(f"{path}: {len(recs)} questions, {sum(len(s) for _, s in todo)} hints to score in {len(todo)} questions")
+    print(
+        f"{path}: {len(recs)} questions, {sum(len(s) for _, s in todo)} hints to score in {len(todo)} "
+        "questions"
+    )
     if a.check:
         return 1 if todo else 0
     if not todo:
@@ -72,9 +75,13 @@ def main() -> int:
         # every hint of the question in one call: the calibration clue and the prefix are shared
         scores = hint_scores(METHOD, llm, q, hints, cands, progress=False)
         for h, sc in zip(rec["hints"], scores, strict=True):
-            h["metrics"] = {**(h.get("metrics") or {}), "convergence": convergence_from_scores(sc, cands[-1]),
-                            "scores": {c: int(sc[c]) for c in cands},
-                            "convergence_judge": f"{a.model} {METHOD}", "convergence_of": key_of(q, h["hint"], cands)}
+            h["metrics"] = {
+                **(h.get("metrics") or {}),
+                "convergence": convergence_from_scores(sc, cands[-1]),
+                "scores": {c: int(sc[c]) for c in cands},
+                "convergence_judge": f"{a.model} {METHOD}",
+                "convergence_of": key_of(q, h["hint"], cands),
+            }
         if n % 20 == 0 or n == len(todo):  # checkpoint: an interrupted run keeps what it scored
             write_text_atomic(path, json.dumps(recs, ensure_ascii=False, indent=1) + "\n")
     print(f"wrote {path}")

@@ -62,7 +62,20 @@ def sync(nb: Path, params: dict, check: bool) -> list[str]:
             new_value = py_literal(params[m["name"]])
             diffs.append(f"{nb.name}: {m['name']} = {value} → {new_value}")
             head = f"{m['name']}{m['sp1']}={m['sp2']}{new_value}"
-            pad = max(1, len(m["name"]) + len(m["sp1"]) + 1 + len(m["sp2"]) + len(value) + (len(comment) - len(comment.lstrip())) - len(head)) if comment else 0
+            pad = (
+                max(
+                    1,
+                    len(m["name"])
+                    + len(m["sp1"])
+                    + 1
+                    + len(m["sp2"])
+                    + len(value)
+                    + (len(comment) - len(comment.lstrip()))
+                    - len(head),
+                )
+                if comment
+                else 0
+            )
             lines[i] = head + (" " * pad + comment.lstrip() if comment else "")
         src = "\n".join(lines)
         cell["source"] = [ln + "\n" for ln in src.split("\n")[:-1]] + [src.split("\n")[-1]]
@@ -77,7 +90,9 @@ def main() -> int:
     ap.add_argument("--profile", default="default")
     a = ap.parse_args()
     params = profile(a.profile)
-    diffs = [x for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) for x in sync(nb, params, a.check)]
+    diffs = [
+        x for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) for x in sync(nb, params, a.check)
+    ]
     print("\n".join(diffs) or "notebook parameters equal the profile")
     return 1 if (diffs and a.check) else 0
 

@@ -15,7 +15,9 @@ import pytest
 from isolated_root import CHECKOUT, isolate
 
 if "inferqa_utils.config" in sys.modules:  # its PATHS would name another root
-    raise RuntimeError("inferqa_utils was imported before tests/conftest.py set INFERQA_ROOT to the test root")
+    raise RuntimeError(
+        "inferqa_utils was imported before tests/conftest.py set INFERQA_ROOT to the test root"
+    )
 TEST_ROOT, TEST_ROOT_CHOSEN = isolate()
 
 from inferqa_utils.config import PATHS  # noqa: E402  (after INFERQA_ROOT is set)
@@ -49,9 +51,11 @@ def _no_llm_server_routing(monkeypatch):
     """Tests choose their LLM and embedding backends themselves: a shell's INFERQA_LLM_SERVER(S) or
     INFERQA_EMBED_SERVER(S) would otherwise send every ``load_llm`` / ``load_embedder`` to a server
     (tests that test the routing set the variables again)."""
-    for var in ("INFERQA_LLM_SERVER", "INFERQA_LLM_SERVERS", "INFERQA_LLM_API_KEY", "INFERQA_LLM_CONCURRENCY",
-                "INFERQA_LLM_RETRIES", "INFERQA_EMBED_SERVER", "INFERQA_EMBED_SERVERS", "INFERQA_EMBED_API_KEY",
-                "INFERQA_EMBED_CONCURRENCY", "INFERQA_EMBED_RETRIES"):
+    for var in (
+        "INFERQA_LLM_SERVER", "INFERQA_LLM_SERVERS", "INFERQA_LLM_API_KEY", "INFERQA_LLM_CONCURRENCY",
+        "INFERQA_LLM_RETRIES", "INFERQA_EMBED_SERVER", "INFERQA_EMBED_SERVERS", "INFERQA_EMBED_API_KEY",
+        "INFERQA_EMBED_CONCURRENCY", "INFERQA_EMBED_RETRIES",
+    ):
         monkeypatch.delenv(var, raising=False)
 
 
@@ -69,14 +73,17 @@ def smoke_outputs() -> str:
     import json
 
     from inferqa_utils.config import profile
-    from inferqa_utils.construction.build import profile_build_config
+    from inferqa_utils.construction.build_config import profile_build_config
     from inferqa_utils.inspector import describe_inputs
     from inferqa_utils.runner import run_notebooks
 
     name = profile("smoke")["dataset_name"]
     have = describe_inputs(name)
-    fresh = have["build"]["exists"] and json.loads(Path(have["build"]["path"]).read_text(encoding="utf-8")).get(
-        "fingerprint") == profile_build_config("smoke").fingerprint()
+    fresh = (
+        have["build"]["exists"]
+        and json.loads(Path(have["build"]["path"]).read_text(encoding="utf-8")).get("fingerprint")
+        == profile_build_config("smoke").fingerprint()
+    )
     if not fresh or not all(v["exists"] for v in have.values()):
         m = run_notebooks("smoke", only=SMOKE_NOTEBOOKS, log=print)
         assert m.extra["status"] == "ok", m.extra["status"]

@@ -106,7 +106,9 @@ class LabServer:
             if self.proc.poll() is not None:
                 raise AssertionError(f"JupyterLab exited ({self.proc.returncode}):\n{self.log_tail()}")
             try:
-                req = urllib.request.Request(f"{self.url}/api/status", headers={"Authorization": f"token {self.token}"})
+                req = urllib.request.Request(
+                    f"{self.url}/api/status", headers={"Authorization": f"token {self.token}"}
+                )
                 with urllib.request.urlopen(req, timeout=5) as r:
                     if r.status == 200:
                         return self
@@ -136,7 +138,9 @@ def chrome(width: int = 1500, height: int = 1300):
 class LabPage:
     """One notebook open in JupyterLab in ``driver``; screenshots go to ``shots`` (one per step)."""
 
-    def __init__(self, driver: Any, server: LabServer, shots: Path, log: Callable[[str], None] = print) -> None:
+    def __init__(
+        self, driver: Any, server: LabServer, shots: Path, log: Callable[[str], None] = print
+    ) -> None:
         self.d, self.server, self.shots, self.log = driver, server, shots, log
         shots.mkdir(parents=True, exist_ok=True)
         self.taken: list[Path] = []
@@ -172,8 +176,17 @@ class LabPage:
         error = self._navigate(f"lab/tree/{name}")
         if error is not None:
             raise AssertionError(f"cannot open {self.server.url}/lab/tree/{name}: {error}")
-        self.wait("the notebook's cells", lambda: self.js(
-            "return document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell').length") > 1, timeout)
+        self.wait(
+            "the notebook's cells",
+            lambda: (
+                self.js(
+                    "return document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) "
+                    ".jp-Cell').length"
+                )
+                > 1
+            ),
+            timeout,
+        )
         # the status bar names the kernel once it is connected ("Python 3 (inferqa) | Idle")
         self.wait("an idle kernel", lambda: self.kernel_status() == "idle" and self.js(
             "const t = document.querySelector('#jp-main-statusbar').innerText; "
@@ -184,7 +197,8 @@ class LabPage:
                        ".jp-Notebook-ExecutionIndicator'); return e ? e.getAttribute('data-status') : null;")
 
     def menu(self, top: str, label: str) -> None:
-        """Click menu ``top`` (e.g. "Run"), then its item ``label`` (e.g. "Run All Cells"), as a person does."""
+        """Click menu ``top`` (e.g. "Run"), then its item ``label`` (e.g. "Run All Cells"), as a person
+        does."""
         from selenium.webdriver.common.by import By
 
         for item in self.d.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item"):
@@ -203,8 +217,10 @@ class LabPage:
         self.wait(f"menu item {top} > {label}", entry, 30).click()
 
     def prompts(self) -> list[str]:
-        return self.js("return [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell "
-                       ".jp-InputArea-prompt')].map(e => e.textContent.trim())")
+        return self.js(
+            "return [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell "
+            ".jp-InputArea-prompt')].map(e => e.textContent.trim())"
+        )
 
     def run_all(self, timeout: float) -> float:
         """Run > Run All Cells, wait until every code cell has an execution count and the kernel is
@@ -242,7 +258,8 @@ class LabPage:
         return self.text_of(".jp-NotebookPanel:not(.lm-mod-hidden)")
 
     def select(self, css: str, label_prefix: str) -> str:
-        """Choose the option of ``<select>`` ``css`` whose text starts with ``label_prefix`` (as a click does)."""
+        """Choose the option of ``<select>`` ``css`` whose text starts with ``label_prefix`` (as a click
+        does)."""
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import Select
 
@@ -254,15 +271,20 @@ class LabPage:
         return label
 
     def scroll_to(self, css: str) -> None:
-        self.js("const e = document.querySelector(arguments[0]); if (e) e.scrollIntoView({block: 'start'});", css)
+        self.js(
+            "const e = document.querySelector(arguments[0]); if (e) e.scrollIntoView({block: 'start'});", css
+        )
         time.sleep(0.5)
 
     def shot_text(self, name: str, text: str) -> Path:
         """Screenshot with the first paragraph, heading or text output holding ``text`` scrolled to the
         top of the window."""
-        self.js("const e = [...document.querySelectorAll('.jp-OutputArea-output p, .jp-OutputArea-output pre, "
-                ".jp-OutputArea-output h4')].find(o => o.innerText.includes(arguments[0])); "
-                "if (e) e.scrollIntoView({block: 'start'});", text)
+        self.js(
+            "const e = [...document.querySelectorAll('.jp-OutputArea-output p, .jp-OutputArea-output pre, "
+            ".jp-OutputArea-output h4')].find(o => o.innerText.includes(arguments[0])); "
+            "if (e) e.scrollIntoView({block: 'start'});",
+            text,
+        )
         time.sleep(0.5)
         return self.shot(name)
 
@@ -270,7 +292,9 @@ class LabPage:
         """Screenshot of the window (after scrolling ``css`` to the top) as ``NN_<name>.png``."""
         if css:
             self.scroll_to(css)
-        path = self.shots / f"{len(list(self.shots.glob('*.png'))) + 1:02d}_{name}.png"  # numbered across tests
+        path = (
+            self.shots / f"{len(list(self.shots.glob('*.png'))) + 1:02d}_{name}.png"
+        )  # numbered across tests
         self.d.save_screenshot(str(path))
         self.taken.append(path)
         self.log(f"[browser] screenshot {path}")

@@ -13,13 +13,32 @@ from inferqa_utils.textnorm import occurs_as_tokens
 WIKIHINT_SAMPLE = Path(__file__).parent / "data" / "wikihint_sample.json"
 
 
-@pytest.mark.parametrize("answer,generic", [
-    ("the character", True), ("The individual", True), ("Canadian actor", True), ("this player", True),
-    ("the band", True), ("an actor", True), ("Character", True), ("the French king", True), ("Bands", True),
-    ("Red Sea", False), ("Pink Floyd", False), ("The Beatles", False), ("Barcelona", False),
-    ("Michael Knight", False), ("The Trojan War", False), ("Arctic Ocean", False), ("Mexican walking fish", False),
-    ("the 1966 World Cup", False), ("Gaius Julius Caesar", False), ("Sonic", False), ("", False),
-])
+@pytest.mark.parametrize(
+    "answer,generic",
+    [
+        ("the character", True),
+        ("The individual", True),
+        ("Canadian actor", True),
+        ("this player", True),
+        ("the band", True),
+        ("an actor", True),
+        ("Character", True),
+        ("the French king", True),
+        ("Bands", True),
+        ("Red Sea", False),
+        ("Pink Floyd", False),
+        ("The Beatles", False),
+        ("Barcelona", False),
+        ("Michael Knight", False),
+        ("The Trojan War", False),
+        ("Arctic Ocean", False),
+        ("Mexican walking fish", False),
+        ("the 1966 World Cup", False),
+        ("Gaius Julius Caesar", False),
+        ("Sonic", False),
+        ("", False),
+    ],
+)
 def test_is_generic(answer, generic):
     assert is_generic(answer) is generic
 
@@ -35,10 +54,19 @@ def test_occurs_as_tokens_is_token_level():
 def test_guard_rules_and_stand_down():
     q = "Which actor played Michael Knight in Knight Rider?"
     assert guard_answer("Michael Knight", q, None, golds=["David Hasselhoff"]) == "in_question"
-    assert guard_answer("Knight Rider", q, "It starred a talking car.", golds=["David Hasselhoff"]) == "in_question"
-    assert guard_answer("KITT", q, "He drove a talking car called KITT.", golds=["David Hasselhoff"]) == "in_context"
+    assert (
+        guard_answer("Knight Rider", q, "It starred a talking car.", golds=["David Hasselhoff"])
+        == "in_question"
+    )
+    assert (
+        guard_answer("KITT", q, "He drove a talking car called KITT.", golds=["David Hasselhoff"])
+        == "in_context"
+    )
     assert guard_answer("the actor", q, None, golds=["David Hasselhoff"]) == "generic"  # also in the question
-    assert guard_answer("the actor", q, None, guards=["in_question"], golds=["David Hasselhoff"]) == "in_question"
+    assert (
+        guard_answer("the actor", q, None, guards=["in_question"], golds=["David Hasselhoff"])
+        == "in_question"
+    )
     assert guard_answer("Hasselhoff", q, "He drove a talking car.", golds=["David Hasselhoff"]) is None
     # a rule stands down when the gold itself trips it
     assert guard_answer("Fishes", "What type of creature is a crappie?", None, golds=["Fish"]) is None
@@ -53,9 +81,17 @@ def test_guard_rules_and_stand_down():
     # verbose: 12 tokens > 2·2 + 4 for a 2-token gold, and the gold is not in it
     ramble = "The 63-year-old schoolteacher who went over in a wooden barrel in 1901"
     assert guard_answer(ramble, "Where…?", None, golds=["Niagara Falls"]) == "verbose"
-    assert guard_answer(ramble, "Where…?", None, golds=["Niagara Falls", "the Niagara Falls of North America"]) is None
-    assert guard_answer("The mutiny on the HMS Bounty took place in 1789", "When…?", None, golds=["1789"]) is None
-    assert guard_answer("Czar Ivan IV of Russia", "Which title…?", None, golds=["Tsar"]) is None  # 5 ≤ 6 tokens
+    assert (
+        guard_answer(ramble, "Where…?", None, golds=["Niagara Falls", "the Niagara Falls of North America"])
+        is None
+    )
+    assert (
+        guard_answer("The mutiny on the HMS Bounty took place in 1789", "When…?", None, golds=["1789"])
+        is None
+    )
+    assert (
+        guard_answer("Czar Ivan IV of Russia", "Which title…?", None, golds=["Tsar"]) is None
+    )  # 5 ≤ 6 tokens
     with pytest.raises(ValueError, match="unknown answer guard"):
         guard_answer("x", q, None, guards=["nope"])
 

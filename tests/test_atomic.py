@@ -34,7 +34,9 @@ def _folder(path: Path, files: dict[str, str]) -> Path:
 
 # ------------------------------------------------------------------------------ the folder swap
 def test_replace_dir_drops_stale_files_and_moves_kept_entries(tmp_path):
-    target = _folder(tmp_path / "build", {"manifest.json": "old", "dev.json": "gone", "checkpoint/l.jsonl": "work"})
+    target = _folder(
+        tmp_path / "build", {"manifest.json": "old", "dev.json": "gone", "checkpoint/l.jsonl": "work"}
+    )
     with atomic.staged_dir(target, keep=("checkpoint",)) as tmp:
         _folder(tmp, {"manifest.json": "new", "test.json": "t"})
     assert _tree(target) == {"manifest.json": "new", "test.json": "t", "checkpoint/l.jsonl": "work"}
@@ -57,7 +59,10 @@ def test_an_interrupted_write_or_swap_leaves_the_old_folder(tmp_path, monkeypatc
         return real_rename(self, dst)
 
     monkeypatch.setattr(Path, "rename", fail_second)
-    with pytest.raises(OSError, match="rename failed"), atomic.staged_dir(target, keep=("checkpoint",)) as tmp:
+    with (
+        pytest.raises(OSError, match="rename failed"),
+        atomic.staged_dir(target, keep=("checkpoint",)) as tmp,
+    ):
         _folder(tmp, {"manifest.json": "new"})
     assert _tree(target) == before and sorted(p.name for p in tmp_path.iterdir()) == ["build"]
 
@@ -107,7 +112,9 @@ def test_write_text_atomic_keeps_the_mode_and_removes_a_killed_writers_leftover(
     p = tmp_path / "f[1].json"
     p.write_text("old")
     p.chmod(0o644)
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     dead = tmp_path / f".{p.name}.{int(gone.stdout)}-abcd.tmp"  # a writer killed mid-write
     alive = tmp_path / f".{p.name}.{os.getpid()}-ef01.tmp"  # a writer still running (this process)
     dead.write_text("half")
@@ -123,7 +130,9 @@ def test_write_text_atomic_keeps_the_mode_and_removes_a_killed_writers_leftover(
 
 # ------------------------------------------------------------------------------ label checkpoint
 def _labels(qid: str) -> QuestionLabels:
-    return QuestionLabels(qid, {f"{qid}_1_0": {"m": "Venezia"}}, {f"{qid}_1_0": ["Venezia"]}, {f"{qid}_1_0": 2})
+    return QuestionLabels(
+        qid, {f"{qid}_1_0": {"m": "Venezia"}}, {f"{qid}_1_0": ["Venezia"]}, {f"{qid}_1_0": 2}
+    )
 
 
 def test_a_cut_last_checkpoint_line_is_removed_by_replacing_the_file(tmp_path):
@@ -156,7 +165,9 @@ def test_each_decision_is_merged_into_the_file_as_it_is_now(tmp_path):
 def test_the_widget_keeps_decisions_written_after_it_opened(tmp_path):
     q = Question("q1", "In which desert?", ["Gobi"], [Hint("It lies in Asia."), Hint("Dinosaur eggs.")])
     q.meta["gold_answers"] = ["Gobi"]
-    res = QuestionLabels("q1", {"q1_1_0": {"m": "Desert of Gobi"}}, {"q1_1_0": ["Desert of Gobi"]}, {"q1_1_0": 2})
+    res = QuestionLabels(
+        "q1", {"q1_1_0": {"m": "Desert of Gobi"}}, {"q1_1_0": ["Desert of Gobi"]}, {"q1_1_0": 2}
+    )
     path = tmp_path / "v.json"
     box = verification_widget([q], {"q1": res}, path)
     path.write_text(json.dumps({"q9": {"Sahara": False}}))  # written elsewhere after the widget opened

@@ -16,7 +16,7 @@ from inferqa_utils.beyond import decomposition as dec
 from inferqa_utils.beyond import disentangled as dis
 from inferqa_utils.beyond import knowledge as know
 from inferqa_utils.beyond import report as rep
-from inferqa_utils.beyond.common import cached_method, split_sentences
+from inferqa_utils.beyond.common import METHOD_SCHEMA, cached_method, method_key, split_sentences
 
 # ----------------------------------------------------------------------------- decomposition
 
@@ -38,19 +38,34 @@ def test_query_lists():
     assert dec.query_lists("Q?", [], include_original=False) == ["Q?"]
 
 
-@pytest.mark.parametrize("reply, expected", [
-    ("1. Who wrote the opera?\n2. Which composer died in Vienna?",
-     ["Who wrote the opera?", "Which composer died in Vienna?"]),
-    ("Sub-questions:\n- Who wrote the opera?\n* Which composer died in Vienna?\n",
-     ["Who wrote the opera?", "Which composer died in Vienna?"]),
-    ("Q1: Who wrote the opera? Q2: Which composer died in Vienna?",
-     ["Who wrote the opera?", "Which composer died in Vienna?"]),
-    ("**1.** Who wrote the opera?\n1) who wrote the opera ?\n3. Which city is it in?\n4. Where was he born?",
-     ["Who wrote the opera?", "Which city is it in?", "Where was he born?"]),
-    ("1. Find the composer of the opera\n2. Find where he died", ["Find the composer of the opera", "Find where he died"]),
-    ("Which Austrian composer wrote the opera?\n2. Why?", []),
-    ("", []),
-])
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        (
+            "1. Who wrote the opera?\n2. Which composer died in Vienna?",
+            ["Who wrote the opera?", "Which composer died in Vienna?"],
+        ),
+        (
+            "Sub-questions:\n- Who wrote the opera?\n* Which composer died in Vienna?\n",
+            ["Who wrote the opera?", "Which composer died in Vienna?"],
+        ),
+        (
+            "Q1: Who wrote the opera? Q2: Which composer died in Vienna?",
+            ["Who wrote the opera?", "Which composer died in Vienna?"],
+        ),
+        (
+            "**1.** Who wrote the opera?\n1) who wrote the opera ?\n3. Which city is it in?\n4. Where was he "
+            "born?",
+            ["Who wrote the opera?", "Which city is it in?", "Where was he born?"],
+        ),
+        (
+            "1. Find the composer of the opera\n2. Find where he died",
+            ["Find the composer of the opera", "Find where he died"],
+        ),
+        ("Which Austrian composer wrote the opera?\n2. Why?", []),
+        ("", []),
+    ],
+)
 def test_parse_subquestions(reply, expected):
     assert dec.parse_subquestions(reply, "Which Austrian composer wrote the opera?", max_sub=3) == expected
 
@@ -98,8 +113,13 @@ def test_parse_cot(reply, evidence, answer):
 def test_cot_messages_have_two_worked_examples():
     msgs = dec.cot_messages("Which lake?", ["Clue one.", "Clue two."])
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user", "assistant", "user"]
-    assert msgs[2]["content"].endswith("Answer: Sundial") or msgs[2]["content"].endswith("Answer: Lake Baikal")
-    assert msgs[-1]["content"] == "[Document 1] Clue one.\n[Document 2] Clue two.\n\nQuestion: Which lake?\nEvidence:"
+    assert msgs[2]["content"].endswith("Answer: Sundial") or msgs[2]["content"].endswith(
+        "Answer: Lake Baikal"
+    )
+    assert (
+        msgs[-1]["content"]
+        == "[Document 1] Clue one.\n[Document 2] Clue two.\n\nQuestion: Which lake?\nEvidence:"
+    )
 
 
 # ----------------------------------------------------------------------------- knowledge-aware
@@ -108,7 +128,9 @@ def test_interleave_and_diverse_merge():
     from inferqa_utils.retrieval.fusion import interleave_lists
 
     assert interleave_lists([["a", "x", "b"], ["x", "c"]]) == ["a", "x", "b", "c"]
-    assert know.diverse_merge([["b", "a", "c"], ["c", "b", "a"]], ["a", "b", "c"], ["d"]) == ["b", "c", "a", "d"]
+    assert know.diverse_merge([["b", "a", "c"], ["c", "b", "a"]], ["a", "b", "c"], ["d"]) == [
+        "b", "c", "a", "d",
+    ]
     assert know.diverse_merge([["b"], ["c"]], ["a", "b", "c"], ["d", "b"]) == ["b", "c", "a", "d"]
     assert know.diverse_merge([], ["a", "b"], ["c"]) == ["a", "b", "c"]
 
@@ -116,35 +138,53 @@ def test_interleave_and_diverse_merge():
 def test_parse_knowledge_elements():
     demo = know._DECLARE_DEMO[2]
     els, given = know.parse_knowledge_elements(demo)
-    assert els == ["Traditional Japanese crafts made with paper",
-                   "A craft that folds one square sheet without cutting or gluing", "The Japanese name of that craft"]
+    assert els == [
+        "Traditional Japanese crafts made with paper",
+        "A craft that folds one square sheet without cutting or gluing", "The Japanese name of that craft",
+    ]
     assert given == [2]
-    reply = ("Thoughts: the question needs two things.\n**Knowledge Elements:**\n1. **Year of birth**\n2) Place of study.\n"
-             "- Place of study\nAnalysis for given document: covers 1\nGiven Knowledge: 1, 2, 7")
+    reply = (
+        "Thoughts: the question needs two things.\n**Knowledge Elements:**\n1. **Year of birth**\n2) Place "
+        "of study.\n"
+        "- Place of study\nAnalysis for given document: covers 1\nGiven Knowledge: 1, 2, 7"
+    )
     assert know.parse_knowledge_elements(reply) == (["Year of birth", "Place of study"], [1, 2])
     assert know.parse_knowledge_elements("1. A\n2. B\nGiven Knowledge: None") == (["A", "B"], [])
     assert know.parse_knowledge_elements("1. A\n2. A\n3. B\nGiven Knowledge: 2, 3") == (["A", "B"], [1, 2])
-    assert know.parse_knowledge_elements("1. A\n2. B\n3. C\nGiven Knowledge: 3, 1", max_elements=2) == (["A", "B"], [1])
+    assert know.parse_knowledge_elements("1. A\n2. B\n3. C\nGiven Knowledge: 3, 1", max_elements=2) == (
+        ["A", "B"],
+        [1],
+    )
     assert know.parse_knowledge_elements("1. A\n2. B\n3. C", max_elements=2) == (["A", "B"], [])
     assert know.parse_knowledge_elements("no list at all") == ([], [])
 
 
-@pytest.mark.parametrize("reply, expected", [
-    ('Thoughts: x\nSelected Knowledge Elements:\n```json\n[\n "First element",\n "Second"\n]\n```', ["First element", "Second"]),
-    ('["a", "b", ""]', ["a", "b"]),
-    ('Selected: "alpha beta", and “gamma”', ["alpha beta", "gamma"]),
-    ("[broken json, 'x'\n1. one\n- two", ["one", "two"]),
-    ('```json\n["British chemist", "X-ray image known as \'Photo 51\']\n```', ["British chemist", "X-ray image known as 'Photo 51'"]),
-    ("nothing here", []),
-])
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        (
+            'Thoughts: x\nSelected Knowledge Elements:\n```json\n[\n "First element",\n "Second"\n]\n```',
+            ["First element", "Second"],
+        ),
+        ('["a", "b", ""]', ["a", "b"]),
+        ('Selected: "alpha beta", and “gamma”', ["alpha beta", "gamma"]),
+        ("[broken json, 'x'\n1. one\n- two", ["one", "two"]),
+        (
+            '```json\n["British chemist", "X-ray image known as \'Photo 51\']\n```',
+            ["British chemist", "X-ray image known as 'Photo 51'"],
+        ),
+        ("nothing here", []),
+    ],
+)
 def test_parse_json_list(reply, expected):
     assert know.parse_json_list(reply) == expected
 
 
 def test_match_elements():
     pool = ["The X-ray image known as 'Photo 51'", "British chemist", "Tokugawa family"]
-    assert know.match_elements(["x-ray image known as Photo 51", "United Nations", "british chemist"], pool) == [
-        "The X-ray image known as 'Photo 51'", "British chemist"]
+    assert know.match_elements(
+        ["x-ray image known as Photo 51", "United Nations", "british chemist"], pool
+    ) == ["The X-ray image known as 'Photo 51'", "British chemist"]
     assert know.match_elements(["the Tokugawa family rule", "Tokugawa family"], pool) == ["Tokugawa family"]
     assert know.match_elements(["chem"], pool) == []  # whole words only
     assert know.match_elements([], pool) == []
@@ -159,8 +199,10 @@ def test_select_by_frequency():
 
 # ----------------------------------------------------------------------------- disentangled
 
-PHOTO51 = ("Which British chemist produced the X-ray diffraction image known as 'Photo 51', which helped reveal "
-           "the double-helix structure of DNA?")
+PHOTO51 = (
+    "Which British chemist produced the X-ray diffraction image known as 'Photo 51', which helped reveal "
+    "the double-helix structure of DNA?"
+)
 
 
 def test_entity_view():
@@ -196,9 +238,14 @@ def test_query_views():
 def test_masking():
     words = dis.mask_set(PHOTO51)
     assert words == {"photo", "51", "british", "x-ray", "dna"}
-    assert dis.mask_words(PHOTO51, words) == ("Which [M] chemist produced the [M] diffraction image known as '[M]', "
-                                              "which helped reveal the double-helix structure of [M]?")
-    assert dis.mask_words("New York's mayor met the NEW york team", {"new", "york"}) == "[M] mayor met the [M] team"
+    assert dis.mask_words(PHOTO51, words) == (
+        "Which [M] chemist produced the [M] diffraction image known as '[M]', "
+        "which helped reveal the double-helix structure of [M]?"
+    )
+    assert (
+        dis.mask_words("New York's mayor met the NEW york team", {"new", "york"})
+        == "[M] mayor met the [M] team"
+    )
     assert dis.mask_words("nothing to hide", set()) == "nothing to hide"
     assert dis.mask_words("Paris, Paris and Rome", {"paris"}, token="_") == "_, _ and Rome"
 
@@ -213,7 +260,9 @@ def test_passages_from_hints():
 
 
 def test_split_sentences():
-    assert split_sentences("It is old.  It is big! Is it? yes") == ["It is old.", "It is big!", "Is it?", "yes"]
+    assert split_sentences("It is old.  It is big! Is it? yes") == [
+        "It is old.", "It is big!", "Is it?", "yes",
+    ]
 
 
 # ----------------------------------------------------------------------------- candidate support (ours)
@@ -248,6 +297,19 @@ def test_agreement_support_and_combine():
 
 # ----------------------------------------------------------------------------- common plumbing
 
+def test_method_key_by_hand():
+    from inferqa_utils.fingerprint import corpus_sha256, queries_sha256, run_sha256
+
+    corpus, queries, first = {"p1": "a"}, {"q1": "?"}, {"q1": [("p1", 1.0)]}
+    assert method_key("m one", corpus, queries, 3, llm="sha", k=1) == {
+        "kind": "method-run",
+        "schema": 2,
+        "inputs": {"corpus": corpus_sha256(corpus), "queries": queries_sha256(queries)},
+        "params": {"k": 1, "llm": "sha", "method": "m one", "version": 3},
+    }
+    assert method_key("m one", corpus, queries, 3, first=first)["inputs"]["first_stage"] == run_sha256(first)
+
+
 def test_cached_method_reuses_and_invalidates(tmp_path):
     calls = []
 
@@ -255,22 +317,51 @@ def test_cached_method_reuses_and_invalidates(tmp_path):
         calls.append(1)
         return {"q1": [("p1", 2.0), ("p2", 1.0)]}, {"q1": {"note": "x"}}
 
-    r1 = cached_method("m one", tmp_path, {"k": 1}, compute, n_queries=1)
-    r2 = cached_method("m one", tmp_path, {"k": 1}, compute, n_queries=1)
+    corpus, queries = {"p1": "a", "p2": "b"}, {"q1": "?"}
+    key = method_key("m one", corpus, queries, 1, k=1)
+    r1 = cached_method("m one", tmp_path, key, compute, n_queries=1)
+    r2 = cached_method("m one", tmp_path, key, compute, n_queries=1)
     assert len(calls) == 1 and not r1.cached and r2.cached
-    assert r2.run == r1.run and r2.details == {"q1": {"note": "x"}} and r2.seconds == pytest.approx(r1.seconds, abs=1e-3)
+    assert (
+        r2.run == r1.run
+        and r2.details == {"q1": {"note": "x"}}
+        and r2.seconds == pytest.approx(r1.seconds, abs=1e-3)
+    )
     stamp = json.loads((tmp_path / "m one.trec.stamp.json").read_text())
-    assert stamp["k"] == 1 and stamp["method"] == "m one" and "seconds" in stamp["cost"]
-    cached_method("m one", tmp_path, {"k": 2}, compute, n_queries=1)
+    assert stamp["params"] == {"k": 1, "method": "m one", "version": 1} and stamp["schema"] == METHOD_SCHEMA
+    assert stamp["cost"] == {"seconds": round(r1.seconds, 3), "n_queries": 1,
+                             "seconds_per_query": round(r1.seconds, 6), "llm": {}}
+    cached_method("m one", tmp_path, method_key("m one", corpus, queries, 1, k=2), compute, n_queries=1)
     assert len(calls) == 2
-    # a stamp of the format before the artifact store ({"key": …, "cost": …}) is still honoured, with its cost
-    legacy = {"key": {k: v for k, v in json.loads((tmp_path / "m one.trec.stamp.json").read_text()).items()
-                      if k not in ("cost", "file", "written_at")}, "cost": {"seconds": 7.0, "llm": {}}}
-    (tmp_path / "m one.trec.stamp.json").write_text(json.dumps(legacy))
-    r3 = cached_method("m one", tmp_path, {"k": 2}, compute, n_queries=1)
-    assert len(calls) == 2 and r3.cached and r3.seconds == 7.0
-    cached_method("m one", None, {"k": 2}, compute, n_queries=1)
-    assert len(calls) == 3
+    # a stamp of another schema misses: recomputed
+    stamp = json.loads((tmp_path / "m one.trec.stamp.json").read_text())
+    (tmp_path / "m one.trec.stamp.json").write_text(json.dumps({**stamp, "schema": METHOD_SCHEMA - 1}))
+    r3 = cached_method("m one", tmp_path, method_key("m one", corpus, queries, 1, k=2), compute, n_queries=1)
+    assert len(calls) == 3 and not r3.cached
+    (tmp_path / "m one.details.json").write_text("not json")  # unreadable details: recomputed
+    assert not cached_method(
+        "m one", tmp_path, method_key("m one", corpus, queries, 1, k=2), compute, 1
+    ).cached
+    cached_method("m one", None, method_key("m one", corpus, queries, 1, k=2), compute, n_queries=1)
+    assert len(calls) == 5
+
+
+def test_baseline_costs_read_the_runs_cost_records(tmp_path, monkeypatch):
+    """A retriever's seconds/query is its run's recorded seconds per query (4 decimals); a reranked
+    run's is notebook 03's seconds/query plus its first stage's; unknown without a cost record."""
+    from inferqa_utils import artifacts, stages
+    from inferqa_utils.config import Paths
+
+    monkeypatch.setattr(stages, "PATHS", Paths(tmp_path))
+    runs = tmp_path / "build" / "runs" / "d" / "supporting"
+    (tmp_path / "results").mkdir()
+    artifacts.write(runs / "bm25.trec", lambda tmp: tmp.write_text("q Q0 p 1 1.0 bm25\n"), {"k": 1},
+                    artifacts.Cost(1.5, 300))
+    artifacts.write(runs / "minilm.trec", lambda tmp: tmp.write_text("q Q0 p 1 1.0 minilm\n"), {"k": 1})
+    pd.DataFrame({"seconds/query": [None, 2.25]}, index=["bm25", "bm25 + pointwise"]).to_csv(
+        stages.RERANKING.path("d", "test"))
+    assert rep.baseline_costs("d", "test", ["bm25", "minilm", "bm25+pointwise", "absent"]) == {
+        "bm25": 0.005, "minilm": None, "bm25+pointwise": 2.255, "absent": None}
 
 
 # ----------------------------------------------------------------------------- report and paper reference
@@ -291,7 +382,9 @@ def test_report_table_and_summary():
     assert list(t.index) == ["bm25", "ours"]
     assert t.loc["bm25", "Hit@1"] == 50.0 and t.loc["ours", "Hit@1"] == 100.0
     assert t.loc["bm25", "MRR@100"] == 75.0
-    assert t.loc["ours", "EM"] == 50.0 and t.loc["bm25", "judged"] == 50.0 and t.loc["bm25", "no_answer"] == 50.0
+    assert (
+        t.loc["ours", "EM"] == 50.0 and t.loc["bm25", "judged"] == 50.0 and t.loc["bm25", "no_answer"] == 50.0
+    )
     assert t.loc["ours", "seconds/query"] == 1.5 and t.loc["ours", "kind"] == "method"
     s = rep.best_method_summary(t, "toy", dense=(), columns=("Hit@1",))
     assert "**ours** 100.00, +50.00 over bm25 (50.00)" in s
@@ -323,7 +416,10 @@ class _ListRetriever:
         self.lists = lists
 
     def search(self, queries, k):
-        return {key: [(p, 1.0 / r) for r, p in enumerate(self.lists[text][:k], 1)] for key, text in queries.items()}
+        return {
+            key: [(p, 1.0 / r) for r, p in enumerate(self.lists[text][:k], 1)]
+            for key, text in queries.items()
+        }
 
 
 def test_decompose_parses_each_questions_own_reply_and_pools_their_searches():
@@ -331,19 +427,30 @@ def test_decompose_parses_each_questions_own_reply_and_pools_their_searches():
     each question gets the sub-questions of its own reply; the pooled run takes the top-1 of the
     question's and each sub-question's list round-robin (p0, p6; the second p0 is a duplicate),
     then the rest (p2, p3)."""
-    q1, q2 = "Which tower in the French capital is made of wrought iron?", "Which planet is the largest gas giant?"
+    q1, q2 = (
+        "Which tower in the French capital is made of wrought iron?",
+        "Which planet is the largest gas giant?",
+    )
     llm = _ScriptedLLM({
         q1: f"1. Which city is the capital of France?\n2. {q1}\n3. Which towers are made of wrought iron?\n"
             "4. Who designed the tower in Paris?",
         q2: "Sub-questions:\n- Which planets are gas giants?",
     })
     out = dec.decompose(llm, {"q1": q1, "q2": q2}, n_examples=2, max_sub=2, progress=False)
-    assert out["q1"]["subquestions"] == ["Which city is the capital of France?", "Which towers are made of wrought iron?"]
+    assert out["q1"]["subquestions"] == [
+        "Which city is the capital of France?",
+        "Which towers are made of wrought iron?",
+    ]
     assert out["q2"]["subquestions"] == ["Which planets are gas giants?"]
     assert [o["examples"] for o in out.values()] == [[0, 1], [0, 1]] and len(llm.prompts) == 2
     assert [m[-1]["content"] for m in llm.prompts] == [f"Question: {q}\nSub-questions:" for q in (q1, q2)]
-    lists = {q1: ["p0", "p6"], "Which city is the capital of France?": ["p6", "p2"],
-             "Which towers are made of wrought iron?": ["p0", "p3"], q2: ["p8"], "Which planets are gas giants?": ["p8", "p4"]}
+    lists = {
+        q1: ["p0", "p6"],
+        "Which city is the capital of France?": ["p6", "p2"],
+        "Which towers are made of wrought iron?": ["p0", "p3"],
+        q2: ["p8"],
+        "Which planets are gas giants?": ["p8", "p4"],
+    }
     run = dec.decomposition_run({"q1": q1, "q2": q2}, {q: o["subquestions"] for q, o in out.items()},
                                 _ListRetriever(lists), CORPUS, k_per=1, depth=10)
     assert {q: [p for p, _ in ranked] for q, ranked in run.items()} == {"q1": ["p0", "p6", "p2", "p3"],
@@ -373,7 +480,9 @@ def test_decomposition_on_tiny_model():
         for s in d["subquestions"]:
             assert len(s.split()) >= 3 and s != qs[q]
     bm25 = BM25sRetriever(CORPUS)
-    run = dec.decomposition_run(qs, {q: d["subquestions"] for q, d in out.items()}, bm25, CORPUS, k_per=2, depth=10)
+    run = dec.decomposition_run(
+        qs, {q: d["subquestions"] for q, d in out.items()}, bm25, CORPUS, k_per=2, depth=10
+    )
     for q in qs:
         ids = [p for p, _ in run[q]]
         assert len(ids) == len(set(ids)) and set(ids) <= set(CORPUS)
@@ -383,8 +492,14 @@ def test_decomposition_on_tiny_model():
 
 @pytest.mark.slow
 def test_knn_example_selection_with_minilm():
-    picks = dec.select_examples(["Which river runs through the city of Baghdad?",
-                                 "What is the name for a scientist who studies volcanoes and earthquakes?"], 2, "knn")
+    picks = dec.select_examples(
+        [
+            "Which river runs through the city of Baghdad?",
+            "What is the name for a scientist who studies volcanoes and earthquakes?",
+        ],
+        2,
+        "knn",
+    )
     assert picks[0][-1] == 2  # the Baghdad example is the nearest, placed last
     assert picks[1][-1] == 6  # the seismologist example
     assert all(len(p) == 2 and len(set(p)) == 2 for p in picks)

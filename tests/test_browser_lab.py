@@ -35,11 +35,19 @@ from inferqa_utils.sources import load_source
 #: `make test` runs the browser test where chromium and chromedriver are installed and skips it
 #: elsewhere (it installs nothing); `make browser-test` installs them and sets INFERQA_REQUIRE_BROWSER=1,
 #: so a missing browser fails there instead of skipping
-_HAVE_BROWSER = bool((shutil.which("chromium") or shutil.which("chromium-browser")) and shutil.which("chromedriver"))
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.skipif(
-    not _HAVE_BROWSER and os.environ.get("INFERQA_REQUIRE_BROWSER") != "1",
-    reason="chromium and chromedriver are not on PATH: `make test` skips the browser test; `make browser-test` "
-           "installs them (scripts/setup_browser.sh) and runs it")]
+_HAVE_BROWSER = bool(
+    (shutil.which("chromium") or shutil.which("chromium-browser")) and shutil.which("chromedriver")
+)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not _HAVE_BROWSER and os.environ.get("INFERQA_REQUIRE_BROWSER") != "1",
+        reason="chromium and chromedriver are not on PATH: `make test` skips the browser test; "
+        "`make browser-test` "
+        "installs them (scripts/setup_browser.sh) and runs it",
+    ),
+]
 
 #: a notebook's Run All on the smoke build (SmolLM2; minutes on a loaded 2-core machine)
 RUN_TIMEOUT = 1500
@@ -102,7 +110,9 @@ def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple
     picker = ".inferqa-quickstart-picker"
     first = ast.literal_eval(notebook_parameters(nbdir / "00_quickstart.ipynb")["question_id"]["default"])
     assert page.js(f"return document.querySelectorAll('{picker} select').length") == 1
-    width = page.js(f"return document.querySelector('{picker} .widget-dropdown').getBoundingClientRect().width")
+    width = page.js(
+        f"return document.querySelector('{picker} .widget-dropdown').getBoundingClientRect().width"
+    )
     assert width > 600, f"the question dropdown is {width:.0f} px wide"
     status = page.text_of(f"{picker} .inferqa-status")
     assert f"{first}: done — the results computed above" in status, status
@@ -113,7 +123,9 @@ def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple
         cells = page.js(f"return [...document.querySelectorAll('{scope} .inferqa-table td')].map(td => "
                         "[td.innerText, getComputedStyle(td).textAlign, getComputedStyle(td).whiteSpace])")
         wrapped = [c for c in cells if c[2] == "normal"]
-        assert wrapped and all(align in ("left", "start") and not t.endswith("...") for t, align, _ in wrapped), cells
+        assert wrapped and all(
+            align in ("left", "start") and not t.endswith("...") for t, align, _ in wrapped
+        ), cells
         return [t for t, _, _ in wrapped]
     assert max(map(len, text_cells(".jp-NotebookPanel:not(.lm-mod-hidden)"))) > 140  # section 2's passages
     page.shot("quickstart_picker_first_render", picker)
@@ -141,8 +153,12 @@ def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple
     assert new.startswith(f"{target}: ")
     # the retrieved passages in the picker's output, each one complete
     smoke = profile("smoke")
-    corpus = {p.text for p in demo_corpus(pick_questions(load_source(smoke["source"]), first, smoke["max_questions"]),
-                                          3).values()}
+    corpus = {
+        p.text
+        for p in demo_corpus(
+            pick_questions(load_source(smoke["source"]), first, smoke["max_questions"]), 3
+        ).values()
+    }
     assert [t for t in text_cells(picker) if t in corpus], text_cells(picker)
     page.shot("quickstart_picker_changed", picker)
 
@@ -151,13 +167,19 @@ def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple
     assert page.js(f"return document.querySelectorAll('{insp} select').length") == 1
     test_ids = load_built(profile("smoke")["dataset_name"]).splits["test"]
     initial = page.text_of(f"{insp} .inferqa-hint-count")
-    assert initial.startswith(f"{test_ids[0]} (test)"), initial  # the notebook's question is not in the smoke build
+    assert initial.startswith(f"{test_ids[0]} (test)"), (
+        initial
+    )  # the notebook's question is not in the smoke build
     known = test_ids[-1]
     n_hints = len(load_source(profile("smoke")["build_source"]).questions[known].hints)
     k = profile("smoke")["k_hints"]
     page.select(f"{insp} select", f"[test] {known}")
-    page.wait(f"the inspector to show {known}",
-              lambda: page.text_of(f"{insp} .inferqa-hint-count").startswith(f"{known} (test)"), 120, every=0.2)
+    page.wait(
+        f"the inspector to show {known}",
+        lambda: page.text_of(f"{insp} .inferqa-hint-count").startswith(f"{known} (test)"),
+        120,
+        every=0.2,
+    )
     line = page.text_of(f"{insp} .inferqa-hint-count")
     assert f"{n_hints} hints, {k} kept" in line, line
     body = page.text_of(f"{insp} .widget-output")
@@ -193,19 +215,25 @@ def test_quickstart_picker_and_inspector_in_jupyterlab(page: LabPage, lab: tuple
     page.log(f"[browser] quickstart test: {time.monotonic() - t0:.1f} s")
 
 
-def test_notebook_06_tables_and_figures_read_in_jupyterlab(page: LabPage, lab: tuple[LabServer, Path]) -> None:
+def test_notebook_06_tables_and_figures_read_in_jupyterlab(
+    page: LabPage, lab: tuple[LabServer, Path]
+) -> None:
     """Notebook 06 on the smoke build: its result tables show a value and its interval in one cell
     (no ``_lo`` / ``_hi`` columns), fit the notebook's width, and its figures render."""
     _, nbdir = lab
     page.open("06_damaging_passages.ipynb")
     _run_all_without_errors(page, nbdir / "06_damaging_passages.ipynb", "notebook 06")
     panel = ".jp-NotebookPanel:not(.lm-mod-hidden)"
-    heads = page.js(f"return [...document.querySelectorAll('{panel} .jp-OutputArea th')].map(th => th.innerText.trim())")
+    heads = page.js(
+        f"return [...document.querySelectorAll('{panel} .jp-OutputArea th')].map(th => th.innerText.trim())"
+    )
     assert heads and not [h for h in heads if h.endswith(("_lo", "_hi"))], heads
     assert "AcEM@N" in heads or any("AcEM" in h for h in heads), heads
-    wide = page.js(f"return [...document.querySelectorAll('{panel} .jp-OutputArea table')]"
-                   ".filter(t => t.getBoundingClientRect().width > t.closest('.jp-OutputArea').clientWidth + 2)"
-                   ".map(t => t.innerText.slice(0, 80))")
+    wide = page.js(
+        f"return [...document.querySelectorAll('{panel} .jp-OutputArea table')]"
+        ".filter(t => t.getBoundingClientRect().width > t.closest('.jp-OutputArea').clientWidth + 2)"
+        ".map(t => t.innerText.slice(0, 80))"
+    )
     assert wide == [], wide
     saved = json.loads((nbdir / "06_damaging_passages.ipynb").read_text(encoding="utf-8"))
     expected = sum("image/png" in o.get("data", {}) for c in saved["cells"] for o in c.get("outputs", []))
@@ -235,5 +263,7 @@ def test_notebook_01_reuses_the_build_in_jupyterlab(page: LabPage, lab: tuple[La
     if counts is None:
         assert vtext.startswith("Nothing to verify") and enabled == 0, vtext
     else:
-        assert "Nothing to verify" not in vtext and (int(counts[1]), int(counts[2])) == (enabled, boxes), vtext
+        assert "Nothing to verify" not in vtext and (int(counts[1]), int(counts[2])) == (enabled, boxes), (
+            vtext
+        )
     page.shot("notebook01_verification_widget", ver)

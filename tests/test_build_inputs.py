@@ -14,7 +14,8 @@ import pytest
 from inferqa_utils import sources
 from inferqa_utils.config import Paths
 from inferqa_utils.construction import export_build as eb
-from inferqa_utils.construction.build import BuildConfig, BuildConflictError, build_dataset
+from inferqa_utils.construction.build import BuildConflictError, build_dataset
+from inferqa_utils.construction.build_config import BuildConfig
 from inferqa_utils.construction.labeling import INPUTS_KEY, LabelCheckpoint, label_questions
 from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.datamodel import Dataset, Hint, Question
@@ -40,9 +41,21 @@ def _source(folder: Path, records: list[dict] = RECORDS) -> Path:
 
 def _cfg(src: Path, out: Path, **kw) -> BuildConfig:
     """A build that needs no model: nothing labelled, no closed-book model, no embedder."""
-    return BuildConfig(**{"source": f"triviahg:{src}", "name": "t", "k_hints": 2, "labelers": [], "judge_model": None,
-                          "difficulty_embedder": None, "label_splits": [], "corpus_all_source": False,
-                          "output_dir": str(out), "verification_file": str(out.parent / "v.json"), **kw})
+    return BuildConfig(
+        **{
+            "source": f"triviahg:{src}",
+            "name": "t",
+            "k_hints": 2,
+            "labelers": [],
+            "judge_model": None,
+            "difficulty_embedder": None,
+            "label_splits": [],
+            "corpus_all_source": False,
+            "output_dir": str(out),
+            "verification_file": str(out.parent / "v.json"),
+            **kw,
+        }
+    )
 
 
 def _no_model(name: str):
@@ -74,11 +87,16 @@ def test_a_changed_source_file_is_a_conflict_and_the_same_one_is_reused(tmp_path
     src = _source(tmp_path / "src")
     cfg = _cfg(src, tmp_path / "out")
     res = _build(cfg)
-    assert res.manifest["source_sha256"] == files_sha256([src]) and res.manifest["fingerprint"] == cfg.fingerprint()
+    assert (
+        res.manifest["source_sha256"] == files_sha256([src])
+        and res.manifest["fingerprint"] == cfg.fingerprint()
+    )
     said: list[str] = []
     _build(cfg, log=said.append)
     assert "reusing it" in said[0]
-    _source(tmp_path / "src", [RECORDS[0], _trivia("Q_1", "Plantain", RECORDS[1]["Hints"])])  # same name, new bytes
+    _source(
+        tmp_path / "src", [RECORDS[0], _trivia("Q_1", "Plantain", RECORDS[1]["Hints"])]
+    )  # same name, new bytes
     with pytest.raises(BuildConflictError, match="content of the source files") as e:
         _build(cfg)
     assert "other parameters or source files" in str(e.value)
@@ -116,8 +134,10 @@ class _Labeler:
 
 
 def _questions(hint: str = "It has canals.", answers: tuple[str, ...] = ("Venice",)) -> list[Question]:
-    return [Question("q1", "Which city?", list(answers), [Hint(hint), Hint("It lies in Italy.")]),
-            Question("q2", "Which capital?", ["Rome"], [Hint("It has seven hills."), Hint("It lies in Italy.")])]
+    return [
+        Question("q1", "Which city?", list(answers), [Hint(hint), Hint("It lies in Italy.")]),
+        Question("q2", "Which capital?", ["Rome"], [Hint("It has seven hills."), Hint("It lies in Italy.")]),
+    ]
 
 
 def _label(qs: list[Question], ck: LabelCheckpoint, llm: _Labeler, said: list[str]):
@@ -142,7 +162,9 @@ def test_a_checkpoint_line_made_for_other_inputs_is_discarded(tmp_path, change):
         ck.path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     again, said = _Labeler(), []
     after = _label(qs, ck, again, said)
-    assert set(again.read) == {"q1"} and len(again.read) == len(first.read) // 2  # q2 came from the checkpoint
+    assert (
+        set(again.read) == {"q1"} and len(again.read) == len(first.read) // 2
+    )  # q2 came from the checkpoint
     assert len(said) == 1 and "1 line(s) of 1 question(s)" in said[0] and "labelled again" in said[0]
     assert after["q2"] == before["q2"]
     quiet = _Labeler()

@@ -32,7 +32,9 @@ def record_run(tmp_path, run_id=RUN_ID, notebooks=("04_reading",), status="ok"):
 def record_table(results, name=EM_TABLE, run_id=RUN_ID, notebook="04_reading.ipynb"):
     """The run record of ``results/<name>`` as the runner writes it."""
     run = {"run_id": run_id, "profile": run_id.split("-", 2)[2], "notebook": notebook}
-    prov.record([("results", name)], run, {"results": results, "figures": results.parent / "figures"}, results)
+    prov.record(
+        [("results", name)], run, {"results": results, "figures": results.parent / "figures"}, results
+    )
 
 
 def _setup(tmp_path, expected=6.25, tolerance=0.02):
@@ -46,10 +48,10 @@ def _setup(tmp_path, expected=6.25, tolerance=0.02):
     record_run(tmp_path)
     matrix = tmp_path / "m.yaml"
     matrix.write_text(yaml.safe_dump({"profiles": {"smoke": {"split": "test", "conditions": [
-        {"id": "bm25 k=3 EM", "notebook": "04", "table": "04_{dataset}_{split}_em.csv",
+        {"id": "bm25 k=3 EM", "table": "reading_em",
          "row": {"setting": "pipeline", "system": "bm25", "k": 3}, "column": "EM", "expected": expected,
          "tolerance": tolerance},
-        {"id": "Optimal", "notebook": "04", "table": "04_{dataset}_{split}_em.csv", "row": {"setting": "Optimal"},
+        {"id": "Optimal", "table": "reading_em", "row": {"setting": "Optimal"},
          "column": "EM", "expected": 52.08},
     ]}}}), encoding="utf-8")
     return results, matrix
@@ -57,8 +59,13 @@ def _setup(tmp_path, expected=6.25, tolerance=0.02):
 
 def _check(tmp_path, results, matrix, lines=None, **kw):
     """``check("smoke")`` of the conditions only, on ``results`` and the runs of ``tmp_path/executions``."""
-    return chk.check("smoke", folder=results, path=matrix, executions=tmp_path / "executions", findings_table=False,
-                     log=(lines.append if lines is not None else lambda *_: None), **kw)
+    return chk.check(
+        "smoke", folder=results, path=matrix,
+        executions=tmp_path / "executions",
+        findings_table=False,
+        log=(lines.append if lines is not None else lambda *_: None),
+        **kw,
+    )
 
 
 def test_ok_when_within_tolerance_and_fail_beyond(tmp_path):
@@ -74,15 +81,27 @@ def test_ok_when_within_tolerance_and_fail_beyond(tmp_path):
     assert "bm25 k=3 EM" in fail and "off by -2.08" in fail
 
 
+def test_a_notebook_counts_as_finished_only_by_its_own_status(tmp_path):
+    """The run manifest's per-notebook record decides: ``ok`` finished; failed, interrupted or
+    unrecorded did not (even in a run whose overall status is ``ok``)."""
+    executions = record_run(tmp_path, notebooks=("02_retrieval", "03_reranking"))
+    manifest = executions / RUN_ID / "manifest.json"
+    m = json.loads(manifest.read_text())
+    m["timings_s"]["04_reading"] = 2.0  # timed, but no per-notebook record
+    m["notebooks"]["03_reranking.ipynb"] = {"status": "failed in 03_reranking.ipynb"}
+    manifest.write_text(json.dumps(m))
+    assert chk.runs_checked("smoke", executions) == {"02": {"run_id": RUN_ID, "profile": "smoke"}}
+
+
 def test_missing_table_row_or_expected_value_fails(tmp_path):
     results, matrix = _setup(tmp_path)
     m = yaml.safe_load(matrix.read_text())
     conds = m["profiles"]["smoke"]["conditions"]
-    conds.append({"id": "absent table", "notebook": "06", "table": "06_{dataset}_{split}_intervals.csv",
+    conds.append({"id": "absent table", "table": "damaging_intervals",
                   "row": {"system": "bm25"}, "column": "EM@N", "expected": 1.0})
-    conds.append({"id": "two rows", "notebook": "04", "table": "04_{dataset}_{split}_em.csv",
+    conds.append({"id": "two rows", "table": "reading_em",
                   "row": {"system": "bm25"}, "column": "EM", "expected": 1.0})
-    conds.append({"id": "unrecorded", "notebook": "04", "table": "04_{dataset}_{split}_em.csv",
+    conds.append({"id": "unrecorded", "table": "reading_em",
                   "row": {"setting": "Optimal"}, "column": "EM", "expected": None})
     matrix.write_text(yaml.safe_dump(m))
     lines: list[str] = []
@@ -103,7 +122,7 @@ def test_update_rewrites_expected_values_only(tmp_path):
 
 def test_matrix_errors_name_the_condition(tmp_path):
     bad = tmp_path / "m.yaml"
-    bad.write_text("profiles:\n  smoke:\n    conditions:\n    - {id: x, notebook: '04', table: t.csv, row: {}}\n")
+    bad.write_text("profiles:\n  smoke:\n    conditions:\n    - {id: x, table: reading_em, row: {}}\n")
     with pytest.raises(DataFormatError, match="missing 'column'"):
         chk.load_matrix(bad)
 
@@ -151,8 +170,10 @@ def test_a_table_another_profiles_run_wrote_fails_naming_both_runs(tmp_path):
     record_table(results, run_id="20261124-090000-default")  # e.g. the shared quickstart table
     lines: list[str] = []
     assert _check(tmp_path, results, matrix, lines) == 2
-    why = ("table 04_embedded-smoke_test_em.csv was written by run 20261124-090000-default (profile default), "
-           "not by the run checked, run 20261123-120000-smoke (profile smoke)")
+    why = (
+        "table 04_embedded-smoke_test_em.csv was written by run 20261124-090000-default (profile default), "
+        "not by the run checked, run 20261123-120000-smoke (profile smoke)"
+    )
     assert all(line.endswith(why) for line in _fail_lines(lines)) and len(_fail_lines(lines)) == 2
     assert "[check] runs checked: notebook 04: run 20261123-120000-smoke" in lines
 

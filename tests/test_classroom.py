@@ -46,8 +46,12 @@ def _question() -> Question:
 
 def test_own_question_keeps_typed_hints_and_refuses_too_few_or_too_many():
     q = cb.own_question(" Which planet? ", ["a", " ", "b"], "Mars", aliases=["the Red Planet", ""])
-    assert (q.qid, q.question, q.answers, q.hint_texts) == (cb.OWN_QID, "Which planet?", ["Mars", "the Red Planet"],
-                                                            ["a", "b"])
+    assert (q.qid, q.question, q.answers, q.hint_texts) == (
+        cb.OWN_QID,
+        "Which planet?",
+        ["Mars", "the Red Planet"],
+        ["a", "b"],
+    )
     with pytest.raises(ValueError, match="1 to 5 hints"):
         cb.own_question("Which planet?", [], "Mars")
     with pytest.raises(ValueError, match="1 to 5 hints"):
@@ -58,14 +62,17 @@ def test_own_question_keeps_typed_hints_and_refuses_too_few_or_too_many():
 
 def test_try_your_own_reads_every_setting_over_the_corpus_plus_your_passages(corpus):
     llm = _Scripted()
-    res = cb.try_your_own("Which planet has the volcano Olympus Mons?", HINTS, "Mars", llm, llm, corpus=corpus,
-                          show=False)
+    res = cb.try_your_own(
+        "Which planet has the volcano Olympus Mons?", HINTS, "Mars", llm, llm, corpus=corpus, show=False
+    )
     assert res.n_passages == 15 and not res.leaks
     answers = {a["setting"]: (a["answer"], a["judged"]) for a in res.result.answers}
     assert answers["closed book (no context)"] == ("Venus", False)
     assert answers["right passage (3 own hints)"] == ("Mars", True)
     assert answers["wrong passage (another question)"] == ("Venus", False)
-    assert all(r["passage"] in corpus or r["passage"].startswith(f"{cb.OWN_QID}_") for r in res.result.retrieved)
+    assert all(
+        r["passage"] in corpus or r["passage"].startswith(f"{cb.OWN_QID}_") for r in res.result.retrieved
+    )
     text = res.finding()
     assert "Closed book the reader answers “Venus” (wrong)" in text and "own passage “Mars” (right)" in text
     assert "The answer comes from the hints" in text
@@ -82,7 +89,11 @@ def test_try_your_own_reports_a_hint_that_names_the_answer(corpus):
 def test_contexts_of_the_exercises():
     assert list(cb.single_hint_contexts(HINTS)) == ["hint 0", "hint 1", "hint 2"]
     orders = cb.order_contexts(HINTS)
-    assert len(orders) == 6 and next(iter(orders)) == "order 0 1 2" and orders["order 2 1 0"].startswith("Its two")
+    assert (
+        len(orders) == 6
+        and next(iter(orders)) == "order 0 1 2"
+        and orders["order 2 1 0"].startswith("Its two")
+    )
     assert len(cb.order_contexts(HINTS, limit=2)) == 2
     both = cb.distractor_contexts("R.", "O.")
     assert list(both.values()) == ["R.", "R. O.", "O. R."]
@@ -93,8 +104,13 @@ def test_read_contexts_judges_each_context_and_says_which_led_to_the_answer():
     q, llm = _question(), _Scripted()
     table = cb.read_contexts(q, cb.single_hint_contexts(q.hint_texts), llm, llm)
     assert list(table.columns) == ["context", "passage", "answer", "EM", "judged"]
-    assert table["answer"].tolist() == ["Venus", "Mars", "Venus"] and table["EM"].tolist() == [False, True, False]
-    assert cb.readings_finding(table, q) == "1 of 3 contexts lead the reader to “Mars” (hint 1); the others give “Venus”."
+    assert table["answer"].tolist() == ["Venus", "Mars", "Venus"] and table["EM"].tolist() == [
+        False, True, False,
+    ]
+    assert (
+        cb.readings_finding(table, q)
+        == "1 of 3 contexts lead the reader to “Mars” (hint 1); the others give “Venus”."
+    )
     assert cb.readings_finding(table.iloc[0:0], q) == "Nothing was read."
 
 
@@ -114,8 +130,11 @@ def test_hint_explorer_reads_the_initial_subset_and_each_click():
     assert "inferqa-hint-explorer" in box._dom_classes
     boxes = [row.children[0] for row in box.children[1:4]]
     assert [b.value for b in boxes] == [True, False, False]
-    assert box.children[2].children[1].value == "<span class='inferqa-hint'>1: Iron oxide on its surface makes it " \
-                                                "look red.</span>"
+    assert (
+        box.children[2].children[1].value
+        == "<span class='inferqa-hint'>1: Iron oxide on its surface makes it "
+        "look red.</span>"
+    )
     reverse, button, line = box.children[4].children
     assert "done" in line.value and llm.prompts >= 1
     boxes[1].value, boxes[2].value, reverse.value = True, True, True
@@ -134,7 +153,9 @@ def test_explore_hints_headless_reads_the_subset():
 def test_the_exercise_passages_are_the_quickstarts(corpus):
     q = load_source("embedded").questions["emb_hum_24"]
     right, other = right_and_other(q, corpus)
-    assert right.pid == "emb_hum_24_111_012" and other is not None and other.qid != q.qid and other.n_hints == 3
+    assert (
+        right.pid == "emb_hum_24_111_012" and other is not None and other.qid != q.qid and other.n_hints == 3
+    )
 
 
 @pytest.mark.slow
@@ -145,8 +166,9 @@ def test_try_your_own_and_the_explorer_with_the_tiny_real_reader(tmp_path, monke
 
     monkeypatch.setenv("INFERQA_LLM_CACHE", str(tmp_path / "cache.sqlite"))
     first = load_llm("smollm2-135m", shared=False)
-    res = cb.try_your_own("Which planet has the volcano Olympus Mons?", HINTS, "Mars", first, first, corpus=corpus,
-                          show=False)
+    res = cb.try_your_own(
+        "Which planet has the volcano Olympus Mons?", HINTS, "Mars", first, first, corpus=corpus, show=False
+    )
     answers = pd.DataFrame(res.result.answers)
     assert len(answers) == 4 and answers["answer"].map(lambda a: isinstance(a, str) and a != "").all()
     row = cb.read_hint_subset(_question(), [1, 0], first, first)
@@ -169,10 +191,19 @@ def test_exercise_readings_with_the_tiny_real_reader(tmp_path, monkeypatch):
     monkeypatch.setenv("INFERQA_LLM_CACHE", str(tmp_path / "cache.sqlite"))
     llm = load_llm("smollm2-135m", shared=False)
     q = _question()
-    for contexts in (cb.single_hint_contexts(HINTS), cb.order_contexts(HINTS), cb.distractor_contexts(HINTS[0], "x")):
+    for contexts in (
+        cb.single_hint_contexts(HINTS),
+        cb.order_contexts(HINTS),
+        cb.distractor_contexts(HINTS[0], "x"),
+    ):
         table = cb.read_contexts(q, contexts, llm, llm)
-        assert table["context"].tolist() == list(contexts) and table["answer"].map(lambda a: isinstance(a, str)).all()
-        assert cb.readings_finding(table, q).startswith(f"{int(table['judged'].sum())} of {len(table)} contexts")
+        assert (
+            table["context"].tolist() == list(contexts)
+            and table["answer"].map(lambda a: isinstance(a, str)).all()
+        )
+        assert cb.readings_finding(table, q).startswith(
+            f"{int(table['judged'].sum())} of {len(table)} contexts"
+        )
     llm.close()
 
 

@@ -82,13 +82,23 @@ def test_the_parameters_cells_read_without_papermill_give_papermills_names():
         assert set(declared_parameters(nb)) == set(runner.notebook_parameters(nb)), nb.name
 
 
-@pytest.mark.parametrize("params, words", [
-    (["n_tset=5"], ["-p n_tset=5:", "declares n_tset", "did you mean n_test (01_dataset_construction)"]),
-    (["n_test=abc"], ["-p n_test=abc:", "expected an integer or null", "n_test = 48 in 01_dataset_construction",
-                      "got a string"]),
-    (["ks=[1,3]"], ["-p ks=[1, 3]:", "(--only 01)", "04_reading does (add 04 to --only)"]),
-])
-def test_an_override_no_notebook_takes_is_refused_before_anything_runs(params, words, capsys, no_notebook_runs):
+@pytest.mark.parametrize(
+    "params, words",
+    [
+        (["n_tset=5"], ["-p n_tset=5:", "declares n_tset", "did you mean n_test (01_dataset_construction)"]),
+        (
+            ["n_test=abc"],
+            [
+                "-p n_test=abc:", "expected an integer or null", "n_test = 48 in 01_dataset_construction",
+                "got a string",
+            ],
+        ),
+        (["ks=[1,3]"], ["-p ks=[1, 3]:", "(--only 01)", "04_reading does (add 04 to --only)"]),
+    ],
+)
+def test_an_override_no_notebook_takes_is_refused_before_anything_runs(
+    params, words, capsys, no_notebook_runs
+):
     executions = sorted(PATHS.executions.glob("*")) if PATHS.executions.is_dir() else []
     args = ["run", "--profile", "smoke", "--only", "01"]
     for p in params:
@@ -120,18 +130,24 @@ def test_overrides_of_a_type_the_parameter_takes_pass(override, fitted):
     assert check_overrides(override, NOTEBOOKS, profiles=_profiles()) == fitted
 
 
-@pytest.mark.parametrize("override, words", [
-    ({"n_test": "abc"}, "expected an integer or null"),
-    ({"max_candidates": "x"}, "expected an integer or null (max_candidates = None in 01_dataset_construction; "
-                              "profile triviahg: 5)"),
-    ({"ks": 3}, "expected a list of integers"),
-    ({"ks": [1, "x"]}, "got a list holding a string (x)"),
-    ({"overwrite": 1}, "expected true or false"),
-    ({"split": 1}, "expected a string"),
-    ({"ft_positives": [1.5]}, "expected a list of integers"),
-    ({"judge_modle": "x"}, "did you mean judge_model (notebooks 00, 01, 02, 04, 05, 06, 07)"),
-    ({"zzz": 1}, "no notebook of this run declares zzz, nor a similar name"),
-])
+@pytest.mark.parametrize(
+    "override, words",
+    [
+        ({"n_test": "abc"}, "expected an integer or null"),
+        (
+            {"max_candidates": "x"},
+            "expected an integer or null (max_candidates = None in 01_dataset_construction; "
+            "profile triviahg: 5)",
+        ),
+        ({"ks": 3}, "expected a list of integers"),
+        ({"ks": [1, "x"]}, "got a list holding a string (x)"),
+        ({"overwrite": 1}, "expected true or false"),
+        ({"split": 1}, "expected a string"),
+        ({"ft_positives": [1.5]}, "expected a list of integers"),
+        ({"judge_modle": "x"}, "did you mean judge_model (notebooks 00, 01, 02, 04, 05, 06, 07)"),
+        ({"zzz": 1}, "no notebook of this run declares zzz, nor a similar name"),
+    ],
+)
 def test_overrides_of_another_type_or_name_are_refused_in_one_line(override, words):
     with pytest.raises(ParameterError) as exc:
         check_overrides(override, NOTEBOOKS, profiles=_profiles())
@@ -155,7 +171,10 @@ def test_inspect_without_a_build_names_the_command_with_the_profile(capsys):
     assert not (PATHS.datasets / profile("triviahg")["dataset_name"]).exists()
     assert main(["inspect", "Q_1", "--profile", "triviahg"]) == 2
     line = _error_line(capsys.readouterr().err)
-    assert "run notebook 01_dataset_construction (python -m inferqa_utils run --profile triviahg --only 01)" in line
+    assert (
+        "run notebook 01_dataset_construction (python -m inferqa_utils run --profile triviahg --only 01)"
+        in line
+    )
 
 
 # ------------------------------------------------------------------------------ 4. one-line errors
@@ -185,8 +204,10 @@ def failing_notebook(tmp_path, monkeypatch):
 
     def execute_notebook(input_path, output_path, **kw):
         Path(output_path).write_bytes(Path(input_path).read_bytes())
-        raise PapermillExecutionError(1, 2, "load_built('x')", raised["ename"], raised["evalue"],
-                                      ["\x1b[0;31m----\x1b[0m", f"{raised['ename']}  Traceback (most recent call last)"])
+        raise PapermillExecutionError(
+            1, 2, "load_built('x')", raised["ename"], raised["evalue"],
+            ["\x1b[0;31m----\x1b[0m", f"{raised['ename']}  Traceback (most recent call last)"],
+        )
 
     monkeypatch.setattr(papermill, "execute_notebook", execute_notebook)
     raised["executions"] = tmp_path / "build" / "executions"
@@ -196,7 +217,9 @@ def failing_notebook(tmp_path, monkeypatch):
 def test_a_projects_error_inside_a_notebook_is_one_line_with_the_executed_copy(failing_notebook, capsys):
     assert main(["run", "--profile", "smoke"]) == 2
     line = _error_line(capsys.readouterr().err)
-    executed = next(p for p in failing_notebook["executions"].glob("*-smoke/00_fails.ipynb") if not p.parent.is_symlink())
+    executed = next(
+        p for p in failing_notebook["executions"].glob("*-smoke/00_fails.ipynb") if not p.parent.is_symlink()
+    )
     assert line == (f"error: 00_fails.ipynb: MissingInputError: missing input x: run notebook 01 first "
                     f"(second line); full traceback in {executed}")
 
@@ -225,7 +248,9 @@ def test_the_project_error_names_are_every_error_class_of_the_package():
     for path in (CHECKOUT / "inferqa_utils").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ClassDef):
-                bases[node.name] = {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases}
+                bases[node.name] = {
+                    b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases
+                }
     found = {"InferQAError"}
     while new := {name for name, bs in bases.items() if bs & found and name not in found}:
         found |= new
@@ -255,7 +280,8 @@ def test_no_run_message_names_a_run_that_finished_nothing(tmp_path):
                                                    "timings_s": {"00_quickstart": 3.0, "total": 3.0}}))
     assert "finished a notebook (newest run: 20261124-100000-smoke, failed in 00_quickstart.ipynb)" in \
         chk.no_run_message("smoke", executions=tmp_path)
-    (run / "manifest.json").write_text(json.dumps({"status": "ok", "timings_s": {"00_quickstart": 3.0}}))
+    (run / "manifest.json").write_text(json.dumps({"status": "ok", "timings_s": {"00_quickstart": 3.0},
+                                                   "notebooks": {"00_quickstart.ipynb": {"status": "ok"}}}))
     assert chk.no_run_message("smoke", executions=tmp_path) is None
     assert "finished notebook 04 " in chk.no_run_message("smoke", ["04"], executions=tmp_path)
 
@@ -272,8 +298,9 @@ def test_help_imports_nothing_heavy():
             "    try:\n        main([*cmd, '--help'])\n    except SystemExit:\n        pass\n"
             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n")
     env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "INFERQA_ROOT": str(PATHS.root)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PATHS.root,
-                         timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PATHS.root, timeout=60
+    )
     assert out.returncode == 0 and out.stderr.strip().splitlines()[-1] == "[]", out.stderr
     for cmd in ("run", "release", "check", "inspect", "results-page"):
         assert f"python -m inferqa_utils {cmd} [-h]" in out.stdout
@@ -301,11 +328,11 @@ def inspect_build():
     qid = ins.default_question()
     rel = sorted(p for p, label in ins.dataset.qrels[qid].items() if label == 2)
     other = sorted(p.pid for p in ins.dataset.passages_of(qid) if p.pid not in rel)
-    runs = stages.run_dir(name, "supporting")
+    runs = stages.run_dir(name, stages.Corpus.SUPPORTING)
     runs.mkdir(parents=True, exist_ok=True)
     (runs / "bm25.trec").write_text("".join(f"{qid} Q0 {p} {r} {10 - r} bm25\n"
                                             for r, p in enumerate([other[0], rel[0], other[1]], 1)))
-    answers = stages.result_path("04", name, "test", "answers")
+    answers = stages.READING_ANSWERS.path(name, "test")
     answers.parent.mkdir(parents=True, exist_ok=True)
     answers.write_text(f"qid,setting,system,k,union,reader,answer,em,judged\n"
                        f"{qid},pipeline,bm25,3,norm,smollm2-135m,a guessed answer,0,\n", encoding="utf-8")
@@ -335,8 +362,10 @@ def test_inspect_prints_the_questions_report(inspect_profile, capsys):
         assert f"\n{heading} — " in out, heading
     assert f"  {rel}  " in out and "reason: not in top-3 convergence" in out  # a passage, a dropped hint
     assert "ranks: 2" in out and "answer: a guessed answer" in out  # where bm25 ranks it, what was read
-    assert "note: no reranked run: run notebook 03_reranking (python -m inferqa_utils run --profile default " \
-           "--only 03)" in " ".join(out.split())  # the note, wrapped
+    assert (
+        "note: no reranked run: run notebook 03_reranking (python -m inferqa_utils run --profile default "
+        "--only 03)" in " ".join(out.split())
+    )  # the note, wrapped
     assert max(len(line) for line in out.splitlines()) <= 100
 
 

@@ -7,7 +7,6 @@ from itertools import permutations
 
 import pytest
 
-from inferqa_utils.construction.build import _answer_note, clean_hints, limit_candidates
 from inferqa_utils.construction.convergence import convergence_from_scores, gold_candidate, parse_candidates
 from inferqa_utils.construction.difficulty import difficulty_from_ease
 from inferqa_utils.construction.labeling import LabelCheckpoint, QuestionLabels, label_rule
@@ -15,6 +14,7 @@ from inferqa_utils.construction.leakage import LeakageFilter
 from inferqa_utils.construction.passages import build_passages, n_subset_permutations, subset_permutations
 from inferqa_utils.construction.splits import make_splits
 from inferqa_utils.construction.stats import check_invariants, label_counts
+from inferqa_utils.construction.steps import _answer_note, clean_hints, limit_candidates
 from inferqa_utils.construction.verification import (
     answer_effects,
     load_decisions,
@@ -83,7 +83,10 @@ def test_convergence_needs_the_gold_candidate():
 
 
 def test_parse_generated_candidates():
-    reply = "1. Lyon\n2) Marseille\n- paris\n* Nice.\n\nLyon\nA very long line that is not an answer at all really"
+    reply = (
+        "1. Lyon\n2) Marseille\n- paris\n* Nice.\n\nLyon\nA very long line that is not an answer at all "
+        "really"
+    )
     assert parse_candidates(reply, ["Paris"], 10) == ["Lyon", "Marseille", "Nice"]
 
 
@@ -171,7 +174,9 @@ def test_checkpoint_rejects_a_bad_middle_line(tmp_path):
 
 
 def test_verification_update(tmp_path):
-    q = Question("q1", "Which city has gondolas?", ["Venice"], [Hint("It has canals."), Hint("A gondola ride.")])
+    q = Question(
+        "q1", "Which city has gondolas?", ["Venice"], [Hint("It has canals."), Hint("A gondola ride.")]
+    )
     res = _labels()
     upd = update_labels(q, q.hint_texts, res, {"Venezia": False}, LeakageFilter())
     # Venezia rejected by the person; Gondola occurs in a hint → removed by the leakage re-run
@@ -206,9 +211,15 @@ def test_answer_effects_preview_what_a_decision_changes() -> None:
     # q1_1_1 keeps label 2 through the gold "Gobi": unticking moves one passage, not two
     assert (desert.kind, desert.passages, desert.flips, desert.accepted) == ("generated", 2, 1, True)
     assert desert.preview() == "unticking removes it from the pool and moves 1 passage 2 → 1"
-    assert (nurse.kind, nurse.accepted, nurse.flips) == ("leaks", False, 1) and "whatever you decide" in nurse.preview()
-    off = {e.answer: e for e in answer_effects(q, q.hint_texts, res, {"Desert of Gobi": False})}["Desert of Gobi"]
-    assert not off.accepted and off.preview().startswith("unticked: out of the pool at the next build (1 passage 2 → 1)")
+    assert (nurse.kind, nurse.accepted, nurse.flips) == (
+        "leaks", False, 1,
+    ) and "whatever you decide" in nurse.preview()
+    off = {e.answer: e for e in answer_effects(q, q.hint_texts, res, {"Desert of Gobi": False})}[
+        "Desert of Gobi"
+    ]
+    assert not off.accepted and off.preview().startswith(
+        "unticked: out of the pool at the next build (1 passage 2 → 1)"
+    )
     # the preview is what the label update then does
     upd = update_labels(q, q.hint_texts, res, {"Desert of Gobi": False}, LeakageFilter())
     assert upd.downgraded == off.flips + nurse.flips and upd.rejected_by_leakage == ["Nurse Gobi"]

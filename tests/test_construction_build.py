@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from inferqa_utils.construction.build import BuildConfig, BuildConflictError, build_dataset
+from inferqa_utils.construction.build import BuildConflictError, build_dataset
+from inferqa_utils.construction.build_config import BuildConfig
 from inferqa_utils.construction.labeling import LabelCheckpoint, label_questions
 from inferqa_utils.construction.passages import build_passages, n_subset_permutations
 from inferqa_utils.construction.store import load_built
@@ -18,9 +19,21 @@ TINY = "smollm2-135m"
 
 def _smoke(source: str, out, n: int = 4, **kw) -> BuildConfig:
     kw = {"corpus_all_source": False, **kw}
-    return BuildConfig(source=source, name=f"test-{source}", max_questions=n, k_hints=3, labelers=[TINY],
-                       judge_model=TINY, convergence_model=TINY, parametric_models=[TINY], parametric_repeats=1,
-                       difficulty_embedder=None, output_dir=str(out), verification_file=str(out / "v.json"), **kw)
+    return BuildConfig(
+        source=source,
+        name=f"test-{source}",
+        max_questions=n,
+        k_hints=3,
+        labelers=[TINY],
+        judge_model=TINY,
+        convergence_model=TINY,
+        parametric_models=[TINY],
+        parametric_repeats=1,
+        difficulty_embedder=None,
+        output_dir=str(out),
+        verification_file=str(out / "v.json"),
+        **kw,
+    )
 
 
 def _check(res, k: int = 3) -> None:
@@ -73,7 +86,9 @@ def test_corpus_holds_every_source_question_and_only_label_splits_are_labelled(t
     built question); only the test split is LLM-labelled; convergence is computed for the labelled
     questions only (stored scores ignored here), the others keep the source's hint order."""
 
-    cfg = _smoke("embedded", tmp_path, n=8, corpus_all_source=True, label_splits=["test"], convergence_stored=False)
+    cfg = _smoke(
+        "embedded", tmp_path, n=8, corpus_all_source=True, label_splits=["test"], convergence_stored=False
+    )
     res = build_dataset(cfg, progress=False, log=print)
     ds, m = res.dataset, res.manifest
     assert m["invariants"]["ok"], m["invariants"]["problems"]
@@ -156,8 +171,9 @@ def test_labels_are_2_exactly_where_a_labeler_answer_is_accepted(tmp_path):
                   Hint("It lies in Italy.")])
     passages = build_passages("q1", q.hint_texts)
     llm = _Scripted()
-    res = label_questions([q], {"q1": passages}.__getitem__, [llm], llm, LabelCheckpoint(tmp_path / "l.jsonl"),
-                          progress=False)["q1"]
+    res = label_questions(
+        [q], {"q1": passages}.__getitem__, [llm], llm, LabelCheckpoint(tmp_path / "l.jsonl"), progress=False
+    )["q1"]
     assert {pid for pid, label in res.labels.items() if label == 1} == {"q1_001_2"}
     assert set(res.labels.values()) == {1, 2} and len(res.labels) == 15
     assert res.admitted == {"Venice": {"by": "em", "labelers": ["scripted"], "passages": 11},

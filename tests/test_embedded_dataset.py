@@ -33,7 +33,9 @@ def test_record_shape(ds):
         assert 6 <= len(q.hints) <= 8, q.qid
         assert len(q.candidates) == 11 and q.candidates[-1] == q.answer, q.qid
         assert len({normalize_answer(c) for c in q.candidates}) == 11, q.qid
-        assert not any(normalize_answer(c) in {normalize_answer(a) for a in q.answers} for c in q.candidates[:-1]), q.qid
+        assert not any(
+            normalize_answer(c) in {normalize_answer(a) for a in q.answers} for c in q.candidates[:-1]
+        ), q.qid
         assert q.qtype and ":" in q.qtype, q.qid
         assert q.difficulty in {"Easy", "Medium", "Hard"}, q.qid
         strengths = {h.meta.get("strength") for h in q.hints}
@@ -70,8 +72,11 @@ def test_two_references_that_name_the_answer(ds):
 def test_stored_convergence_is_up_to_date():
     """Every hint carries the convergence measured by scripts/score_embedded_convergence.py for its
     current text and candidates (the script's --check)."""
-    r = subprocess.run([sys.executable, str(CHECKOUT / "scripts" / "score_embedded_convergence.py"), "--check"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, str(CHECKOUT / "scripts" / "score_embedded_convergence.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     raw = json.loads(PATHS.embedded_dataset.read_text(encoding="utf-8"))
     assert all(0 <= h["metrics"]["convergence"] <= 1 for rec in raw for h in rec["hints"])

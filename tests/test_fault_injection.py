@@ -55,7 +55,9 @@ def _is_json(line: str) -> bool:
 
 
 @pytest.mark.slow
-def test_labeling_killed_while_reading_a_question_resumes_from_the_checkpoint(work: Path, env: dict[str, str]):
+def test_labeling_killed_while_reading_a_question_resumes_from_the_checkpoint(
+    work: Path, env: dict[str, str]
+):
     """Killed while the labeler reads question 2: question 1's checkpoint line is kept byte for
     byte, the next run labels only the two others (its progress bar says "1 from checkpoint"), and
     the build equals the uninterrupted one."""
@@ -86,8 +88,9 @@ def test_a_cut_checkpoint_line_and_a_killed_repair_lose_no_finished_question(wor
 
 @pytest.mark.slow
 @pytest.mark.parametrize("tag", list(fi.EXPORT_KILLS))
-def test_an_export_killed_at_any_moment_leaves_a_whole_build_and_its_checkpoint(work: Path, env: dict[str, str],
-                                                                                tag: str):
+def test_an_export_killed_at_any_moment_leaves_a_whole_build_and_its_checkpoint(
+    work: Path, env: dict[str, str], tag: str
+):
     """A 2-question build is replaced by the 3-question build, killed while the staged folder is
     written (b1: the old build is untouched), between the swap's two renames (b2: no build folder
     until the next run renames the old one back — it then finds the old build and replaces it), or
@@ -106,7 +109,9 @@ def test_an_export_killed_at_any_moment_leaves_a_whole_build_and_its_checkpoint(
         assert any(s.startswith("replacing the build in") for s in row.said), row.said
     else:
         assert row.left == "new build, no checkpoint/"
-        assert any("holds a build with these parameters" in s and "reusing it" in s for s in row.said), row.said
+        assert any("holds a build with these parameters" in s and "reusing it" in s for s in row.said), (
+            row.said
+        )
     assert not any(s.startswith("labeling") for s in row.said), row.said  # every question from the checkpoint
     assert row.identical and row.details["left"] == []
 

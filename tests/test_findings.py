@@ -1,4 +1,5 @@
-"""Findings scored from data (inferqa_utils.findings): verdict rule, measures on result files, paper numbers."""
+"""Findings scored from data (inferqa_utils.findings): verdict rule, measures on result files, paper
+numbers."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from inferqa_utils.paper import paper_value
 
 
 def _finding(relation: str, **bounds: float) -> fnd.Finding:
-    return fnd.Finding("x", "claim", "paper", "A", None, "B", None, relation, dict(bounds), "optimal_vs_pipeline")
+    return fnd.Finding(
+        "x", "claim", "paper", "A", None, "B", None, relation, dict(bounds), "optimal_vs_pipeline"
+    )
 
 
 @pytest.mark.parametrize(("relation", "bounds", "lo", "hi", "verdict"), [
@@ -54,15 +57,23 @@ def test_paper_numbers_file_is_valid_and_the_papers_own_numbers_hold():
             continue
         stat = {"diff": f.a_value - f.b_value, "ratio": f.a_value / f.b_value,
                 "relative": abs(f.a_value - f.b_value) / f.b_value}[f.statistic]
-        assert fnd.decide(f, stat, stat)[0] == fnd.HOLDS, f.id  # the paper's point estimates satisfy its claim
+        assert fnd.decide(f, stat, stat)[0] == fnd.HOLDS, (
+            f.id
+        )  # the paper's point estimates satisfy its claim
     assert paper_value("damaging_passages") == 62.3 and paper_value("damaging_passages", "b") == 52.5
     assert paper_value("probe3_recovers") == 61.8
-    assert next(f for f in findings if f.id == "rerankers_marginal").rule() == "|a − b| ≤ 5 and not significantly < 0"
+    assert (
+        next(f for f in findings if f.id == "rerankers_marginal").rule()
+        == "|a − b| ≤ 5 and not significantly < 0"
+    )
 
 
 def test_paper_numbers_errors(tmp_path):
     bad = tmp_path / "p.yaml"
-    head = "findings:\n  - id: x\n    finding: f\n    source: s\n    paper: {a: {label: A, value: 1}, b: {label: B, value: 2}}\n"
+    head = (
+        "findings:\n  - id: x\n    finding: f\n    source: s\n    paper: {a: {label: A, value: 1}, b: "
+        "{label: B, value: 2}}\n"
+    )
     bad.write_text(head + "    relation: 'a ~ b'\n    measure: acem_vs_em\n")
     with pytest.raises(DataFormatError, match="unknown relation"):
         fnd.load_paper_numbers(bad)
@@ -78,12 +89,23 @@ def _answers(n: int, correct: dict[str, int]) -> pd.DataFrame:
     """04-shaped answers: system → number of the n questions answered correctly (the first ones)."""
     rows = []
     for system, c in correct.items():
-        setting = "Optimal" if system == "Optimal" else ("oracle" if system.startswith("oracle") else "pipeline")
+        setting = (
+            "Optimal" if system == "Optimal" else ("oracle" if system.startswith("oracle") else "pipeline")
+        )
         for i in range(n):
-            rows.append({"qid": f"q{i:02d}", "answer": "x", "em": i < c, "judged": i < c, "setting": setting,
-                         "system": "every label ≥ 1 passage" if system == "Optimal" else system,
-                         "k": None if system == "Optimal" else 3, "union": None if system == "Optimal" else "norm",
-                         "reader": "reader-1"})
+            rows.append(
+                {
+                    "qid": f"q{i:02d}",
+                    "answer": "x",
+                    "em": i < c,
+                    "judged": i < c,
+                    "setting": setting,
+                    "system": "every label ≥ 1 passage" if system == "Optimal" else system,
+                    "k": None if system == "Optimal" else 3,
+                    "union": None if system == "Optimal" else "norm",
+                    "reader": "reader-1",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -100,7 +122,9 @@ def test_reading_findings_scored_from_answers(tmp_path):
     s = fnd.score(by_id["optimal_far_above_pipeline"], r)
     assert s.verdict == fnd.HOLDS and s.a.value == 75.0 and s.b.value == 12.5  # 30/40 vs best pipeline 5/40
     assert s.stat.value == pytest.approx(62.5) and s.stat.lo >= 10 and s.p_value < 0.001
-    gain = fnd.score(by_id["rerankers_marginal"], r)  # +1 question of 40: interval [0, 7.5] straddles the 5-point band
+    gain = fnd.score(
+        by_id["rerankers_marginal"], r
+    )  # +1 question of 40: interval [0, 7.5] straddles the 5-point band
     assert gain.stat.value == pytest.approx(2.5) and gain.verdict == fnd.INCONCLUSIVE
     assert (gain.stat.lo, gain.stat.hi) == pytest.approx((0.0, 7.5)) and "straddles 5" in gain.why
     (tmp_path / "many").mkdir()
@@ -137,8 +161,20 @@ def test_damaging_probe_and_ser_measures(tmp_path):
                              "corpus": "answer-supporting"})
     probes = pd.DataFrame({"system": "bm25", "qid": qids, "metric": "em", "k": 4, "probe": "P3",
                            "correct": [p != "0000" for p in pats], "corpus": "answer-supporting"})
-    ser = pd.DataFrame([{"kind": kind, "qid": q, "sample": 0, "m": 2, "changed": kind == "bm25" and i < 10,
-                         "corpus": "answer-supporting"} for kind in ("random", "bm25") for i, q in enumerate(qids)])
+    ser = pd.DataFrame(
+        [
+            {
+                "kind": kind,
+                "qid": q,
+                "sample": 0,
+                "m": 2,
+                "changed": kind == "bm25" and i < 10,
+                "corpus": "answer-supporting",
+            }
+            for kind in ("random", "bm25")
+            for i, q in enumerate(qids)
+        ]
+    )
     r = _results(tmp_path, **{"06_patterns": patterns, "06_probe_readings": probes, "06_ser_readings": ser})
     by_id = {f.id: f for f in fnd.load_paper_numbers()}
     d = fnd.score(by_id["damaging_passages"], r)
@@ -160,8 +196,13 @@ def test_patterns_keep_leading_zeros(tmp_path):
 
 
 def test_unpaired_passage_lengths(tmp_path):
-    lengths = pd.DataFrame({"corpus": ["answer-supporting"] * 12 + ["answer-containing"] * 12,
-                            "pid": [f"p{i}" for i in range(24)], "tokens": [10, 12, 11, 13] * 3 + [40, 42, 44] * 4})
+    lengths = pd.DataFrame(
+        {
+            "corpus": ["answer-supporting"] * 12 + ["answer-containing"] * 12,
+            "pid": [f"p{i}" for i in range(24)],
+            "tokens": [10, 12, 11, 13] * 3 + [40, 42, 44] * 4,
+        }
+    )
     r = _results(tmp_path, **{"02_passage_lengths": lengths})
     s = fnd.score(next(f for f in fnd.load_paper_numbers() if f.id == "similar_passage_length"), r)
     assert s.a.value == 11.5 and s.b.value == 42.0 and s.stat.value == pytest.approx(30.5 / 42)
@@ -184,8 +225,10 @@ def test_no_difference_on_too_few_informative_questions_is_inconclusive(tmp_path
     assert (s.stat.lo, s.stat.hi) == (0.0, 0.0) and s.verdict == fnd.INCONCLUSIVE
     assert s.why.startswith("no question differs and only 1 of 30")
     (tmp_path / "many").mkdir()  # the same null difference on 12 answered questions is evidence
-    many = fnd.score(marginal, _results(tmp_path / "many", **{"04_answers": _answers(40, {"bm25": 12,
-                                                                                        "bm25+pointwise": 12})}))
+    many = fnd.score(
+        marginal,
+        _results(tmp_path / "many", **{"04_answers": _answers(40, {"bm25": 12, "bm25+pointwise": 12})}),
+    )
     assert many.verdict == fnd.HOLDS
 
 
@@ -228,7 +271,9 @@ def test_cross_corpus_control_that_ranks_first_by_construction_is_inconclusive(t
     assert s.verdict == fnd.INCONCLUSIVE and s.why.startswith("by construction")
     (tmp_path / "fair").mkdir()
     fair = fnd.score(f, _cross(tmp_path / "fair", [1.0] * 15 + [0.0] * 5))
-    assert fair.verdict == fnd.HOLDS and fair.a.value == 87.5 and fair.b.value == 25.0  # mean over Hit@1, Hit@10
+    assert (
+        fair.verdict == fnd.HOLDS and fair.a.value == 87.5 and fair.b.value == 25.0
+    )  # mean over Hit@1, Hit@10
 
 
 def test_cross_corpus_prefers_the_llm_judged_comparison_and_scores_it_size_matched(tmp_path):

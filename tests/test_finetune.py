@@ -1,4 +1,5 @@
-"""Fine-tuning (paper 000 §5.2–5.3, A.2–A.3): the N-positives sampler, question-disjoint batches, and real tiny training
+"""Fine-tuning (paper 000 §5.2–5.3, A.2–A.3): the N-positives sampler, question-disjoint batches, and real
+tiny training
 runs of the MiniLM bi-encoder (interrupted → resumed → reused) and cross-encoder, reloaded by name."""
 
 from __future__ import annotations
@@ -22,18 +23,37 @@ from inferqa_utils.finetune.batching import plan_batches
 from inferqa_utils.finetune.experiments import select_best, variant_name
 
 TOPICS = {
-    "qa": ("Which iron tower stands in Paris?", ["The Eiffel Tower is an iron lattice tower in Paris.",
-                                                  "Gustave Eiffel's company built the Paris tower in 1889.",
-                                                  "The tower on the Champ de Mars in Paris is made of iron."]),
-    "qb": ("Which planet is called the Red Planet?", ["Mars looks red because of iron oxide dust.",
-                                                      "The red planet Mars has two moons, Phobos and Deimos.",
-                                                      "Mars is the fourth planet from the Sun."]),
-    "qc": ("Which bird cannot fly and lives in Antarctica?", ["Emperor penguins live on the ice of Antarctica.",
-                                                              "Penguins are flightless seabirds of the south.",
-                                                              "Penguins swim with flippers instead of flying."]),
-    "qd": ("Which instrument is played with a bow?", ["The violin is a string instrument played with a bow.",
-                                                      "A cello is bowed and held between the knees.",
-                                                      "Violinists draw the bow across four strings."]),
+    "qa": (
+        "Which iron tower stands in Paris?",
+        [
+            "The Eiffel Tower is an iron lattice tower in Paris.",
+            "Gustave Eiffel's company built the Paris tower in 1889.",
+            "The tower on the Champ de Mars in Paris is made of iron.",
+        ],
+    ),
+    "qb": (
+        "Which planet is called the Red Planet?",
+        [
+            "Mars looks red because of iron oxide dust.",
+            "The red planet Mars has two moons, Phobos and Deimos.",
+            "Mars is the fourth planet from the Sun.",
+        ],
+    ),
+    "qc": (
+        "Which bird cannot fly and lives in Antarctica?",
+        [
+            "Emperor penguins live on the ice of Antarctica.",
+            "Penguins are flightless seabirds of the south.",
+            "Penguins swim with flippers instead of flying.",
+        ],
+    ),
+    "qd": (
+        "Which instrument is played with a bow?",
+        [
+            "The violin is a string instrument played with a bow.",
+            "A cello is bowed and held between the knees.", "Violinists draw the bow across four strings.",
+        ],
+    ),
 }
 
 
@@ -47,7 +67,9 @@ def make_ds(n_per_question: int = 6) -> Dataset:
             pid = f"{qid}_p{i}"
             passages[pid] = Passage(pid, qid, (i % 3,), hints[i % 3] + f" ({i})")
             qrels[qid][pid] = 2 if i == 0 else (0 if i == 1 else 1)
-    return Dataset("tiny-ft", questions, passages, qrels, splits={"train": ["qa", "qb", "qc"], "test": ["qd"]})
+    return Dataset(
+        "tiny-ft", questions, passages, qrels, splits={"train": ["qa", "qb", "qc"], "test": ["qd"]}
+    )
 
 
 # --------------------------------------------------------------------------- sampler
@@ -132,8 +154,12 @@ def test_question_disjoint_batches():
 
 
 def test_epochs_names_and_selection():
-    assert epochs_for(10, None) == PAPER_EPOCHS[10] == 2 and epochs_for(7, None) == 5 and epochs_for(1, 3) == 3.0
-    assert variant_name("FT-MiniLM", 5) == "FT-MiniLM-N5" and variant_name("FT-X", 1, "hard") == "FT-X-N1-hard"
+    assert (
+        epochs_for(10, None) == PAPER_EPOCHS[10] == 2 and epochs_for(7, None) == 5 and epochs_for(1, 3) == 3.0
+    )
+    assert (
+        variant_name("FT-MiniLM", 5) == "FT-MiniLM-N5" and variant_name("FT-X", 1, "hard") == "FT-X-N1-hard"
+    )
     assert select_best({"a": 1.0, "b": 3.0, "c": 3.0}) == "b"
     with pytest.raises(ValueError):
         TrainConfig(epochs=0)
@@ -179,7 +205,9 @@ def test_biencoder_interrupted_resumed_reused_and_retrieves(registry):
     assert (folder / "checkpoints" / "checkpoint-1").is_dir() and not (folder / "model").exists()
     logs: list[str] = []
     cfg = replace(cfg, checkpoint_steps=100)  # the interval is not part of the fingerprint: still a resume
-    m = train_biencoder(ds, ex, folder, name="FT-test-N2", n_positives=2, cfg=cfg, progress=False, log=logs.append)
+    m = train_biencoder(
+        ds, ex, folder, name="FT-test-N2", n_positives=2, cfg=cfg, progress=False, log=logs.append
+    )
     assert m.resumed_from == 1 and m.steps >= 2 and not m.cached and any("resuming" in s for s in logs)
     assert (folder / "model" / "modules.json").exists() and not (folder / "checkpoints").exists()
     again = train_biencoder(ds, ex, folder, name="FT-test-N2", n_positives=2, cfg=cfg, progress=False,
@@ -226,3 +254,54 @@ def test_cross_encoder_learns_and_loads_as_reranker(registry):
     out = rr.rerank({"qa": ds.questions["qa"].question}, first, corpus, depth=None)
     assert sorted(p for p, _ in out["qa"]) == sorted(corpus)
     assert [s for _, s in out["qa"]] == sorted((s for _, s in out["qa"]), reverse=True)
+
+
+# --------------------------------------------------------------------------- cached runs of notebook 05
+
+class _Reverse:
+    """A reranker that reverses each list (stands in for a fine-tuned cross-encoder)."""
+
+    def rerank(self, queries, run, corpus, depth=None):
+        return {q: [(p, float(i + 1)) for i, (p, _) in enumerate(run[q])][::-1] for q in queries}
+
+
+def test_cached_rerank_reads_back_and_recomputes_a_stale_schema(tmp_path, monkeypatch):
+    import json
+
+    from inferqa_utils import artifacts
+    from inferqa_utils.finetune import experiments as fx
+    from inferqa_utils.rerank.stored import RERANK_SCHEMA, rerank_key
+
+    loaded = []
+    monkeypatch.setattr(fx, "make_reranker", lambda name: loaded.append(name) or _Reverse())
+    monkeypatch.setattr(fx.models, "checksum", lambda name: f"sha-{name}")
+    corpus, queries = {"a": "x", "b": "y"}, {"q": "?"}
+    first = {"q": [("a", 2.0), ("b", 1.0)]}
+    path = tmp_path / "bm25+FT-CE.trec"
+    run, cost = fx.cached_rerank("FT-CE", queries, first, corpus, 10, path)
+    assert [p for p, _ in run["q"]] == ["b", "a"] and loaded == ["FT-CE"]
+    stamp = artifacts.read_stamp(path)
+    assert {k: stamp[k] for k in ("kind", "schema", "inputs", "params")} == rerank_key(
+        "FT-CE", "sha-FT-CE", queries, first, corpus, 10)
+    assert cost == round(stamp["cost"]["seconds_per_query"], 3) and stamp["cost"]["llm"] == {}
+    stamp["cost"] = artifacts.Cost(4.0, 1).record()
+    artifacts.stamp_path(path).write_text(json.dumps(stamp))
+    again, cost = fx.cached_rerank("FT-CE", queries, first, corpus, 10, path)
+    assert again == run and cost == 4.0 and loaded == ["FT-CE"]  # read back: the model was not loaded
+    artifacts.stamp_path(path).write_text(json.dumps({**stamp, "schema": RERANK_SCHEMA - 1}))
+    fx.cached_rerank("FT-CE", queries, first, corpus, 10, path)
+    assert loaded == ["FT-CE", "FT-CE"] and artifacts.read_stamp(path)["schema"] == RERANK_SCHEMA
+
+
+def test_alias_run_is_stamped_with_the_aliased_models_identity(tmp_path):
+    import json
+
+    from inferqa_utils import artifacts
+    from inferqa_utils.finetune.experiments import alias_run
+    from inferqa_utils.retrieval.registry import retriever_identity
+
+    run = {"q": [("a", 1.0)]}
+    path = tmp_path / "minilm.trec"
+    assert alias_run("minilm", run, {"a": "x"}, {"q": "?"}, 5, path) == run
+    params = json.loads(artifacts.stamp_path(path).read_text())["params"]
+    assert params == {"identity": retriever_identity("minilm"), "k": 5, "retriever": "minilm"}

@@ -95,20 +95,39 @@ def test_padding_of_short_lists_is_not_counted_as_passages():
 def test_probe_curves_table_and_comparison():
     df = _inc("e5", {"q1": "0110", "q2": "1000"})
     probes = pd.DataFrame(
-        [{"system": "e5", "qid": q, "metric": m, "k": 4, "probe": p, "n_kept": 1, "kept": "1", "answer": "x",
-          "correct": q == "q1" or p == "P3"} for q in ("q1", "q2") for m in inc.METRICS for p in sorted(inc.PROBES)])
+        [
+            {
+                "system": "e5",
+                "qid": q,
+                "metric": m,
+                "k": 4,
+                "probe": p,
+                "n_kept": 1,
+                "kept": "1",
+                "answer": "x",
+                "correct": q == "q1" or p == "P3",
+            }
+            for q in ("q1", "q2")
+            for m in inc.METRICS
+            for p in sorted(inc.PROBES)
+        ]
+    )
     curves = inc.probe_curves(df, probes)
     assert len(curves) == 2  # k = 4 for both metrics
     row = curves[curves["metric"] == "em"].iloc[0]
     assert (row["EM"], row["AcEM"], row["Probe 3"], row["Probe 1"]) == (0.0, 100.0, 100.0, 50.0)
     table = inc.probe_table(curves)
     assert table["N"].tolist() == [4, 4] and set(table["metric"]) == {"strict EM", "judged (Se)"}
-    comp = inc.damaging_comparison({"answer-supporting": curves, "answer-containing": curves.assign(AcEM=50.0)})
+    comp = inc.damaging_comparison(
+        {"answer-supporting": curves, "answer-containing": curves.assign(AcEM=50.0)}
+    )
     assert comp["AcEM − EM"].tolist() == [100.0, 50.0]
     assert comp["Probe 3 (EM)"].tolist() == [100.0, 100.0]
     assert "larger on the answer-supporting corpus" in inc.comparison_finding(comp)
     assert "No prefix is ever answered" not in inc.comparison_finding(comp)
-    zero = inc.damaging_comparison({"answer-supporting": curves.assign(AcEM=0.0, EM=0.0), "answer-containing": curves})
+    zero = inc.damaging_comparison(
+        {"answer-supporting": curves.assign(AcEM=0.0, EM=0.0), "answer-containing": curves}
+    )
     assert "e5 on the answer-supporting corpus: AcEM@N = 0" in inc.comparison_finding(zero)
     assert "Only one corpus" in inc.comparison_finding(comp[comp["corpus"] == "answer-supporting"])
 
@@ -166,9 +185,26 @@ def test_ser_table_hand_checked():
     rows = []
     # random: 2 pairs; m=1 nothing changes, m=2 one of two changes → 0 %, 50 %
     for q, base, a2 in [("q1", "Paris", "paris."), ("q2", "Mars", "Venus")]:
-        rows += [{"kind": "random", "qid": q, "sample": 0, "m": 1, "base_answer": base, "answer": base, "em": True},
-                 {"kind": "random", "qid": q, "sample": 0, "m": 2, "base_answer": base, "answer": a2,
-                  "em": a2 != "Venus"}]
+        rows += [
+            {
+                "kind": "random",
+                "qid": q,
+                "sample": 0,
+                "m": 1,
+                "base_answer": base,
+                "answer": base,
+                "em": True,
+            },
+            {
+                "kind": "random",
+                "qid": q,
+                "sample": 0,
+                "m": 2,
+                "base_answer": base,
+                "answer": a2,
+                "em": a2 != "Venus",
+            },
+        ]
     # BM25: 1 pair, changed at m=1 and m=2 → 100 %, 100 %
     rows += [{"kind": "BM25", "qid": "q1", "sample": 0, "m": m, "base_answer": "Paris", "answer": "London",
               "em": False} for m in (1, 2)]

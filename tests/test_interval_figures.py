@@ -40,13 +40,16 @@ def _bars(ax) -> list[list[tuple[float, float, float]]]:
     for c in ax.containers:
         if isinstance(c, ErrorbarContainer) and c.lines[2]:
             segs = c.lines[2][0].get_segments()
-            out.append([(float(s[0][0]), float(min(s[0][1], s[1][1])), float(max(s[0][1], s[1][1]))) for s in segs])
+            out.append(
+                [(float(s[0][0]), float(min(s[0][1], s[1][1])), float(max(s[0][1], s[1][1]))) for s in segs]
+            )
     return out
 
 
 def test_error_bars_are_distances_to_the_interval_ends():
     err = error_bars([25.0, 50.0, float("nan"), 10.0], [0.0, 50.0, 1.0, 10.01], [75.0, 60.0, 2.0, 20.0])
-    # below: 25 − 0, 50 − 50, unknown value → 0, 10 − 10.01 < 0 (rounding) → 0; above: 75 − 25, 60 − 50, 0, 20 − 10
+    # below: 25 − 0, 50 − 50, unknown value → 0, 10 − 10.01 < 0 (rounding) → 0; above: 75 − 25, 60 − 50, 0, 20
+    # − 10
     np.testing.assert_allclose(err, [[25.0, 0.0, 0.0, 0.0], [50.0, 10.0, 0.0, 10.0]])
     with pytest.raises(ValueError, match="one length"):
         error_bars([1.0, 2.0], [0.0], [3.0, 4.0])
@@ -58,7 +61,11 @@ def test_interval_columns_hand_checked_and_equal_to_mean_ci():
     assert interval_columns([0, float("nan"), 0, 0, 1], "Hit@1") == interval_columns([0, 0, 0, 1], "Hit@1")
     # {0.5, 1, 1, 1}: mean 0.875; the resampled mean is 1 − X/8 with X ~ Bin(4, 1/4) halves drawn,
     # P(X ≥ 3) = 0.051 > 0.025 ≥ P(X = 4) = 0.004 → 2.5th percentile 1 − 3/8; 97.5th: 1
-    assert interval_columns([0.5, 1, 1, 1], "nDCG@10") == {"nDCG@10": 87.5, "nDCG@10_lo": 62.5, "nDCG@10_hi": 100.0}
+    assert interval_columns([0.5, 1, 1, 1], "nDCG@10") == {
+        "nDCG@10": 87.5,
+        "nDCG@10_lo": 62.5,
+        "nDCG@10_hi": 100.0,
+    }
     ci = mean_ci([0.3, 0.9, 0.1, 0.4]).scaled(100)  # the package's interval, rounded to 2 digits
     assert interval_columns([0.3, 0.9, 0.1, 0.4], "m") == {"m": round(ci.value, 2), "m_lo": round(ci.lo, 2),
                                                             "m_hi": round(ci.hi, 2)}
@@ -71,7 +78,8 @@ def test_metric_intervals_hand_checked_and_equal_to_evaluate():
     r = t.loc["r"]
     assert (r["Hit@1"], r["Hit@1_lo"], r["Hit@1_hi"]) == (25.0, 0.0, 75.0)  # per question 0, 0, 0, 1
     assert (r["Hit@2"], r["Hit@2_lo"], r["Hit@2_hi"]) == (100.0, 100.0, 100.0)
-    # nDCG per question AT2, AT2, AT2, 1: mean AT2 + (1 − AT2)/4; resampled AT2 + (1 − AT2)·X/4, X ~ Bin(4, 1/4)
+    # nDCG per question AT2, AT2, AT2, 1: mean AT2 + (1 − AT2)/4; resampled AT2 + (1 − AT2)·X/4, X ~ Bin(4,
+    # 1/4)
     assert r["nDCG@10"] == pytest.approx(round(100 * (AT2 + (1 - AT2) / 4), 2))
     assert r["nDCG@10_lo"] == pytest.approx(round(100 * AT2, 2))
     assert r["nDCG@10_hi"] == pytest.approx(round(100 * (AT2 + 0.75 * (1 - AT2)), 2))
@@ -84,10 +92,16 @@ def test_hit_curves_carry_hand_checked_intervals_and_the_plot_draws_them():
     from inferqa_utils.retrieval import experiments as ex
 
     pq = hit_per_query(RUN, QRELS, ks=(1, 2), threshold=1)
-    assert list(pq.index) == ["q1", "q2", "q3", "q4"] and pq[1].tolist() == [0, 0, 0, 1] and pq[2].tolist() == [1] * 4
+    assert (
+        list(pq.index) == ["q1", "q2", "q3", "q4"]
+        and pq[1].tolist() == [0, 0, 0, 1]
+        and pq[2].tolist() == [1] * 4
+    )
     curves = ex.hit_curves({"r": RUN}, QRELS, 1, "answer-supporting", ks=(1, 2))
-    assert curves[["k", "hit", "hit_lo", "hit_hi", "n_questions"]].values.tolist() == [[1, 25.0, 0.0, 75.0, 4],
-                                                                                       [2, 100.0, 100.0, 100.0, 4]]
+    assert curves[["k", "hit", "hit_lo", "hit_hi", "n_questions"]].values.tolist() == [
+        [1, 25.0, 0.0, 75.0, 4],
+        [2, 100.0, 100.0, 100.0, 4],
+    ]
     fig = ex.plot_hit_curves(curves, "t")
     (bars,) = _bars(fig.axes[0])
     assert [(lo, hi) for _x, lo, hi in bars] == [(0.0, 75.0), (100.0, 100.0)]
@@ -108,16 +122,23 @@ def test_oracle_table_has_hand_checked_intervals_in_the_package_format():
 
     queries = {q: "?" for q in OWN}
     t = oracle_table([], None, queries, OWN, {})
-    assert list(t.columns) == [c for m in ORACLE_METRICS for c in (m, f"{m}_lo", f"{m}_hi")] + ["n_questions_ndcg"]
+    assert list(t.columns) == [c for m in ORACLE_METRICS for c in (m, f"{m}_lo", f"{m}_hi")] + [
+        "n_questions_ndcg"
+    ]
     row = t.loc[ORACLE_BASELINE]
     # per question D, D, D, 1 (two passages: every cutoff sees both)
     for m in ORACLE_METRICS:
         assert row[m] == pytest.approx(round(100 * (D + (1 - D) / 4), 2))
-        assert (row[f"{m}_lo"], row[f"{m}_hi"]) == pytest.approx((round(100 * D, 2), round(100 * (D + 0.75 * (1 - D)), 2)))
+        assert (row[f"{m}_lo"], row[f"{m}_hi"]) == pytest.approx(
+            (round(100 * D, 2), round(100 * (D + 0.75 * (1 - D)), 2))
+        )
     assert row["n_questions_ndcg"] == 4
     shown = with_intervals(t, ORACLE_METRICS).loc[ORACLE_BASELINE, "nDCG@10"]
-    assert shown == f"{100 * (D + (1 - D) / 4):.1f} [{100 * D:.1f}, {100 * (D + 0.75 * (1 - D)):.1f}]"  # 84.8 [79.7, 94.9]
-    # a reranker that reverses the id order: ideal on q1–q3, D on q4 → 1, 1, 1, D; 2.5th percentile at 3 draws of D
+    assert (
+        shown == f"{100 * (D + (1 - D) / 4):.1f} [{100 * D:.1f}, {100 * (D + 0.75 * (1 - D)):.1f}]"
+    )  # 84.8 [79.7, 94.9]
+    # a reranker that reverses the id order: ideal on q1–q3, D on q4 → 1, 1, 1, D; 2.5th percentile at 3 draws
+    # of D
     first = {q: [("a", 2.0), ("b", 1.0)] for q in OWN}
     rev = oracle_scores(first, {"rev": {q: [("b", 2.0), ("a", 1.0)] for q in OWN}}, OWN).loc["rev"]
     assert (rev["nDCG@10"], rev["nDCG@10_lo"], rev["nDCG@10_hi"]) == pytest.approx(
@@ -140,7 +161,9 @@ def test_finetune_oracle_rows_have_hand_checked_intervals(monkeypatch):
     table, runs = fx.oracle_rows(["FT-rev"], queries, OWN | {"q9": {"z": 2, "y": 0}}, {})
     assert set(runs) == {"FT-rev"} and set(runs["FT-rev"]) == set(OWN)
     assert list(table.index) == [ORACLE_BASELINE, "FT-rev"]
-    assert list(table.columns) == [c for m in ORACLE_METRICS for c in (m, f"{m}_lo", f"{m}_hi")] + ["n_questions_ndcg"]
+    assert list(table.columns) == [c for m in ORACLE_METRICS for c in (m, f"{m}_lo", f"{m}_hi")] + [
+        "n_questions_ndcg"
+    ]
     base, rev = table.loc[ORACLE_BASELINE], table.loc["FT-rev"]
     for m in ORACLE_METRICS:
         assert (base[m], base[f"{m}_lo"], base[f"{m}_hi"]) == pytest.approx(
@@ -153,9 +176,22 @@ def test_finetune_oracle_rows_have_hand_checked_intervals(monkeypatch):
 # ----------------------------------------------------------------------------- 06 EM@k / AcEM@k / probes
 
 def _inc(patterns: dict[str, str]) -> pd.DataFrame:
-    rows = [{"system": "bm25", "qid": q, "k": k, "pid": f"{q}-{k}", "answer": "x", "em": e == "1", "judged": e == "1",
-             "no_answer": False, "adds": True, "context_chars": 1}
-            for q, pat in patterns.items() for k, e in enumerate(pat, start=1)]
+    rows = [
+        {
+            "system": "bm25",
+            "qid": q,
+            "k": k,
+            "pid": f"{q}-{k}",
+            "answer": "x",
+            "em": e == "1",
+            "judged": e == "1",
+            "no_answer": False,
+            "adds": True,
+            "context_chars": 1,
+        }
+        for q, pat in patterns.items()
+        for k, e in enumerate(pat, start=1)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -173,8 +209,23 @@ def test_em_curves_and_probe_curves_carry_hand_checked_intervals():
     # AcEM@2 per question 1, 0, 0, 1: resampled mean X/4, X ~ Bin(4, 1/2), P(X=0) = P(X=4) = 1/16 > 0.025
     assert s.loc[2, ["AcEM", "AcEM_lo", "AcEM_hi"]].tolist() == [50.0, 0.0, 100.0]
     assert s.loc[1, ["AcEM", "AcEM_lo", "AcEM_hi"]].tolist() == [25.0, 0.0, 75.0]
-    probes = pd.DataFrame([{"system": "bm25", "qid": q, "metric": m, "k": 2, "probe": "P3", "n_kept": 1, "kept": "1",
-                            "answer": "x", "correct": q == "q2"} for m in ("em", "judged") for q in PATTERNS])
+    probes = pd.DataFrame(
+        [
+            {
+                "system": "bm25",
+                "qid": q,
+                "metric": m,
+                "k": 2,
+                "probe": "P3",
+                "n_kept": 1,
+                "kept": "1",
+                "answer": "x",
+                "correct": q == "q2",
+            }
+            for m in ("em", "judged")
+            for q in PATTERNS
+        ]
+    )
     pc = inc.probe_curves(_inc(PATTERNS), probes)
     p = pc[pc["metric"] == "em"].iloc[0]
     assert (p["k"], p["Probe 3"], p["Probe 3_lo"], p["Probe 3_hi"]) == (2, 25.0, 0.0, 75.0)
@@ -185,11 +236,28 @@ def test_em_curve_plot_draws_the_intervals():
     from inferqa_utils.damaging import incremental as inc
 
     df = _inc(PATTERNS)
-    probes = pd.DataFrame([{"system": "bm25", "qid": q, "metric": m, "k": 2, "probe": "P3", "n_kept": 1, "kept": "1",
-                            "answer": "x", "correct": q == "q2"} for m in ("em", "judged") for q in PATTERNS])
+    probes = pd.DataFrame(
+        [
+            {
+                "system": "bm25",
+                "qid": q,
+                "metric": m,
+                "k": 2,
+                "probe": "P3",
+                "n_kept": 1,
+                "kept": "1",
+                "answer": "x",
+                "correct": q == "q2",
+            }
+            for m in ("em", "judged")
+            for q in PATTERNS
+        ]
+    )
     fig = inc.plot_em_curves({"answer-supporting": inc.em_curves(df)},
                              {"answer-supporting": inc.probe_curves(df, probes)}, "t")
-    em_bars, acem_bars, probe_bars = _bars(fig.axes[0])  # strict row: EM (left of k), AcEM (right), Probe 3 (on k)
+    em_bars, acem_bars, probe_bars = _bars(
+        fig.axes[0]
+    )  # strict row: EM (left of k), AcEM (right), Probe 3 (on k)
     np.testing.assert_allclose(em_bars, [(0.88, 0.0, 75.0), (1.88, 0.0, 75.0)])
     np.testing.assert_allclose(acem_bars, [(1.12, 0.0, 75.0), (2.12, 0.0, 100.0)])
     np.testing.assert_allclose(probe_bars, [(2.0, 0.0, 75.0)])
@@ -201,8 +269,9 @@ def test_em_curve_plot_draws_the_intervals():
 def test_finetuning_plot_draws_retrieval_oracle_and_reading_intervals():
     from inferqa_utils.finetune.experiments import plot_finetuning
 
-    losses = pd.DataFrame({"model": ["FT-MiniLM-N1"], "kind": ["sentence-transformers"], "N": [1], "step": [1],
-                           "loss": [0.5]})
+    losses = pd.DataFrame(
+        {"model": ["FT-MiniLM-N1"], "kind": ["sentence-transformers"], "N": [1], "step": [1], "loss": [0.5]}
+    )
     retrieval = pd.DataFrame({"N": [None, 1.0], "negative kind": ["", "random"], "Hit@10": [40.0, 25.0]},
                              index=pd.Index(["minilm", "FT-MiniLM-N1"], name="run"))
     intervals = pd.DataFrame({"Hit@10_lo": [30.0, 0.0], "Hit@10_hi": [50.0, 75.0]}, index=retrieval.index)
@@ -212,7 +281,9 @@ def test_finetuning_plot_draws_retrieval_oracle_and_reading_intervals():
     reading = pd.DataFrame({"system": ["minilm", "bm25"], "EM": [25.0, 50.0], "EM_lo": [0.0, 0.0],
                             "EM_hi": [75.0, 100.0], "judged": [25.0, 87.5], "judged_lo": [0.0, 62.5],
                             "judged_hi": [75.0, 100.0], "n": [4, 4]})
-    fig = plot_finetuning(losses, retrieval, "minilm", ["Hit@10"], oracle, reading, title="t", intervals=intervals)
+    fig = plot_finetuning(
+        losses, retrieval, "minilm", ["Hit@10"], oracle, reading, title="t", intervals=intervals
+    )
     ax_b, ax_c = fig.axes[1], fig.axes[2]
     assert [[(lo, hi) for _x, lo, hi in b] for b in _bars(ax_b)] == [[(0.0, 75.0)], [(62.5, 100.0)]]
     # shaded bands (axhspan rectangles, y in data units): vanilla Hit@10 [30, 50], id-order oracle [70, 90]

@@ -28,10 +28,10 @@ def test_the_session_root_is_not_the_checkout():
 
 def test_what_runs_write_resolves_under_the_test_root():
     from inferqa_utils.retrieval.java import jvm_options
-    from inferqa_utils.stages import result_path
+    from inferqa_utils.stages import QUICKSTART_ANSWERS
 
     written = [PATHS.results, PATHS.figures, PATHS.build, PATHS.executions, PATHS.datasets, PATHS.indexes,
-               PATHS.runs, PATHS.notebooks, PATHS.data, result_path("00", None, None, "quickstart_answers"),
+               PATHS.runs, PATHS.notebooks, PATHS.data, QUICKSTART_ANSWERS.path(),
                PATHS.models / "local_models.json"]
     for path in written:
         assert inside(path, PATHS.root) and not inside(path, CHECKOUT), path
@@ -60,7 +60,10 @@ def test_shared_data_is_still_found_beside_the_checkout():
 
 def test_a_child_interpreter_sees_the_test_root():
     """What a papermill kernel started by the runner sees (it inherits the environment)."""
-    code = "import json; from inferqa_utils.config import PATHS; print(json.dumps([str(PATHS.root), str(PATHS.results)]))"
+    code = (
+        "import json; from inferqa_utils.config import PATHS; print(json.dumps([str(PATHS.root), "
+        "str(PATHS.results)]))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": str(CHECKOUT)}, cwd=PATHS.notebooks)
     assert out.returncode == 0, out.stderr
@@ -89,6 +92,8 @@ def test_make_root_links_models_but_not_the_fine_tuned_registry(tmp_path):
 def test_git_commit_is_the_packages_work_tree_when_the_root_is_in_none():
     from inferqa_utils.manifest import git_commit
 
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=CHECKOUT, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=CHECKOUT, capture_output=True, text=True
+    ).stdout.strip()
     assert git_commit()["commit"] == head
     assert git_commit(PATHS.root) == {"commit": None, "dirty": None}  # the test root is in no work tree

@@ -14,20 +14,31 @@ PKG = Path(inferqa_utils.__file__).parent
 #: layer of each top-level module / subpackage: foundations, the answering layer, then the stages
 #: in notebook order, then what reads every stage (findings, check, runner, quickstart)
 LAYERS: dict[str, int] = {
-    **dict.fromkeys(["__init__", "config", "errors", "datamodel", "textnorm", "metrics", "trec", "runs", "llm", "models",
-                     "hub", "manifest", "uncertainty", "embeddings", "lexical", "qtype", "sources", "figures",
-                     "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio", "provenance",
-                     "sentences"], 0),
+    **dict.fromkeys(
+        [
+            "__init__", "config", "errors", "datamodel", "textnorm", "metrics", "trec", "runs", "llm",
+            "models", "hub", "manifest", "uncertainty", "embeddings", "lexical", "qtype", "sources",
+            "figures", "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio",
+            "provenance", "sentences",
+        ],
+        0,
+    ),
     "answering": 1,
-    "construction": 2, "stages": 2,
+    "construction": 2,
+    "stages": 2,
     "retrieval": 3,
     "rerank": 4,
     "reading": 5,
     "finetune": 6,
     "damaging": 7,
     "beyond": 8,
-    **dict.fromkeys(["findings", "check", "quickstart", "classroom", "inspector", "runner", "notebook_params", "kernels",
-                     "results_page", "make_release", "paper_runs", "__main__"], 9),
+    **dict.fromkeys(
+        [
+            "findings", "check", "quickstart", "classroom", "inspector", "runner", "notebook_params",
+            "kernels", "results_page", "make_release", "paper_runs", "__main__",
+        ],
+        9,
+    ),
 }
 
 
@@ -172,7 +183,9 @@ def test_every_imported_name_exists():
         mod = "inferqa_utils" + ("." + _module(p) if _module(p) != "__init__" else "")
         pkg = mod if p.name == "__init__.py" else mod.rsplit(".", 1)[0]
         for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "").startswith("inferqa_utils")):
+            if not isinstance(node, ast.ImportFrom) or not (
+                node.level or (node.module or "").startswith("inferqa_utils")
+            ):
                 continue
             target = importlib.util.resolve_name("." * node.level + (node.module or ""), pkg) if node.level \
                 else node.module

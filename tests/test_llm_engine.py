@@ -143,7 +143,9 @@ def test_several_continuations_are_scored_in_one_decode_like_one_by_one(tiny):
     together = tiny.score([msgs], [conts], progress=False)[0]
     alone = [tiny.score([msgs], [[c]], progress=False)[0][0] for c in conts]
     assert together == pytest.approx(alone, abs=0.1)
-    assert sorted(range(len(conts)), key=lambda i: together[i]) == sorted(range(len(conts)), key=lambda i: alone[i])
+    assert sorted(range(len(conts)), key=lambda i: together[i]) == sorted(
+        range(len(conts)), key=lambda i: alone[i]
+    )
     # the prompt's own sequence is untouched: generation after scoring equals generation before
     before = tiny.chat([msgs], max_tokens=6, progress=False)
     tiny.score([msgs], [conts], progress=False)
@@ -161,7 +163,11 @@ def test_a_reply_stops_once_it_is_decided():
     "yes"/"no"); the reply is then a prefix of the unconstrained one, cut right after the decision."""
     from inferqa_utils.llm.base import decided
 
-    assert decided(' **Yes**, it is', ("yes", "no")) and decided("No.", ("yes", "no")) and not decided("Maybe", ("no",))
+    assert (
+        decided(" **Yes**, it is", ("yes", "no"))
+        and decided("No.", ("yes", "no"))
+        and not decided("Maybe", ("no",))
+    )
     llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
     msgs = _batch()[2]
     full = llm.chat([msgs], max_tokens=6, progress=False)[0]

@@ -116,7 +116,8 @@ def test_empty_hint_list_loads_and_is_dropped_later(tmp_path):
     drops them — and those with fewer than k usable hints (a blank or repeated hint is not usable)
     — with the reason "fewer than k hints" (a build without any model: no labeler, judge or
     embedder is needed for it)."""
-    from inferqa_utils.construction.build import BuildConfig, build_dataset
+    from inferqa_utils.construction.build import build_dataset
+    from inferqa_utils.construction.build_config import BuildConfig
 
     three = ["It is red.", "It grows on trees.", "It is crunchy."]
     f = _write(tmp_path, json.dumps([TRIVIA | {"Q_ID": "Q_0", "Hints": three}, TRIVIA | {"Hints": []},
@@ -134,7 +135,9 @@ def test_empty_hint_list_loads_and_is_dropped_later(tmp_path):
     rows = res.questions.set_index("qid")
     assert rows["status"].to_dict() == {"Q_0": "kept", "Q_1": "dropped", "Q_2": "dropped", "Q_3": "dropped"}
     assert set(rows.loc[["Q_1", "Q_2", "Q_3"], "reason"]) == {"fewer than 2 hints"}
-    assert rows.loc[["Q_1", "Q_2", "Q_3"], "detail"].tolist() == ["0 usable hints", "1 usable hints", "1 usable hints"]
+    assert rows.loc[["Q_1", "Q_2", "Q_3"], "detail"].tolist() == [
+        "0 usable hints", "1 usable hints", "1 usable hints",
+    ]
     assert list(res.dataset.questions) == ["Q_0"] and res.manifest["counts"]["dropped_by_reason"] == {
         "fewer than 2 hints": 3}
 

@@ -64,40 +64,91 @@ def _load_t(d: Path) -> Any:
 
 
 TRIVIAHG = [
-    Case("triviahg convergence NaN", _triviahg(_trivia(Convergence=[NAN, 0.5])), _load_t,
-         ("t.json", "record 0 (Q_1)", "field 'Convergence[0]'", "finite")),
-    Case("triviahg convergence Infinity", _triviahg(_trivia(Convergence=[1.0, INF])), _load_t,
-         ("t.json", "record 0 (Q_1)", "field 'Convergence[1]'", "finite")),
-    Case("triviahg convergence 7", _triviahg(_trivia(Convergence=[7, 0.5])), _load_t,
-         ("t.json", "record 0 (Q_1)", "field 'Convergence[0]'", "outside [0.0, 1.0]")),
-    Case("triviahg convergence -3", _triviahg(_trivia(Convergence=[1.0, -3])), _load_t,
-         ("t.json", "record 0 (Q_1)", "field 'Convergence[1]'", "outside [0.0, 1.0]")),
-    Case("triviahg Scores vote 0.7", _triviahg(_trivia(Scores=[{"Pear": 0.7, "Apple": 1}, {"Pear": 1, "Apple": 1}])),
-         _load_t, ("t.json", "record 0 (Q_1)", "field 'Scores[0].Pear'", "must be 0 or 1, got 0.7")),
-    Case("triviahg Scores vote 2", _triviahg(_trivia(Scores=[{"Pear": 0, "Apple": 1}, {"Pear": 1, "Apple": 2}])),
-         _load_t, ("t.json", "record 0 (Q_1)", "field 'Scores[1].Apple'", "must be 0 or 1, got 2")),
-    Case("triviahg Scores vote Infinity", _triviahg(_trivia(Scores=[{"Pear": INF, "Apple": 1}, {"Apple": 1}])),
-         _load_t, ("t.json", "record 0 (Q_1)", "field 'Scores[0].Pear'", "must be 0 or 1, got inf")),
-    Case("triviahg id with a trailing space", _triviahg(_trivia(Q_ID="Q_1 ")), _load_t,
-         ("t.json", "record 0 (Q_1 )", "field 'Q_ID'", "contains whitespace")),
-    Case("triviahg id with inner whitespace", _triviahg(_trivia(Q_ID="Q 1")), _load_t,
-         ("t.json", "record 0 (Q 1)", "field 'Q_ID'", "contains whitespace")),
+    Case(
+        "triviahg convergence NaN",
+        _triviahg(_trivia(Convergence=[NAN, 0.5])),
+        _load_t,
+        ("t.json", "record 0 (Q_1)", "field 'Convergence[0]'", "finite"),
+    ),
+    Case(
+        "triviahg convergence Infinity",
+        _triviahg(_trivia(Convergence=[1.0, INF])),
+        _load_t,
+        ("t.json", "record 0 (Q_1)", "field 'Convergence[1]'", "finite"),
+    ),
+    Case(
+        "triviahg convergence 7",
+        _triviahg(_trivia(Convergence=[7, 0.5])),
+        _load_t,
+        ("t.json", "record 0 (Q_1)", "field 'Convergence[0]'", "outside [0.0, 1.0]"),
+    ),
+    Case(
+        "triviahg convergence -3",
+        _triviahg(_trivia(Convergence=[1.0, -3])),
+        _load_t,
+        ("t.json", "record 0 (Q_1)", "field 'Convergence[1]'", "outside [0.0, 1.0]"),
+    ),
+    Case(
+        "triviahg Scores vote 0.7",
+        _triviahg(_trivia(Scores=[{"Pear": 0.7, "Apple": 1}, {"Pear": 1, "Apple": 1}])),
+        _load_t,
+        ("t.json", "record 0 (Q_1)", "field 'Scores[0].Pear'", "must be 0 or 1, got 0.7"),
+    ),
+    Case(
+        "triviahg Scores vote 2",
+        _triviahg(_trivia(Scores=[{"Pear": 0, "Apple": 1}, {"Pear": 1, "Apple": 2}])),
+        _load_t,
+        ("t.json", "record 0 (Q_1)", "field 'Scores[1].Apple'", "must be 0 or 1, got 2"),
+    ),
+    Case(
+        "triviahg Scores vote Infinity",
+        _triviahg(_trivia(Scores=[{"Pear": INF, "Apple": 1}, {"Apple": 1}])),
+        _load_t,
+        ("t.json", "record 0 (Q_1)", "field 'Scores[0].Pear'", "must be 0 or 1, got inf"),
+    ),
+    Case(
+        "triviahg id with a trailing space",
+        _triviahg(_trivia(Q_ID="Q_1 ")),
+        _load_t,
+        ("t.json", "record 0 (Q_1 )", "field 'Q_ID'", "contains whitespace"),
+    ),
+    Case(
+        "triviahg id with inner whitespace",
+        _triviahg(_trivia(Q_ID="Q 1")),
+        _load_t,
+        ("t.json", "record 0 (Q 1)", "field 'Q_ID'", "contains whitespace"),
+    ),
     Case("triviahg empty list", _triviahg("[]"), _load_t, ("t.json", "holds no record")),
-    Case("triviahg not UTF-8", _triviahg('[{"Q_ID": "Q_1", "Question": "Caf\xe9?"}]'.encode("latin-1")), _load_t,
-         ("t.json", "line 1", "not UTF-8", "byte 0xe9 at byte offset 33")),
-    Case("triviahg source [] through load_source", _triviahg("[]"), lambda d: load_source(f"triviahg:{d / 't.json'}"),
-         ("t.json", "holds no record")),
+    Case(
+        "triviahg not UTF-8",
+        _triviahg('[{"Q_ID": "Q_1", "Question": "Caf\xe9?"}]'.encode("latin-1")),
+        _load_t,
+        ("t.json", "line 1", "not UTF-8", "byte 0xe9 at byte offset 33"),
+    ),
+    Case(
+        "triviahg source [] through load_source",
+        _triviahg("[]"),
+        lambda d: load_source(f"triviahg:{d / 't.json'}"),
+        ("t.json", "holds no record"),
+    ),
 ]
 
 
 # ---------------------------------------------------------------------------------------- WikiHint
 
 def _hint(text: str, rank: Any = None, **metrics: Any) -> dict[str, Any]:
-    return {"hint": text, **({"rank": rank} if rank is not None else {}), **({"metrics": metrics} if metrics else {})}
+    return {
+        "hint": text,
+        **({"rank": rank} if rank is not None else {}),
+        **({"metrics": metrics} if metrics else {}),
+    }
 
 
 def _wiki(*hints: dict[str, Any], rid: str = "w_1", **over: Any) -> dict[str, Any]:
-    hints = hints or (_hint("It has canals.", "1", convergence=0.5), _hint("It is in Italy.", "2", convergence=0.9))
+    hints = hints or (
+        _hint("It has canals.", "1", convergence=0.5),
+        _hint("It is in Italy.", "2", convergence=0.9),
+    )
     return {"id": rid, "question": {"question": "Which city?"}, "answer": {"answer": "Venice"},
             "hints": list(hints)} | over
 
@@ -107,31 +158,69 @@ def _load_w(d: Path) -> Any:
 
 
 WIKIHINT = [
-    Case("wikihint convergence NaN", {"w.json": _json([_wiki(_hint("a", "1", convergence=NAN))])}, _load_w,
-         ("w.json", "record 0 (w_1)", "field 'hints[0].metrics.convergence'", "finite")),
-    Case("wikihint convergence 7", {"w.json": _json([_wiki(_hint("a", "1"), _hint("b", "2", convergence=7))])},
-         _load_w, ("w.json", "record 0 (w_1)", "field 'hints[1].metrics.convergence'", "outside [0.0, 1.0]")),
-    Case("wikihint duplicate rank", {"w.json": _json([_wiki(_hint("a", "1"), _hint("b", "1"))])}, _load_w,
-         ("w.json", "record 0 (w_1)", "field 'hints[1].rank'", "also the rank of hints[0]")),
-    Case("wikihint rank '1.5'", {"w.json": _json([_wiki(_hint("a", "1.5"), _hint("b", "2"))])}, _load_w,
-         ("w.json", "record 0 (w_1)", "field 'hints[0].rank'", "expected an integer, got '1.5'")),
-    Case("wikihint rank 1.5", {"w.json": _json([_wiki(_hint("a", 2), _hint("b", 1.5))])}, _load_w,
-         ("w.json", "record 0 (w_1)", "field 'hints[1].rank'", "expected an integer, got 1.5")),
-    Case("wikihint metrics not an object", {"w.json": _json([_wiki({"hint": "a", "metrics": [0.5]})])}, _load_w,
-         ("w.json", "record 0 (w_1)", "field 'hints[0].metrics'", "expected dict, got list")),
-    Case("wikihint vote 2", {"w.json": _json([_wiki(_hint("a", scores={"Venice": 2, "Rome": 0}))])}, _load_w,
-         ("w.json", "record 0 (w_1)", "field 'hints[0].metrics.scores.Venice'", "must be 0 or 1")),
-    Case("wikihint id with whitespace", {"w.json": _json([_wiki(rid="w 1")])}, _load_w,
-         ("w.json", "record 0 (w 1)", "field 'id'", "contains whitespace")),
+    Case(
+        "wikihint convergence NaN",
+        {"w.json": _json([_wiki(_hint("a", "1", convergence=NAN))])},
+        _load_w,
+        ("w.json", "record 0 (w_1)", "field 'hints[0].metrics.convergence'", "finite"),
+    ),
+    Case(
+        "wikihint convergence 7",
+        {"w.json": _json([_wiki(_hint("a", "1"), _hint("b", "2", convergence=7))])},
+        _load_w,
+        ("w.json", "record 0 (w_1)", "field 'hints[1].metrics.convergence'", "outside [0.0, 1.0]"),
+    ),
+    Case(
+        "wikihint duplicate rank",
+        {"w.json": _json([_wiki(_hint("a", "1"), _hint("b", "1"))])},
+        _load_w,
+        ("w.json", "record 0 (w_1)", "field 'hints[1].rank'", "also the rank of hints[0]"),
+    ),
+    Case(
+        "wikihint rank '1.5'",
+        {"w.json": _json([_wiki(_hint("a", "1.5"), _hint("b", "2"))])},
+        _load_w,
+        ("w.json", "record 0 (w_1)", "field 'hints[0].rank'", "expected an integer, got '1.5'"),
+    ),
+    Case(
+        "wikihint rank 1.5",
+        {"w.json": _json([_wiki(_hint("a", 2), _hint("b", 1.5))])},
+        _load_w,
+        ("w.json", "record 0 (w_1)", "field 'hints[1].rank'", "expected an integer, got 1.5"),
+    ),
+    Case(
+        "wikihint metrics not an object",
+        {"w.json": _json([_wiki({"hint": "a", "metrics": [0.5]})])},
+        _load_w,
+        ("w.json", "record 0 (w_1)", "field 'hints[0].metrics'", "expected dict, got list"),
+    ),
+    Case(
+        "wikihint vote 2",
+        {"w.json": _json([_wiki(_hint("a", scores={"Venice": 2, "Rome": 0}))])},
+        _load_w,
+        ("w.json", "record 0 (w_1)", "field 'hints[0].metrics.scores.Venice'", "must be 0 or 1"),
+    ),
+    Case(
+        "wikihint id with whitespace",
+        {"w.json": _json([_wiki(rid="w 1")])},
+        _load_w,
+        ("w.json", "record 0 (w 1)", "field 'id'", "contains whitespace"),
+    ),
     Case("wikihint empty list", {"w.json": "[]"}, _load_w, ("w.json", "holds no record")),
-    Case("wikihint JSONL not UTF-8 on line 2", {"w.json": _jsonl(_wiki()).encode() + b'{"id": "w_\xff"}\n'},
-         _load_w, ("w.json", "line 2", "not UTF-8", "byte 0xff")),
+    Case(
+        "wikihint JSONL not UTF-8 on line 2",
+        {"w.json": _jsonl(_wiki()).encode() + b'{"id": "w_\xff"}\n'},
+        _load_w,
+        ("w.json", "line 2", "not UTF-8", "byte 0xff"),
+    ),
 ]
 
 
 # ---------------------------------------------------------------------------------------- QUIT
 
-def _quit(qid: str = "Q_1", hints: list[Any] | None = None, subsets: dict[str, Any] | None = None) -> dict[str, Any]:
+def _quit(
+    qid: str = "Q_1", hints: list[Any] | None = None, subsets: dict[str, Any] | None = None
+) -> dict[str, Any]:
     return {"id": qid, "question": "Which fruit?", "answers": ["Apple"],
             "hints": hints or [{"hint": "It is red."}, {"hint": "It grows on trees."}],
             "subsets": subsets if subsets is not None else
@@ -148,42 +237,107 @@ def _load_q(d: Path) -> Any:
 
 
 QUIT = [
-    Case("quit generation not a string", {"dev.json": _json([_quit(subsets={"10": {"0": {"gemma-3-1b": 3}}})])},
-         _load_q, ("dev.json", "record 0 (Q_1)", "field 'subsets.10.0.gemma-3-1b'", "expected a generated answer")),
-    Case("quit generation null", {"dev.json": _json([_quit(subsets={"11": {"10": {"qwen-3-4b": None}}})])},
-         _load_q, ("dev.json", "record 0 (Q_1)", "field 'subsets.11.10.qwen-3-4b'", "got NoneType")),
-    Case("quit mask shorter than the hints", {"dev.json": _json([_quit(subsets={"1": {"0": {}}})])}, _load_q,
-         ("dev.json", "record 0 (Q_1)", "field 'subsets.1'", "one 0/1 character per hint (2 hints)")),
-    Case("quit mask longer than the hints", {"dev.json": _json([_quit(subsets={"100": {"0": {}}})])}, _load_q,
-         ("dev.json", "record 0 (Q_1)", "field 'subsets.100'", "one 0/1 character per hint")),
-    Case("quit mask with a 2", {"dev.json": _json([_quit(subsets={"12": {"0": {}}})])}, _load_q,
-         ("dev.json", "record 0 (Q_1)", "field 'subsets.12'", "one 0/1 character per hint")),
-    Case("quit permutation not the mask's hints", {"dev.json": _json([_quit(subsets={"10": {"1": {}}})])}, _load_q,
-         ("dev.json", "record 0 (Q_1)", "field 'subsets.10.1'", "permutation does not match the mask")),
-    Case("quit id with whitespace", {"dev.json": _json([_quit(qid="Q 1")])}, _load_q,
-         ("dev.json", "record 0 (Q 1)", "field 'id'", "contains whitespace")),
-    Case("quit hint convergence NaN", {"dev.json": _json([_quit(hints=[{"hint": "a", "convergence": NAN}, "b"])])},
-         _load_q, ("dev.json", "record 0 (Q_1)", "field 'hints[0].convergence'", "finite")),
-    Case("quit path to a split file", {"dev.json": _json([_quit()]), "test.json": _json([_quit("Q_2")])},
-         lambda d: load_quit(d / "dev.json"), ("dev.json", "is a file: pass the folder")),
-    Case("quit split file through load_source", {"dev.json": _json([_quit()]), "test.json": _json([_quit("Q_2")])},
-         lambda d: load_source(d / "dev.json"), ("dev.json", "is a file: pass the folder")),
-    Case("quit split files without a question", {"dev.json": "[]", "test.json": "[]"}, _load_q,
-         ("hold no question",)),
-    Case("quit corpus duplicate id",
-         {"dev.json": _json([_quit()]), "corpus/corpus.jsonl": _corpus({"id": "Q_1_10_0", "contents": "It is red."},
-                                                                        {"id": "Q_1_01_1", "contents": "x"},
-                                                                        {"id": "Q_1_10_0", "contents": "other"})},
-         _load_q, ("corpus.jsonl", "record line 3", "field 'id'", "duplicate passage id 'Q_1_10_0'",
-                   "also on line 1")),
-    Case("quit corpus orphan passage",
-         {"dev.json": _json([_quit()]), "corpus/corpus.jsonl": _corpus({"id": "Q_1_10_0", "contents": "It is red."},
-                                                                        {"id": "Q_9_1_0", "contents": "Stray."})},
-         _load_q, ("corpus.jsonl", "record line 2", "field 'id'", "question 'Q_9', which is in no split file")),
-    Case("quit corpus not UTF-8",
-         {"dev.json": _json([_quit()]), "corpus/corpus.jsonl": _corpus({"id": "Q_1_10_0", "contents": "It is red."},
-                                                                        b'{"id": "Q_1_01_1", "contents": "\xe9"}\n')},
-         _load_q, ("corpus.jsonl", "record line 2", "not UTF-8", "byte 0xe9")),
+    Case(
+        "quit generation not a string",
+        {"dev.json": _json([_quit(subsets={"10": {"0": {"gemma-3-1b": 3}}})])},
+        _load_q,
+        ("dev.json", "record 0 (Q_1)", "field 'subsets.10.0.gemma-3-1b'", "expected a generated answer"),
+    ),
+    Case(
+        "quit generation null",
+        {"dev.json": _json([_quit(subsets={"11": {"10": {"qwen-3-4b": None}}})])},
+        _load_q,
+        ("dev.json", "record 0 (Q_1)", "field 'subsets.11.10.qwen-3-4b'", "got NoneType"),
+    ),
+    Case(
+        "quit mask shorter than the hints",
+        {"dev.json": _json([_quit(subsets={"1": {"0": {}}})])},
+        _load_q,
+        ("dev.json", "record 0 (Q_1)", "field 'subsets.1'", "one 0/1 character per hint (2 hints)"),
+    ),
+    Case(
+        "quit mask longer than the hints",
+        {"dev.json": _json([_quit(subsets={"100": {"0": {}}})])},
+        _load_q,
+        ("dev.json", "record 0 (Q_1)", "field 'subsets.100'", "one 0/1 character per hint"),
+    ),
+    Case(
+        "quit mask with a 2",
+        {"dev.json": _json([_quit(subsets={"12": {"0": {}}})])},
+        _load_q,
+        ("dev.json", "record 0 (Q_1)", "field 'subsets.12'", "one 0/1 character per hint"),
+    ),
+    Case(
+        "quit permutation not the mask's hints",
+        {"dev.json": _json([_quit(subsets={"10": {"1": {}}})])},
+        _load_q,
+        ("dev.json", "record 0 (Q_1)", "field 'subsets.10.1'", "permutation does not match the mask"),
+    ),
+    Case(
+        "quit id with whitespace",
+        {"dev.json": _json([_quit(qid="Q 1")])},
+        _load_q,
+        ("dev.json", "record 0 (Q 1)", "field 'id'", "contains whitespace"),
+    ),
+    Case(
+        "quit hint convergence NaN",
+        {"dev.json": _json([_quit(hints=[{"hint": "a", "convergence": NAN}, "b"])])},
+        _load_q,
+        ("dev.json", "record 0 (Q_1)", "field 'hints[0].convergence'", "finite"),
+    ),
+    Case(
+        "quit path to a split file",
+        {"dev.json": _json([_quit()]), "test.json": _json([_quit("Q_2")])},
+        lambda d: load_quit(d / "dev.json"),
+        ("dev.json", "is a file: pass the folder"),
+    ),
+    Case(
+        "quit split file through load_source",
+        {"dev.json": _json([_quit()]), "test.json": _json([_quit("Q_2")])},
+        lambda d: load_source(d / "dev.json"),
+        ("dev.json", "is a file: pass the folder"),
+    ),
+    Case(
+        "quit split files without a question",
+        {"dev.json": "[]", "test.json": "[]"},
+        _load_q,
+        ("hold no question",),
+    ),
+    Case(
+        "quit corpus duplicate id",
+        {
+            "dev.json": _json([_quit()]),
+            "corpus/corpus.jsonl": _corpus(
+                {"id": "Q_1_10_0", "contents": "It is red."},
+                {"id": "Q_1_01_1", "contents": "x"},
+                {"id": "Q_1_10_0", "contents": "other"},
+            ),
+        },
+        _load_q,
+        ("corpus.jsonl", "record line 3", "field 'id'", "duplicate passage id 'Q_1_10_0'", "also on line 1"),
+    ),
+    Case(
+        "quit corpus orphan passage",
+        {
+            "dev.json": _json([_quit()]),
+            "corpus/corpus.jsonl": _corpus(
+                {"id": "Q_1_10_0", "contents": "It is red."}, {"id": "Q_9_1_0", "contents": "Stray."}
+            ),
+        },
+        _load_q,
+        ("corpus.jsonl", "record line 2", "field 'id'", "question 'Q_9', which is in no split file"),
+    ),
+    Case(
+        "quit corpus not UTF-8",
+        {
+            "dev.json": _json([_quit()]),
+            "corpus/corpus.jsonl": _corpus(
+                {"id": "Q_1_10_0", "contents": "It is red."}, b'{"id": "Q_1_01_1", "contents": "\xe9"}\n'
+            ),
+        },
+        _load_q,
+        ("corpus.jsonl", "record line 2", "not UTF-8", "byte 0xe9"),
+    ),
 ]
 
 
@@ -202,30 +356,78 @@ def _load_run(d: Path) -> Any:
 
 
 TREC = [
-    Case("qrels label 3", {"test.qrels": QRELS_OK + "Q_1 0 Q_1_11_01 3\n"}, _load_qrels,
-         ("test.qrels", "record line 3", "field 'label'", "label 3 outside {0, 1, 2}")),
-    Case("qrels label -1", {"test.qrels": "Q_1 0 Q_1_10_0 -1\n"}, _load_qrels,
-         ("test.qrels", "record line 1", "field 'label'", "label -1 outside {0, 1, 2}")),
-    Case("qrels duplicate pair", {"test.qrels": QRELS_OK + "Q_1 0 Q_1_10_0 1\n"}, _load_qrels,
-         ("test.qrels", "record line 3", "field 'docid'", "also on line 1")),
-    Case("qrels 3 columns", {"test.qrels": QRELS_OK + "Q_1 Q_1_11_01 2\n"}, _load_qrels,
-         ("test.qrels", "record line 3", "expected 4 columns", "got 3")),
-    Case("qrels 5 columns (an id with a space)", {"test.qrels": "Q 1 0 Q_1_10_0 2\n"}, _load_qrels,
-         ("test.qrels", "record line 1", "expected 4 columns", "got 5")),
-    Case("qrels label 1.0", {"test.qrels": "Q_1 0 Q_1_10_0 1.0\n"}, _load_qrels,
-         ("test.qrels", "record line 1", "field 'label'", "not an integer")),
-    Case("run 5 columns", {"bm25.trec": RUN_OK + "Q_1 Q0 Q_1_11_01 3 0.5\n"}, _load_run,
-         ("bm25.trec", "record line 3", "expected 6 columns", "got 5")),
-    Case("run rank not an integer", {"bm25.trec": "Q_1 Q0 Q_1_10_0 first 2.5 bm25\n"}, _load_run,
-         ("bm25.trec", "record line 1", "field 'rank'", "rank 'first' is not an integer")),
-    Case("run score not a number", {"bm25.trec": RUN_OK + "Q_1 Q0 Q_1_11_01 3 high bm25\n"}, _load_run,
-         ("bm25.trec", "record line 3", "field 'score'", "score 'high' is not a number")),
-    Case("run score NaN", {"bm25.trec": "Q_1 Q0 Q_1_10_0 1 nan bm25\n"}, _load_run,
-         ("bm25.trec", "record line 1", "field 'score'", "NaN")),
-    Case("run passage twice for a question", {"bm25.trec": RUN_OK + "Q_1 Q0 Q_1_10_0 3 0.5 bm25\n"}, _load_run,
-         ("bm25.trec", "record line 3", "field 'docid'", "on line 1 too")),
-    Case("qrels not UTF-8", {"test.qrels": b"Q_1 0 Q_1_10_0 2\nQ_\xe9 0 x 1\n"}, _load_qrels,
-         ("test.qrels", "record line 2", "not UTF-8", "byte offset 19")),
+    Case(
+        "qrels label 3",
+        {"test.qrels": QRELS_OK + "Q_1 0 Q_1_11_01 3\n"},
+        _load_qrels,
+        ("test.qrels", "record line 3", "field 'label'", "label 3 outside {0, 1, 2}"),
+    ),
+    Case(
+        "qrels label -1",
+        {"test.qrels": "Q_1 0 Q_1_10_0 -1\n"},
+        _load_qrels,
+        ("test.qrels", "record line 1", "field 'label'", "label -1 outside {0, 1, 2}"),
+    ),
+    Case(
+        "qrels duplicate pair",
+        {"test.qrels": QRELS_OK + "Q_1 0 Q_1_10_0 1\n"},
+        _load_qrels,
+        ("test.qrels", "record line 3", "field 'docid'", "also on line 1"),
+    ),
+    Case(
+        "qrels 3 columns",
+        {"test.qrels": QRELS_OK + "Q_1 Q_1_11_01 2\n"},
+        _load_qrels,
+        ("test.qrels", "record line 3", "expected 4 columns", "got 3"),
+    ),
+    Case(
+        "qrels 5 columns (an id with a space)",
+        {"test.qrels": "Q 1 0 Q_1_10_0 2\n"},
+        _load_qrels,
+        ("test.qrels", "record line 1", "expected 4 columns", "got 5"),
+    ),
+    Case(
+        "qrels label 1.0",
+        {"test.qrels": "Q_1 0 Q_1_10_0 1.0\n"},
+        _load_qrels,
+        ("test.qrels", "record line 1", "field 'label'", "not an integer"),
+    ),
+    Case(
+        "run 5 columns",
+        {"bm25.trec": RUN_OK + "Q_1 Q0 Q_1_11_01 3 0.5\n"},
+        _load_run,
+        ("bm25.trec", "record line 3", "expected 6 columns", "got 5"),
+    ),
+    Case(
+        "run rank not an integer",
+        {"bm25.trec": "Q_1 Q0 Q_1_10_0 first 2.5 bm25\n"},
+        _load_run,
+        ("bm25.trec", "record line 1", "field 'rank'", "rank 'first' is not an integer"),
+    ),
+    Case(
+        "run score not a number",
+        {"bm25.trec": RUN_OK + "Q_1 Q0 Q_1_11_01 3 high bm25\n"},
+        _load_run,
+        ("bm25.trec", "record line 3", "field 'score'", "score 'high' is not a number"),
+    ),
+    Case(
+        "run score NaN",
+        {"bm25.trec": "Q_1 Q0 Q_1_10_0 1 nan bm25\n"},
+        _load_run,
+        ("bm25.trec", "record line 1", "field 'score'", "NaN"),
+    ),
+    Case(
+        "run passage twice for a question",
+        {"bm25.trec": RUN_OK + "Q_1 Q0 Q_1_10_0 3 0.5 bm25\n"},
+        _load_run,
+        ("bm25.trec", "record line 3", "field 'docid'", "on line 1 too"),
+    ),
+    Case(
+        "qrels not UTF-8",
+        {"test.qrels": b"Q_1 0 Q_1_10_0 2\nQ_\xe9 0 x 1\n"},
+        _load_qrels,
+        ("test.qrels", "record line 2", "not UTF-8", "byte offset 19"),
+    ),
 ]
 
 
@@ -240,20 +442,48 @@ def _load_p(d: Path) -> Any:
 
 
 PROFILES = [
-    Case("profile inherits an unknown profile", _profiles("  smoke:\n    inherit: defualt\n    params: {k: 1}\n"),
-         _load_p, ("profiles.yaml", "record smoke", "field 'inherit'", "'defualt', which is not a profile")),
-    Case("profile params not a mapping", _profiles("  smoke:\n    inherit: default\n    params: [k, 1]\n"),
-         _load_p, ("profiles.yaml", "record smoke", "field 'params'", "got list")),
-    Case("profile inherit cycle", _profiles("  smoke:\n    inherit: smoke\n"), _load_p,
-         ("profiles.yaml", "record smoke", "field 'inherit'", "cycle smoke -> smoke")),
-    Case("profile not a mapping", _profiles("  smoke: fast\n"), _load_p,
-         ("profiles.yaml", "record smoke", "expected a mapping, got str")),
-    Case("profile description not a string", _profiles("  smoke:\n    description: [a]\n"), _load_p,
-         ("profiles.yaml", "record smoke", "field 'description'", "got list")),
-    Case("profiles file without 'profiles'", {"profiles.yaml": "default:\n  params: {}\n"}, _load_p,
-         ("profiles.yaml", "field 'profiles'", "expected a mapping")),
-    Case("profiles invalid YAML", _profiles("  smoke:\n    params: {k: [1\n"), _load_p,
-         ("profiles.yaml", "record line", "invalid YAML")),
+    Case(
+        "profile inherits an unknown profile",
+        _profiles("  smoke:\n    inherit: defualt\n    params: {k: 1}\n"),
+        _load_p,
+        ("profiles.yaml", "record smoke", "field 'inherit'", "'defualt', which is not a profile"),
+    ),
+    Case(
+        "profile params not a mapping",
+        _profiles("  smoke:\n    inherit: default\n    params: [k, 1]\n"),
+        _load_p,
+        ("profiles.yaml", "record smoke", "field 'params'", "got list"),
+    ),
+    Case(
+        "profile inherit cycle",
+        _profiles("  smoke:\n    inherit: smoke\n"),
+        _load_p,
+        ("profiles.yaml", "record smoke", "field 'inherit'", "cycle smoke -> smoke"),
+    ),
+    Case(
+        "profile not a mapping",
+        _profiles("  smoke: fast\n"),
+        _load_p,
+        ("profiles.yaml", "record smoke", "expected a mapping, got str"),
+    ),
+    Case(
+        "profile description not a string",
+        _profiles("  smoke:\n    description: [a]\n"),
+        _load_p,
+        ("profiles.yaml", "record smoke", "field 'description'", "got list"),
+    ),
+    Case(
+        "profiles file without 'profiles'",
+        {"profiles.yaml": "default:\n  params: {}\n"},
+        _load_p,
+        ("profiles.yaml", "field 'profiles'", "expected a mapping"),
+    ),
+    Case(
+        "profiles invalid YAML",
+        _profiles("  smoke:\n    params: {k: [1\n"),
+        _load_p,
+        ("profiles.yaml", "record line", "invalid YAML"),
+    ),
 ]
 
 
@@ -322,12 +552,18 @@ def test_a_byte_order_mark_is_accepted_everywhere(tmp_path: Path) -> None:
     """A UTF-8 BOM (as Windows editors write it) is dropped: JSON list, JSONL corpus, qrels, run,
     profiles and decisions load as without it."""
     bom = b"\xef\xbb\xbf"
-    _write(tmp_path, {"t.json": bom + _json([_trivia()]).encode(),
-                      "q/dev.json": bom + _json([_quit()]).encode(),
-                      "q/corpus/corpus.jsonl": bom + _corpus({"id": "Q_1_10_0", "contents": "Red."}),
-                      "test.qrels": bom + QRELS_OK.encode(), "bm25.trec": bom + RUN_OK.encode(),
-                      "profiles.yaml": bom + _profiles("  smoke:\n    inherit: default\n")["profiles.yaml"].encode(),
-                      "verification.json": bom + b'{"q1": {"Venezia": false}}'})
+    _write(
+        tmp_path,
+        {
+            "t.json": bom + _json([_trivia()]).encode(),
+            "q/dev.json": bom + _json([_quit()]).encode(),
+            "q/corpus/corpus.jsonl": bom + _corpus({"id": "Q_1_10_0", "contents": "Red."}),
+            "test.qrels": bom + QRELS_OK.encode(),
+            "bm25.trec": bom + RUN_OK.encode(),
+            "profiles.yaml": bom + _profiles("  smoke:\n    inherit: default\n")["profiles.yaml"].encode(),
+            "verification.json": bom + b'{"q1": {"Venezia": false}}',
+        },
+    )
     assert [h.convergence for h in load_triviahg(tmp_path / "t.json").questions["Q_1"].hints] == [1.0, 0.5]
     assert load_quit(tmp_path / "q").passages["Q_1_10_0"].text == "Red."
     assert read_qrels(tmp_path / "test.qrels") == {"Q_1": {"Q_1_10_0": 2, "Q_1_01_1": 1}}
@@ -340,13 +576,21 @@ def test_valid_neighbours_of_the_refused_inputs_load(tmp_path: Path) -> None:
     """The refusals are not blanket ones: votes 0.0/1.0, convergence 0 and 1, integer ranks given
     as numbers, an empty QUIT split beside a full one and corpus passages of distractor questions
     (``distractors.json``) all load."""
-    _write(tmp_path, {
-        "t.json": _json([_trivia(Convergence=[0, 1], Scores=[{"Pear": 0.0, "Apple": 1.0}, {"Pear": 1, "Apple": 1}])]),
-        "w.json": _json([_wiki(_hint("b", 2, convergence=1), _hint("a", 1, convergence=0))]),
-        "q/dev.json": _json([_quit()]), "q/test.json": "[]",
-        "q/distractors.json": _json([{"id": "Q_9", "question": "?", "answers": ["x"], "hints": [{"hint": "Stray."}]}]),
-        "q/corpus/corpus.jsonl": _corpus({"id": "Q_9_1_0", "contents": "Stray."}),
-    })
+    _write(
+        tmp_path,
+        {
+            "t.json": _json(
+                [_trivia(Convergence=[0, 1], Scores=[{"Pear": 0.0, "Apple": 1.0}, {"Pear": 1, "Apple": 1}])]
+            ),
+            "w.json": _json([_wiki(_hint("b", 2, convergence=1), _hint("a", 1, convergence=0))]),
+            "q/dev.json": _json([_quit()]),
+            "q/test.json": "[]",
+            "q/distractors.json": _json(
+                [{"id": "Q_9", "question": "?", "answers": ["x"], "hints": [{"hint": "Stray."}]}]
+            ),
+            "q/corpus/corpus.jsonl": _corpus({"id": "Q_9_1_0", "contents": "Stray."}),
+        },
+    )
     t = load_triviahg(tmp_path / "t.json").questions["Q_1"]
     assert [h.scores for h in t.hints] == [{"Pear": 0, "Apple": 1}, {"Pear": 1, "Apple": 1}]
     assert [h.text for h in load_wikihint(tmp_path / "w.json").questions["w_1"].hints] == ["a", "b"]

@@ -48,8 +48,18 @@ EXPECTED_T1 = {"Hit@1": 100 / 3, "Hit@5": 200 / 3, "Hit@10": 100.0, "Hit@20": 10
 #   Hit@1 = 0   Hit@5 = Hit@10 = (1 + 0) / 2 = 50 %   Hit@20.. = 100 %
 #   Recall@5 = Recall@10 = 50 %   Recall@50 = 100 %
 #   MRR@100 = (1/4 + 1/12) / 2 = 16.667 %
-EXPECTED_T2 = {"Hit@1": 0.0, "Hit@5": 50.0, "Hit@10": 50.0, "Hit@20": 100.0, "Hit@50": 100.0, "Hit@100": 100.0,
-               "Recall@5": 50.0, "Recall@10": 50.0, "Recall@50": 100.0, "MRR@100": 100 * (1 / 4 + 1 / 12) / 2}
+EXPECTED_T2 = {
+    "Hit@1": 0.0,
+    "Hit@5": 50.0,
+    "Hit@10": 50.0,
+    "Hit@20": 100.0,
+    "Hit@50": 100.0,
+    "Hit@100": 100.0,
+    "Recall@5": 50.0,
+    "Recall@10": 50.0,
+    "Recall@50": 100.0,
+    "MRR@100": 100 * (1 / 4 + 1 / 12) / 2,
+}
 # nDCG, gain 2^label - 1 (label 1 -> 1, label 2 -> 3), discount log2(rank + 1), any threshold;
 # questions with a label > 0: q1, q2, q4 (n = 3).
 #   q1: DCG  = 1/log2(3) + 3/log2(5) = 0.630930 + 1.292030 = 1.922960
@@ -127,4 +137,6 @@ def test_hit_curve_matches_evaluate():
         assert (curve["threshold"] == threshold).all()
     full = hit_curve(RUN, QRELS, range(1, 13), threshold=2)
     # q1's label-2 passage at rank 4, q2's at rank 12
-    assert full.set_index("k")["hit"].to_dict() == {k: (0 if k < 4 else 50 if k < 12 else 100) for k in range(1, 13)}
+    assert full.set_index("k")["hit"].to_dict() == {
+        k: (0 if k < 4 else 50 if k < 12 else 100) for k in range(1, 13)
+    }

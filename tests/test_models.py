@@ -29,7 +29,9 @@ def test_join_verify_and_cache(tmp_path, monkeypatch):
     payloads = [b"GGUF" + b"a" * 1000, b"b" * 500, b"c" * 7]
     pkgs = _fake_parts(tmp_path, payloads)
     good = hashlib.sha256(b"".join(payloads)).hexdigest()
-    spec = models.ModelSpec("fake-llm", "gguf", "packaged-parts", "test", pkgs, "data/part{n:02d}.bin", good, "fake")
+    spec = models.ModelSpec(
+        "fake-llm", "gguf", "packaged-parts", "test", pkgs, "data/part{n:02d}.bin", good, "fake"
+    )
     monkeypatch.setitem(models.REGISTRY, "fake-llm", spec)
     logs = []
     p = models.fetch("fake-llm", log=logs.append)
@@ -39,7 +41,9 @@ def test_join_verify_and_cache(tmp_path, monkeypatch):
         fh.write(b"x")
     assert models.fetch("fake-llm", log=logs.append) == p and len(logs) == 2
     assert p.read_bytes() == b"".join(payloads)
-    bad = models.ModelSpec("fake-bad", "gguf", "packaged-parts", "test", pkgs, "data/part{n:02d}.bin", "0" * 64, "fake")
+    bad = models.ModelSpec(
+        "fake-bad", "gguf", "packaged-parts", "test", pkgs, "data/part{n:02d}.bin", "0" * 64, "fake"
+    )
     monkeypatch.setitem(models.REGISTRY, "fake-bad", bad)
     with pytest.raises(models.ModelError, match="checksum mismatch"):
         models.fetch("fake-bad")
@@ -47,8 +51,13 @@ def test_join_verify_and_cache(tmp_path, monkeypatch):
 
 
 def test_missing_package_is_a_clear_error(monkeypatch):
-    spec = models.ModelSpec("ghost", "gguf", "packaged-parts", "t", ("no_such_pkg_xyz",), "data/part{n:02d}.bin",
-                            "0" * 64, "ghost-part1==1.0")
+    spec = models.ModelSpec(
+        "ghost", "gguf", "packaged-parts", "t",
+        ("no_such_pkg_xyz",),
+        "data/part{n:02d}.bin",
+        "0" * 64,
+        "ghost-part1==1.0",
+    )
     monkeypatch.setitem(models.REGISTRY, "ghost", spec)
     with pytest.raises(models.ModelError, match=r"not installed.*requirements-models.txt"):
         models.fetch("ghost")

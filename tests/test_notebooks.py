@@ -79,11 +79,11 @@ def test_notebook_01_defaults_make_the_default_profile_build():
     import nbformat
 
     from inferqa_utils.config import PATHS
-    from inferqa_utils.construction.build import profile_build_config
+    from inferqa_utils.construction.build_config import profile_build_config
 
     cells = nbformat.read(PATHS.notebooks / "01_dataset_construction.ipynb", as_version=4).cells
     ns: dict = {}
     exec(next(c.source for c in cells if "parameters" in c.metadata.get("tags", [])), ns)
-    exec(next(c.source for c in cells if "BuildConfig(" in c.source), ns)
+    exec(next(c.source for c in cells if "BuildConfig.from_parameters(" in c.source), ns)
     assert ns["cfg"].fingerprint() == profile_build_config("default").fingerprint()
     assert profile_build_config("smoke").fingerprint() != profile_build_config("default").fingerprint()

@@ -54,29 +54,49 @@ def pid(q: int, x: str) -> str:
 
 
 def _ctx(p: str, label: int, gemma: str, qwen: str) -> dict[str, Any]:
-    return {"id": p, "text": "a hint.", "label": label, "rag_answers": {"gemma-3-4b": gemma, "qwen-3-8b": qwen}}
+    return {
+        "id": p, "text": "a hint.", "label": label, "rag_answers": {"gemma-3-4b": gemma, "qwen-3-8b": qwen},
+    }
 
 
 INDEX = [
-    {"question": "Which city?", "answers": ["Paris"], "contexts": [
-        _ctx(pid(1, "a"), 2, "Paris", "paris"), _ctx(pid(1, "b"), 1, "Lyon", "Paris"),
-        _ctx(pid(1, "c"), 0, "Paris", "Paris")]},
-    {"question": "Which band?", "answers": ["The Beatles", "Beatles"], "contexts": [
-        _ctx(pid(2, "a"), 1, "the beatles", "Stones"), _ctx(pid(2, "b"), 1, "Stones", "Stones")]},
-    {"question": "Which number?", "answers": ["42"], "contexts": [
-        _ctx(pid(3, "a"), 2, "42", "forty-two"), _ctx(pid(3, "b"), 0, "42", "42")]},
-    {"question": "Which planet?", "answers": ["Mercury"], "contexts": [
-        _ctx(pid(4, "a"), 0, "Mercury", "Mercury"), _ctx(pid(4, "b"), 0, "Venus", "Venus")]},
+    {
+        "question": "Which city?", "answers": ["Paris"],
+        "contexts": [
+            _ctx(pid(1, "a"), 2, "Paris", "paris"), _ctx(pid(1, "b"), 1, "Lyon", "Paris"),
+            _ctx(pid(1, "c"), 0, "Paris", "Paris"),
+        ],
+    },
+    {
+        "question": "Which band?", "answers": ["The Beatles", "Beatles"],
+        "contexts": [_ctx(pid(2, "a"), 1, "the beatles", "Stones"), _ctx(pid(2, "b"), 1, "Stones", "Stones")],
+    },
+    {
+        "question": "Which number?", "answers": ["42"],
+        "contexts": [_ctx(pid(3, "a"), 2, "42", "forty-two"), _ctx(pid(3, "b"), 0, "42", "42")],
+    },
+    {
+        "question": "Which planet?", "answers": ["Mercury"],
+        "contexts": [_ctx(pid(4, "a"), 0, "Mercury", "Mercury"), _ctx(pid(4, "b"), 0, "Venus", "Venus")],
+    },
 ]
 
-BM25 = [[pid(2, "a"), pid(1, "c"), pid(1, "b")], [pid(1, "a"), pid(3, "a"), pid(4, "a")],
-        [pid(3, "a"), pid(1, "a"), pid(2, "b")], [pid(4, "b"), pid(1, "a"), pid(2, "a")]]
-BGE = [[pid(1, "a"), pid(1, "b"), pid(3, "a")], [pid(2, "b"), pid(1, "a"), pid(2, "a")],
-       [pid(3, "b"), pid(1, "a"), pid(2, "a")], [pid(4, "a"), pid(4, "b"), pid(1, "a")]]
-BGE_MONO = [[pid(1, "b"), pid(1, "a"), pid(3, "a")], [pid(1, "a"), pid(2, "b"), pid(2, "a")],
-            [pid(1, "a"), pid(2, "a"), pid(3, "b")], [pid(4, "b"), pid(4, "a"), pid(1, "a")]]
-ORACLE = [[pid(1, "c"), pid(1, "a"), pid(1, "b")], [pid(2, "b"), pid(2, "a")], [pid(3, "b"), pid(3, "a")],
-          [pid(4, "a"), pid(4, "b")]]
+BM25 = [
+    [pid(2, "a"), pid(1, "c"), pid(1, "b")], [pid(1, "a"), pid(3, "a"), pid(4, "a")],
+    [pid(3, "a"), pid(1, "a"), pid(2, "b")], [pid(4, "b"), pid(1, "a"), pid(2, "a")],
+]
+BGE = [
+    [pid(1, "a"), pid(1, "b"), pid(3, "a")], [pid(2, "b"), pid(1, "a"), pid(2, "a")],
+    [pid(3, "b"), pid(1, "a"), pid(2, "a")], [pid(4, "a"), pid(4, "b"), pid(1, "a")],
+]
+BGE_MONO = [
+    [pid(1, "b"), pid(1, "a"), pid(3, "a")], [pid(1, "a"), pid(2, "b"), pid(2, "a")],
+    [pid(1, "a"), pid(2, "a"), pid(3, "b")], [pid(4, "b"), pid(4, "a"), pid(1, "a")],
+]
+ORACLE = [
+    [pid(1, "c"), pid(1, "a"), pid(1, "b")], [pid(2, "b"), pid(2, "a")], [pid(3, "b"), pid(3, "a")],
+    [pid(4, "a"), pid(4, "b")],
+]
 #: baselines/baseline.json: the MS MARCO (m*) and Wikipedia (w*) passages' labels, by position
 BASELINE = [{"m1": 2, "m2": 0, "w1": 2}, {"m3": 0, "w2": 2}, {"m4": 2, "w3": 0}, {"m5": 0, "w4": 0}]
 MSMARCO = [["m2", "m1"], ["m3"], ["m4"], ["m5"]]
@@ -84,8 +104,10 @@ WIKI = [["w1"], ["w2"], ["w3"], ["w4"]]
 
 
 def _ranked(ids: list[str]) -> list[dict[str, Any]]:
-    return [{"score": float(len(ids) - i), "has_answer": False, "id": p, "text": "t", "title": None}
-            for i, p in enumerate(ids)]
+    return [
+        {"score": float(len(ids) - i), "has_answer": False, "id": p, "text": "t", "title": None}
+        for i, p in enumerate(ids)
+    ]
 
 
 def ranking_file(lists: list[list[str]], first: list[list[str]] | None = None) -> list[dict[str, Any]]:
@@ -101,23 +123,34 @@ def ranking_file(lists: list[list[str]], first: list[list[str]] | None = None) -
     return out
 
 
-def rag_file(answers: dict[tuple[str, str, int], str] | None = None, qids: list[str] = Q,
-             pools: list[list[str]] | None = None) -> list[dict[str, Any]]:
+def rag_file(
+    answers: dict[tuple[str, str, int], str] | None = None, qids: list[str] = Q,
+    pools: list[list[str]] | None = None,
+) -> list[dict[str, Any]]:
     """A rag.json: every answer "NO ANSWER" except ``answers[(reader, key, question number)]``."""
     answers = answers or {}
     pools = pools or [r["answers"] for r in INDEX]
-    return [{"id": q, "question": "?", "answers": pools[i], "ctxs": [],
-             "predicted_answer": {r: {f"{q}_{key}": answers.get((r, key, i + 1), "NO ANSWER") for key in KEYS}
-                                  for r in READERS}}
-            for i, q in enumerate(qids)]
+    return [
+        {
+            "id": q, "question": "?", "answers": pools[i], "ctxs": [],
+            "predicted_answer": {
+                r: {f"{q}_{key}": answers.get((r, key, i + 1), "NO ANSWER") for key in KEYS} for r in READERS
+            },
+        }
+        for i, q in enumerate(qids)
+    ]
 
 
 #: gemma, Union_norm top 3: bge reads "paris" (raw 0, normalised 1), "Beatles", "42", NO ANSWER;
 #: bge + MonoT5 reads all four right; the oracle only question 1
-BGE_RAG = {("gemma-3-4b", "un_3", 1): "paris", ("gemma-3-4b", "un_3", 2): "Beatles", ("gemma-3-4b", "un_3", 3): "42",
-           **{("gemma-3-4b", "uf_3", i): a for i, a in enumerate(["Paris", "Beatles", "42", "Mercury"], 1)}}
-MONO_RAG = {**{("gemma-3-4b", "un_3", i): a for i, a in enumerate(["Paris", "Beatles", "42", "Mercury"], 1)},
-            ("qwen-3-8b", "un_3", 2): "The Beatles"}
+BGE_RAG = {
+    ("gemma-3-4b", "un_3", 1): "paris", ("gemma-3-4b", "un_3", 2): "Beatles", ("gemma-3-4b", "un_3", 3): "42",
+    **{("gemma-3-4b", "uf_3", i): a for i, a in enumerate(["Paris", "Beatles", "42", "Mercury"], 1)},
+}
+MONO_RAG = {
+    **{("gemma-3-4b", "un_3", i): a for i, a in enumerate(["Paris", "Beatles", "42", "Mercury"], 1)},
+    ("qwen-3-8b", "un_3", 2): "The Beatles",
+}
 ORACLE_RAG = {("gemma-3-4b", "un_3", 1): "Paris"}
 
 
@@ -131,16 +164,16 @@ def write_release(folder: Path, overrides: dict[str, Any] | None = None) -> Path
     name → JSON-able object, bytes, or None to leave the file out)."""
     files_: dict[str, Any] = {
         "index/test/retriever.zsd": zsd(INDEX, jsonl=True),
-        "retriever/bm25/retriever.json.zst": zsd(ranking_file(BM25)),
-        "retriever/bm25/rag.json": rag_file(),
-        "retriever/bge/retriever.json": ranking_file(BGE),
-        "retriever/bge/rag.zsd": zsd(rag_file(BGE_RAG)),
+        "retriever/bm25/retriever.json.zst": zsd(ranking_file(BM25)), "retriever/bm25/rag.json": rag_file(),
+        "retriever/bge/retriever.json": ranking_file(BGE), "retriever/bge/rag.zsd": zsd(rag_file(BGE_RAG)),
         f"retriever_reranker/bge/{MONO}/reranker.json": ranking_file(BGE_MONO, BGE),
         f"retriever_reranker/bge/{MONO}/rag.json": rag_file(MONO_RAG),
         f"reranker/{MONO}/reranker.json": ranking_file(ORACLE, ORACLE),
         f"reranker/{MONO}/rag.json": rag_file(ORACLE_RAG),
-        "baselines/baseline.json": [{"question": r["question"], "ctxs": {p: {"label": v} for p, v in b.items()}}
-                                    for r, b in zip(INDEX, BASELINE, strict=True)],
+        "baselines/baseline.json": [
+            {"question": r["question"], "ctxs": {p: {"label": v} for p, v in b.items()}}
+            for r, b in zip(INDEX, BASELINE, strict=True)
+        ],
         "baselines_retriever/msmarco/bge/retriever.json": ranking_file(MSMARCO),
         "baselines_retriever/wiki/bge/retriever.json": ranking_file(WIKI),
         # the authors' script reads ctxs here; the file a reranker wrote also holds reranked_ctxs
@@ -171,13 +204,16 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any]:
 
 # ------------------------------------------------------------------------------------------ layout
 
+
 def test_the_layout_names_the_authors_files():
     assert files.match("index/test/retriever.zsd")[0].path == "index/test/retriever.jsonl"
     e, names = files.match(f"retriever_reranker/bge/{MONO}/reranker.json.zst")
     assert (e.ranked, e.system.format(**names)) == ("reranked_ctxs", f"bge+{MONO}")
     e, names = files.match("ft_retriever/dpr/10_positive/retriever.zsd")
     assert e.system.format(**names) == "FT-dpr-N10"
-    assert files.match("retriever_ft_reranker/bge/retriever.json")[0].ranked == "ctxs"  # the authors' script reads ctxs
+    assert (
+        files.match("retriever_ft_reranker/bge/retriever.json")[0].ranked == "ctxs"
+    )  # the authors' script reads ctxs
     assert files.match("hint-contribution/rag.py") is None
     assert files.compressed_name("index/test/retriever.jsonl") == "index/test/retriever.zsd"
 
@@ -192,6 +228,7 @@ def test_a_plain_file_is_preferred_to_its_compressed_copy(tmp_path: Path):
 
 # ------------------------------------------------------------------------------------------ loading
 
+
 def test_the_release_loads_with_its_shapes(tiny):
     _src, _root, done = tiny
     rel = done.release
@@ -200,20 +237,26 @@ def test_the_release_loads_with_its_shapes(tiny):
     assert rel.questions["tq_test_1"].labels == {pid(1, "a"): 2, pid(1, "b"): 1, pid(1, "c"): 0}
     assert {(r.corpus, r.system) for r in rel.rankings} == {
         ("quit", "bm25"), ("quit", "bge"), ("quit", f"bge+{MONO}"), ("quit", f"oracle+{MONO}"),
-        ("msmarco", "bge"), ("wiki", "bge"), ("quit", "bge+FT-monot5")}
+        ("msmarco", "bge"), ("wiki", "bge"), ("quit", "bge+FT-monot5"),
+    }
     assert rel.ranking(f"bge+{MONO}").first_stage["tq_test_1"] == BGE[0]
     ft = rel.ranking("bge+FT-monot5")  # the reranker's order, not the first stage the authors' script reads
-    assert (ft.key, ft.lists["tq_test_1"], ft.first_stage["tq_test_1"]) == ("reranked_ctxs", BGE_MONO[0], BGE[0])
+    assert (ft.key, ft.lists["tq_test_1"], ft.first_stage["tq_test_1"]) == (
+        "reranked_ctxs", BGE_MONO[0], BGE[0],
+    )
     assert rel.ranking("bge").key == "ctxs"
     rd = rel.reading("bge")
     assert rd.predictions[("gemma-3-4b", "norm", 3)]["tq_test_1"] == "paris"
-    assert sorted({(u, k) for _, u, k in rd.predictions}) == [("freq", 1), ("freq", 3), ("norm", 1), ("norm", 3)]
+    assert sorted({(u, k) for _, u, k in rd.predictions}) == [
+        ("freq", 1), ("freq", 3), ("norm", 1), ("norm", 3),
+    ]
     compressed = {f.released: f.compressed for f in rel.found}
     assert compressed["index/test/retriever.jsonl"] and compressed["retriever/bm25/retriever.json"]
     assert not compressed["retriever/bge/retriever.json"]
 
 
 # ------------------------------------------------------------------------------------------ scoring
+
 
 def _retrieval(done: Any, system: str, threshold: int = 1, corpus: str = "quit") -> dict[str, Any]:
     t = done.tables.retrieval
@@ -225,8 +268,9 @@ def _retrieval(done: Any, system: str, threshold: int = 1, corpus: str = "quit")
 def test_hit_and_recall_by_hand(tiny):
     """Relevant = label ≥ 1; question 4 has none and is skipped (n = 3).
     bm25: Hit@1 = [0, 0, 1] → 33.33; Hit@10 = [1 (b at rank 3), 0, 1] → 66.67; Recall@10 = [1/2, 0, 1] → 50.
-    bge:  Hit@1 = [1, 1, 0 (c is label 0)] → 66.67; Recall@1 = [1/2, 1/2, 0] → 33.33; Recall@10 = [1, 1, 0] → 66.67.
-    bge + MonoT5: Hit@1 = [1 (b), 0, 0] → 33.33; Hit@10 = [1, 1, 0] → 66.67. Oracle: Hit@1 = [0, 1, 0], Hit@10 = 100."""
+    bge:  Hit@1 = [1, 1, 0 (c is label 0)] → 66.67; Recall@1 = [1/2, 1/2, 0] → 33.33;
+    Recall@10 = [1, 1, 0] → 66.67. bge + MonoT5: Hit@1 = [1 (b), 0, 0] → 33.33; Hit@10 = [1, 1, 0] → 66.67.
+    Oracle: Hit@1 = [0, 1, 0], Hit@10 = 100."""
     _src, _root, done = tiny
     bm25, bge = _retrieval(done, "bm25"), _retrieval(done, "bge")
     assert (bm25["Hit@1"], bm25["Hit@10"], bm25["Recall@10"], bm25["n"]) == (33.33, 66.67, 50.0, 3)
@@ -234,7 +278,8 @@ def test_hit_and_recall_by_hand(tiny):
     mono, oracle = _retrieval(done, f"bge+{MONO}"), _retrieval(done, f"oracle+{MONO}")
     assert (mono["Hit@1"], mono["Hit@10"]) == (33.33, 66.67)
     assert (oracle["Hit@1"], oracle["Hit@10"]) == (33.33, 100.0)
-    # oracle nDCG@10 of question 1: ranking [c (0), a (2), b (1)], DCG = 3/log2 3 + 1/log2 4, ideal 3/1 + 1/log2 3
+    # oracle nDCG@10 of question 1: ranking [c (0), a (2), b (1)],
+    # DCG = 3/log2 3 + 1/log2 4, ideal 3/1 + 1/log2 3
     q1 = scoring.ndcg_at(ORACLE[0], done.release.questions["tq_test_1"].labels, 10)
     assert q1 == pytest.approx((3 / math.log2(3) + 0.5) / (3 + 1 / math.log2(3)))
 
@@ -264,7 +309,9 @@ def test_raw_and_normalised_em_by_hand(tiny):
         return em[sel].iloc[0].to_dict()
 
     g = row("Optimal", scoring.OPTIMAL_SYSTEM, "gemma-3-4b")
-    assert (g["em_raw"], g["em_norm"], g["n_disagree"], g["norm_only"], g["raw_only"]) == (50.0, 75.0, 1, 1, 0)
+    assert (g["em_raw"], g["em_norm"], g["n_disagree"], g["norm_only"], g["raw_only"]) == (
+        50.0, 75.0, 1, 1, 0,
+    )
     q = row("Optimal", scoring.OPTIMAL_SYSTEM, "qwen-3-8b")
     assert (q["em_raw"], q["em_norm"], q["n_disagree"]) == (25.0, 25.0, 0)
     b = row("pipeline", "bge", "gemma-3-4b", 3, "norm")
@@ -279,8 +326,10 @@ def test_the_two_ems_on_single_answers():
     to nothing ("A" is an article) matches nothing under normalisation (textnorm.exact_match)."""
     from inferqa_utils.textnorm import exact_match
 
-    cases = [("the Beatles!", ["Beatles"], False, True), ("Paris", ["Paris"], True, True),
-             ("A", ["A"], True, False), ("", ["A"], False, False), ("paris ", ["Paris"], False, True)]
+    cases = [
+        ("the Beatles!", ["Beatles"], False, True), ("Paris", ["Paris"], True, True),
+        ("A", ["A"], True, False), ("", ["A"], False, False), ("paris ", ["Paris"], False, True),
+    ]
     for pred, pool, raw, norm in cases:
         assert (scoring.em_raw(pred, pool), scoring.em_norm(pred, pool)) == (raw, norm), pred
         assert scoring.em_norm(pred, pool) == exact_match(pred, pool)
@@ -304,8 +353,9 @@ def test_paired_differences_by_hand(tiny):
     t = done.tables.findings
     norm = _finding(t, family="F2", metric="EM", reader="gemma-3-4b", scoring="normalised")
     raw = _finding(t, family="F2", metric="EM", reader="gemma-3-4b", scoring="raw")
-    assert (norm["comparison"], norm["n"], norm["a"], norm["b"], norm["value"], norm["p"]) == \
-        (f"bge+{MONO} vs bge", 4, 100.0, 75.0, 25.0, 1.0)
+    assert (norm["comparison"], norm["n"], norm["a"], norm["b"], norm["value"], norm["p"]) == (
+        f"bge+{MONO} vs bge", 4, 100.0, 75.0, 25.0, 1.0,
+    )
     assert (raw["value"], raw["p"], raw["p_holm"]) == (50.0, 0.5, 1.0)
     qwen = _finding(t, family="F2", metric="EM", reader="qwen-3-8b", scoring="raw")
     assert (qwen["value"], qwen["p"], qwen["p_holm"]) == (25.0, 1.0, 1.0)
@@ -326,19 +376,28 @@ def test_the_families_on_the_tiny_release(tiny):
     t = done.tables.findings
     f1 = _finding(t, family="F1", comparison="msmarco bge vs QUIT bge")
     assert (f1["n"], f1["a"], f1["b"], f1["value"]) == (2, 100.0, 50.0, 50.0)
-    opt = _finding(t, family="F3", finding="optimal_far_above_pipeline", reader="gemma-3-4b", scoring="normalised")
+    opt = _finding(
+        t, family="F3", finding="optimal_far_above_pipeline", reader="gemma-3-4b", scoring="normalised"
+    )
     assert (opt["comparison"], opt["value"]) == (f"Optimal vs bge+{MONO}", -25.0)
-    half = _finding(t, family="F3", finding="oracle_half_of_optimal", reader="gemma-3-4b", scoring="normalised")
+    half = _finding(
+        t, family="F3", finding="oracle_half_of_optimal", reader="gemma-3-4b", scoring="normalised"
+    )
     assert (half["statistic"], half["value"]) == ("ratio", 0.3333)
-    rs = _finding(t, family="reasoning reader", comparison="gemma-3-4b, Optimal vs qwen-3-8b, Optimal",
-                  scoring="normalised")
+    rs = _finding(
+        t, family="reasoning reader", comparison="gemma-3-4b, Optimal vs qwen-3-8b, Optimal",
+        scoring="normalised",
+    )
     assert rs["value"] == 50.0
-    un = _finding(t, family="union", comparison="bge, Union_freq vs bge, Union_norm", reader="gemma-3-4b", k=3,
-                  scoring="normalised")
+    un = _finding(
+        t, family="union", comparison="bge, Union_freq vs bge, Union_norm", reader="gemma-3-4b", k=3,
+        scoring="normalised",
+    )
     assert (un["value"], un["verdict"], un["rule"]) == (25.0, "", "none (our comparison)")
 
 
 # ------------------------------------------------------------------------------------------ what is written
+
 
 def test_the_import_writes_the_notebooks_files(tiny):
     from inferqa_utils.metrics import evaluate
@@ -351,7 +410,9 @@ def test_the_import_writes_the_notebooks_files(tiny):
     assert qrels["tq_test_3"] == {pid(3, "a"): 2, pid(3, "b"): 0}
     # our own metrics (ir-measures) agree with the authors' conventions on the written files
     ours = evaluate(read_run(run), qrels, threshold=1, metrics=("Hit@1", "Hit@10", "Recall@10"))
-    assert [round(float(ours[m].iloc[0]), 2) for m in ("Hit@1", "Hit@10", "Recall@10")] == [66.67, 66.67, 66.67]
+    assert [round(float(ours[m].iloc[0]), 2) for m in ("Hit@1", "Hit@10", "Recall@10")] == [
+        66.67, 66.67, 66.67,
+    ]
     assert (root / "build" / "runs" / contract.DATASET / "msmarco" / "bge.trec").exists()
     import pandas as pd
 
@@ -364,16 +425,23 @@ def test_the_import_writes_the_notebooks_files(tiny):
     rec = json.loads(contract.table_path(root, "08", "import").with_suffix(".json").read_text())
     assert rec["questions"] == 4 and rec["parameters"]["k"] == 3
     assert {f["released"] for f in rec["files"] if f["compressed"]} == {
-        "index/test/retriever.jsonl", "retriever/bm25/retriever.json", "retriever/bge/rag.json"}
+        "index/test/retriever.jsonl", "retriever/bm25/retriever.json", "retriever/bge/rag.json",
+    }
 
 
 def test_the_results_page_section(tiny):
     _src, root, _done = tiny
     text = page.section_for([root / "nothing", root / "results"])
     assert text.startswith("## The paper's own runs")
-    for fragment in ("4 questions", "### Verdicts", "`rerankers_marginal`", "### Two scorings of EM",
-                     "| Optimal | gemma-3-4b | 4 | 50.0 | 75.0 | 1 |", "### Union_freq vs Union_norm (ours)",
-                     "[paper_runs.md](paper_runs.md)"):
+    for fragment in (
+        "4 questions",
+        "### Verdicts",
+        "`rerankers_marginal`",
+        "### Two scorings of EM",
+        "| Optimal | gemma-3-4b | 4 | 50.0 | 75.0 | 1 |",
+        "### Union_freq vs Union_norm (ours)",
+        "[paper_runs.md](paper_runs.md)",
+    ):
         assert fragment in text, fragment
     assert page.section_for([root / "nothing"]) == ""
     from inferqa_utils.results_page import render
@@ -398,11 +466,19 @@ def write_big_release(folder: Path) -> Path:
     a = [f"{q}_10000_0" for q in qs]
     b = [f"{q}_01000_1" for q in qs]
     gold = [f"Answer {i}" for i in range(N_BIG)]
-    index = [{"question": f"Q{i}?", "answers": [gold[i]], "contexts": [
-        {"id": a[i], "label": 2, "rag_answers": {"gemma-3-4b": "wrong" if i in (1, 3) else gold[i],
-                                                 "qwen-3-8b": "wrong"}},
-        {"id": b[i], "label": 1, "rag_answers": {"gemma-3-4b": "wrong", "qwen-3-8b": "wrong"}}]}
-        for i in range(N_BIG)]
+    index = [
+        {
+            "question": f"Q{i}?", "answers": [gold[i]],
+            "contexts": [
+                {
+                    "id": a[i], "label": 2,
+                    "rag_answers": {"gemma-3-4b": "wrong" if i in (1, 3) else gold[i], "qwen-3-8b": "wrong"},
+                },
+                {"id": b[i], "label": 1, "rag_answers": {"gemma-3-4b": "wrong", "qwen-3-8b": "wrong"}},
+            ],
+        }
+        for i in range(N_BIG)
+    ]
 
     def ranked(lists: list[list[str]], first: list[list[str]] | None = None) -> list[dict[str, Any]]:
         out = []
@@ -414,9 +490,16 @@ def write_big_release(folder: Path) -> Path:
         return out
 
     def rag(un3: Callable[[int], str], uf3: Callable[[int], str]) -> list[dict[str, Any]]:
-        return [{"id": q, "answers": [gold[i]], "predicted_answer": {
-            "gemma-3-4b": {f"{q}_un_3": un3(i), f"{q}_uf_3": uf3(i)},
-            "qwen-3-8b": {f"{q}_un_3": "wrong", f"{q}_uf_3": "wrong"}}} for i, q in enumerate(qs)]
+        return [
+            {
+                "id": q, "answers": [gold[i]],
+                "predicted_answer": {
+                    "gemma-3-4b": {f"{q}_un_3": un3(i), f"{q}_uf_3": uf3(i)},
+                    "qwen-3-8b": {f"{q}_un_3": "wrong", f"{q}_uf_3": "wrong"},
+                },
+            }
+            for i, q in enumerate(qs)
+        ]
 
     others = [[a[(i + j) % N_BIG] for j in range(1, 11)] for i in range(N_BIG)]
     bge = [[*others[i], a[i], b[i]] for i in range(N_BIG)]
@@ -426,10 +509,12 @@ def write_big_release(folder: Path) -> Path:
         "retriever/bge/retriever.json": ranked(bge),
         "retriever/bge/rag.json": rag(lambda i: "wrong", lambda i: "wrong"),
         f"retriever_reranker/bge/{MONO}/reranker.json": ranked(mono, bge),
-        f"retriever_reranker/bge/{MONO}/rag.json": rag(lambda i: gold[i] if i % 2 == 0 else gold[i].lower(),
-                                                       lambda i: gold[i]),
-        f"reranker/{MONO}/reranker.json": ranked([[b[i], a[i]] for i in range(N_BIG)],
-                                                 [[a[i], b[i]] for i in range(N_BIG)]),
+        f"retriever_reranker/bge/{MONO}/rag.json": rag(
+            lambda i: gold[i] if i % 2 == 0 else gold[i].lower(), lambda i: gold[i]
+        ),
+        f"reranker/{MONO}/reranker.json": ranked(
+            [[b[i], a[i]] for i in range(N_BIG)], [[a[i], b[i]] for i in range(N_BIG)]
+        ),
         f"reranker/{MONO}/rag.json": rag(lambda i: gold[i] if i < N_BIG // 2 else "wrong", lambda i: "wrong"),
         "ft_retriever/bge/10_positive/retriever.json": ranked(mono),
     }
@@ -458,18 +543,19 @@ def test_verdicts_by_hand(big):
     t = done.tables.findings
     hit = _finding(t, family="F2", metric="Hit@10")
     assert (hit["value"], hit["lo"], hit["hi"], hit["verdict"]) == (100.0, 100.0, 100.0, "contradicted")
-    assert hit["p"] == pytest.approx(2 * 0.5 ** 40, rel=1e-9)
+    assert hit["p"] == pytest.approx(2 * 0.5**40, rel=1e-9)
     norm = _finding(t, finding="optimal_far_above_pipeline", reader="gemma-3-4b", scoring="normalised")
     assert (norm["value"], norm["lo"], norm["hi"], norm["verdict"]) == (-5.0, -12.5, 0.0, "contradicted")
     raw = _finding(t, finding="optimal_far_above_pipeline", reader="gemma-3-4b", scoring="raw")
     assert (raw["value"], raw["verdict"]) == (45.0, "holds") and raw["lo"] >= 10
-    assert raw["p"] == pytest.approx(2 * 0.5 ** 18, rel=1e-9)
+    assert raw["p"] == pytest.approx(2 * 0.5**18, rel=1e-9)
     half = _finding(t, finding="oracle_half_of_optimal", reader="gemma-3-4b", scoring="normalised")
     assert (half["value"], half["verdict"]) == (0.5263, "holds") and 0.25 <= half["lo"] < half["hi"] <= 0.75
     below = _finding(t, finding="pipeline_below_oracle", reader="gemma-3-4b", scoring="raw")
     assert (below["comparison"], below["value"], below["verdict"]) == (f"oracle+{MONO} vs bge", 50.0, "holds")
-    rs = _finding(t, family="reasoning reader", comparison="gemma-3-4b, Optimal vs qwen-3-8b, Optimal",
-                  scoring="raw")
+    rs = _finding(
+        t, family="reasoning reader", comparison="gemma-3-4b, Optimal vs qwen-3-8b, Optimal", scoring="raw"
+    )
     assert (rs["value"], rs["verdict"]) == (95.0, "holds")
     q = _finding(t, family="F2", metric="EM", reader="qwen-3-8b", scoring="normalised")
     assert q["verdict"] == "inconclusive" and q["why"].startswith("no variation")
@@ -513,8 +599,11 @@ def test_the_fast_intervals_match_the_package_ones():
     fast, ref = stats.mean_interval(a), mean_ci(a)
     assert fast.value == ref.value and abs(fast.lo - ref.lo) < 0.01 and abs(fast.hi - ref.hi) < 0.01
     fast_d, ref_d = stats.paired(a, b).diff, paired_difference(a, b).diff
-    assert fast_d.value == pytest.approx(ref_d.value) and abs(fast_d.lo - ref_d.lo) < 0.01 \
+    assert (
+        fast_d.value == pytest.approx(ref_d.value)
+        and abs(fast_d.lo - ref_d.lo) < 0.01
         and abs(fast_d.hi - ref_d.hi) < 0.01
+    )
     # the ratio's bootstrap resamples question pairs: a over itself is 1 in every resample; over a
     # constant b it is the resampled mean of a (same draws, same seed)
     assert (stats.ratio_interval(a, a).lo, stats.ratio_interval(a, a).hi) == (1.0, 1.0)
@@ -528,6 +617,7 @@ def test_the_fast_intervals_match_the_package_ones():
 
 # ------------------------------------------------------------------------------------------ malformed
 
+
 def _truncated_index() -> bytes:
     data = zsd(INDEX, jsonl=True)
     return data[: len(data) // 2]
@@ -540,43 +630,97 @@ def _index_with(change: Callable[[list[dict[str, Any]]], None]) -> bytes:
 
 
 MALFORMED = [
-    ("missing field", {"index/test/retriever.zsd": _index_with(lambda ix: ix[1].pop("answers"))},
-     ("retriever.zsd", "record 1", "field 'answers'", "missing required field")),
-    ("bad label", {"index/test/retriever.zsd": _index_with(lambda ix: ix[0]["contexts"][1].update(label=3))},
-     ("retriever.zsd", "record 0 (tq_test_1)", "field 'contexts[1].label'", "0, 1, 2, got 3")),
-    ("label as text", {"index/test/retriever.zsd": _index_with(lambda ix: ix[2]["contexts"][0].update(label="2"))},
-     ("record 2 (tq_test_3)", "field 'contexts[0].label'", "got '2'")),
-    ("unknown passage id", {f"reranker/{MONO}/reranker.json": ranking_file(
-        [ORACLE[0], [pid(2, "b"), pid(3, "a")], *ORACLE[2:]], ORACLE)},
-     (f"reranker/{MONO}/reranker.json", "record 1 (tq_test_2)", "field 'reranked_ctxs[1].id'",
-      f"unknown passage id '{pid(3, 'a')}'")),
-    ("truncated zstd", {"index/test/retriever.zsd": _truncated_index()},
-     ("retriever.zsd", "truncated zstandard file")),
-    ("not zstd", {"retriever/bge/rag.zsd": b"{\"id\": 1}"}, ("rag.zsd", "not a zstandard file")),
-    ("missing index", {"index/test/retriever.zsd": None}, ("missing required file index/test/retriever.jsonl",)),
-    ("ranking of another length", {"retriever/bge/retriever.json": ranking_file(BGE[:3])},
-     ("retriever/bge/retriever.json", "3 records, the index has 4 questions")),
-    ("rag answer of another question", {"retriever/bm25/rag.json": [
-        *rag_file()[:2], {**rag_file()[2], "predicted_answer": {"gemma-3-4b": {"tq_test_4_un_1": "x"}}}, rag_file()[3]]},
-     ("retriever/bm25/rag.json", "record 2 (tq_test_3)", "field 'predicted_answer.gemma-3-4b.tq_test_4_un_1'",
-      "names question 'tq_test_4'")),
-    ("rag question unknown", {"retriever/bm25/rag.json": [*rag_file()[:3], {**rag_file()[3], "id": "tq_test_9"}]},
-     ("record 3 (tq_test_9)", "field 'id'", "not a question of the index")),
-    ("rag answer not a string", {"retriever/bm25/rag.json": [
-        {**r, "predicted_answer": {"gemma-3-4b": {"tq_test_1_un_1": None}}} if i == 0 else r
-        for i, r in enumerate(rag_file())]},
-     ("record 0 (tq_test_1)", "field 'predicted_answer.gemma-3-4b.tq_test_1_un_1'", "expected a string answer")),
-    ("baseline passage without label", {"baselines_retriever/wiki/bge/retriever.json": ranking_file(
-        [["w1"], ["w2", "m1"], ["w3"], ["w4"]])},
-     ("baselines_retriever/wiki/bge/retriever.json", "record 1 (tq_test_2)", "unknown passage id 'm1'")),
-    ("question text differs", {"retriever/bge/retriever.json": [
-        {**r, "question": "Another?"} if i == 2 else r for i, r in enumerate(ranking_file(BGE))]},
-     ("record 2 (tq_test_3)", "field 'question'", "differs from the index")),
+    (
+        "missing field", {"index/test/retriever.zsd": _index_with(lambda ix: ix[1].pop("answers"))},
+        ("retriever.zsd", "record 1", "field 'answers'", "missing required field"),
+    ),
+    (
+        "bad label",
+        {"index/test/retriever.zsd": _index_with(lambda ix: ix[0]["contexts"][1].update(label=3))},
+        ("retriever.zsd", "record 0 (tq_test_1)", "field 'contexts[1].label'", "0, 1, 2, got 3"),
+    ),
+    (
+        "label as text",
+        {"index/test/retriever.zsd": _index_with(lambda ix: ix[2]["contexts"][0].update(label="2"))},
+        ("record 2 (tq_test_3)", "field 'contexts[0].label'", "got '2'"),
+    ),
+    (
+        "unknown passage id",
+        {
+            f"reranker/{MONO}/reranker.json": ranking_file(
+                [ORACLE[0], [pid(2, "b"), pid(3, "a")], *ORACLE[2:]], ORACLE
+            )
+        },
+        (
+            f"reranker/{MONO}/reranker.json", "record 1 (tq_test_2)", "field 'reranked_ctxs[1].id'",
+            f"unknown passage id '{pid(3, 'a')}'",
+        ),
+    ),
+    (
+        "truncated zstd", {"index/test/retriever.zsd": _truncated_index()},
+        ("retriever.zsd", "truncated zstandard file"),
+    ),
+    ("not zstd", {"retriever/bge/rag.zsd": b'{"id": 1}'}, ("rag.zsd", "not a zstandard file")),
+    (
+        "missing index", {"index/test/retriever.zsd": None},
+        ("missing required file index/test/retriever.jsonl",),
+    ),
+    (
+        "ranking of another length", {"retriever/bge/retriever.json": ranking_file(BGE[:3])},
+        ("retriever/bge/retriever.json", "3 records, the index has 4 questions"),
+    ),
+    (
+        "rag answer of another question",
+        {
+            "retriever/bm25/rag.json": [
+                *rag_file()[:2],
+                {**rag_file()[2], "predicted_answer": {"gemma-3-4b": {"tq_test_4_un_1": "x"}}}, rag_file()[3],
+            ]
+        },
+        (
+            "retriever/bm25/rag.json", "record 2 (tq_test_3)",
+            "field 'predicted_answer.gemma-3-4b.tq_test_4_un_1'", "names question 'tq_test_4'",
+        ),
+    ),
+    (
+        "rag question unknown",
+        {"retriever/bm25/rag.json": [*rag_file()[:3], {**rag_file()[3], "id": "tq_test_9"}]},
+        ("record 3 (tq_test_9)", "field 'id'", "not a question of the index"),
+    ),
+    (
+        "rag answer not a string",
+        {
+            "retriever/bm25/rag.json": [
+                {**r, "predicted_answer": {"gemma-3-4b": {"tq_test_1_un_1": None}}} if i == 0 else r
+                for i, r in enumerate(rag_file())
+            ]
+        },
+        (
+            "record 0 (tq_test_1)", "field 'predicted_answer.gemma-3-4b.tq_test_1_un_1'",
+            "expected a string answer",
+        ),
+    ),
+    (
+        "baseline passage without label",
+        {"baselines_retriever/wiki/bge/retriever.json": ranking_file([["w1"], ["w2", "m1"], ["w3"], ["w4"]])},
+        ("baselines_retriever/wiki/bge/retriever.json", "record 1 (tq_test_2)", "unknown passage id 'm1'"),
+    ),
+    (
+        "question text differs",
+        {
+            "retriever/bge/retriever.json": [
+                {**r, "question": "Another?"} if i == 2 else r for i, r in enumerate(ranking_file(BGE))
+            ]
+        },
+        ("record 2 (tq_test_3)", "field 'question'", "differs from the index"),
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", MALFORMED, ids=[c[0] for c in MALFORMED])
-def test_malformed_releases_are_refused_before_anything_is_written(tmp_path: Path, case: tuple[str, dict, tuple]):
+def test_malformed_releases_are_refused_before_anything_is_written(
+    tmp_path: Path, case: tuple[str, dict, tuple]
+):
     _name, overrides, expect = case
     src = write_release(tmp_path / "release", overrides)
     root = tmp_path / "root"
@@ -587,12 +731,13 @@ def test_malformed_releases_are_refused_before_anything_is_written(tmp_path: Pat
     assert not root.exists()
 
 
-# ------------------------------------------------------------------------------------------ zstandard and the hub
+# ------------------------------------------------------------------------------ zstandard and the hub
+
 
 def test_zstandard_frames_and_decompression(tmp_path: Path):
     data = b"[1, 2, 3]"
-    two = zstandard.ZstdCompressor().compress(data[:4]) + zstandard.ZstdCompressor(write_content_size=False).compress(
-        data[4:])
+    unsized = zstandard.ZstdCompressor(write_content_size=False)
+    two = zstandard.ZstdCompressor().compress(data[:4]) + unsized.compress(data[4:])
     p = tmp_path / "x.zsd"
     p.write_bytes(two)
     assert b"".join(files.iter_decompressed(p)) == data  # concatenated frames, one without a content size
@@ -624,8 +769,11 @@ def test_fetch_offline_fails_fast_with_the_hub_error(tmp_path: Path, offline_hub
     from inferqa_utils.paper_runs.fetch import fetch
 
     t0 = time.perf_counter()
-    with pytest.raises(OfflineError, match=r"JamshidJDMY/InferentialQA, folder results/.*not reachable.*paper-runs "
-                                           r"import DIR"):
+    with pytest.raises(
+        OfflineError,
+        match=r"JamshidJDMY/InferentialQA, folder results/.*not reachable.*paper-runs "
+        r"import DIR",
+    ):
         fetch(tmp_path / "to", log=lambda s: None)
     assert time.perf_counter() - t0 < 10
     assert not (tmp_path / "to").exists()
@@ -634,29 +782,58 @@ def test_fetch_offline_fails_fast_with_the_hub_error(tmp_path: Path, offline_hub
 def test_the_cli_fetch_offline_and_import(tmp_path: Path, offline_hub: None):
     env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "INFERQA_ROOT": str(PATHS.root)}
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "inferqa_utils", "paper-runs", "fetch", "--to", str(tmp_path / "to")],
-                         capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "inferqa_utils", "paper-runs", "fetch", "--to", str(tmp_path / "to")],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
     seconds = time.perf_counter() - t0
-    assert out.returncode == 2 and out.stderr.startswith("error: The paper's released result files"), out.stderr
+    assert out.returncode == 2 and out.stderr.startswith("error: The paper's released result files"), (
+        out.stderr
+    )
     assert seconds < 15, seconds
     src = write_release(tmp_path / "release")
     shutil.rmtree(tmp_path / "to", ignore_errors=True)
-    out = subprocess.run([sys.executable, "-m", "inferqa_utils", "paper-runs", "import", str(src), "--out",
-                          str(tmp_path / "root"), "--k", "1"], capture_output=True, text=True, env=env, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable, "-m", "inferqa_utils", "paper-runs", "import", str(src), "--out",
+            str(tmp_path / "root"), "--k", "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert "rerankers_marginal" in out.stdout and (tmp_path / "root" / "results").is_dir()
     bad = write_release(tmp_path / "bad", {"index/test/retriever.zsd": _truncated_index()})
-    out = subprocess.run([sys.executable, "-m", "inferqa_utils", "paper-runs", "import", str(bad), "--out",
-                          str(tmp_path / "root2")], capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable, "-m", "inferqa_utils", "paper-runs", "import", str(bad), "--out",
+            str(tmp_path / "root2"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 2 and "truncated zstandard file" in out.stderr
     assert not (tmp_path / "root2").exists()
 
 
 def test_without_reader_files_only_rankings_and_optimal_are_compared(tmp_path: Path):
-    src = write_release(tmp_path, {name: None for name in (
-        "retriever/bm25/rag.json", "retriever/bge/rag.zsd", f"retriever_reranker/bge/{MONO}/rag.json",
-        f"reranker/{MONO}/rag.json")})
+    src = write_release(
+        tmp_path,
+        {
+            name: None
+            for name in (
+                "retriever/bm25/rag.json", "retriever/bge/rag.zsd", f"retriever_reranker/bge/{MONO}/rag.json",
+                f"reranker/{MONO}/rag.json",
+            )
+        },
+    )
     t = findings_table(load_release(src))
     assert set(t["family"]) == {"F1", "F2", "reasoning reader"}  # Optimal is read from the index
     assert set(t.loc[t["family"] == "F2", "metric"]) == {"Hit@10"}
-    assert set(t.loc[t["family"] == "reasoning reader", "comparison"]) == {"gemma-3-4b, Optimal vs qwen-3-8b, Optimal"}
+    assert set(t.loc[t["family"] == "reasoning reader", "comparison"]) == {
+        "gemma-3-4b, Optimal vs qwen-3-8b, Optimal"
+    }

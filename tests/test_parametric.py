@@ -32,4 +32,6 @@ def test_judge_only_where_em_has_not_decided():
     asked = int(open_rows["guard"].isna().sum())
     # (a prompt repeated inside one batch runs once; its repeats count as cache hits)
     assert judge.stats.model_calls + judge.stats.cache_hits == asked
-    assert judge.stats.model_calls == len({(r.qid, r.answer) for r in open_rows[open_rows["guard"].isna()].itertuples()})
+    assert judge.stats.model_calls == len(
+        {(r.qid, r.answer) for r in open_rows[open_rows["guard"].isna()].itertuples()}
+    )

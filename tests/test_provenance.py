@@ -45,7 +45,10 @@ def test_changed_files_are_recorded_and_others_kept(tmp_path):
     prov.record(changed, second, folders, folders["results"])
     data = prov.load(folders["results"])
     assert data["results"]["old.csv"]["run_id"] == RUN["run_id"]  # kept
-    assert data["results"]["new.csv"]["run_id"] == second["run_id"] and data["figures"]["f.png"]["profile"] == "smoke"
+    assert (
+        data["results"]["new.csv"]["run_id"] == second["run_id"]
+        and data["figures"]["f.png"]["profile"] == "smoke"
+    )
     assert len(data["results"]["new.csv"]["sha256"]) == 64 and data["results"]["new.csv"]["written"]
     (folders["results"] / "old.csv").unlink()
     prov.record([], second, folders, folders["results"])
@@ -59,12 +62,19 @@ def test_check_table_names_the_table_and_both_runs(tmp_path):
     prov.record([("results", "t.csv")], smoke, folders, folders["results"])
     rec, why = prov.check_table("t.csv", RUN, folders["results"])
     assert rec["run_id"] == smoke["run_id"]
-    assert why == ("table t.csv was written by run 20261124-090000-smoke (profile smoke), not by the run checked, "
-                   "run 20261124-080321-default (profile default)")
+    assert why == (
+        "table t.csv was written by run 20261124-090000-smoke (profile smoke), not by the run checked, "
+        "run 20261124-080321-default (profile default)"
+    )
     assert prov.check_table("t.csv", smoke, folders["results"])[1] == ""
-    assert "but no run checked finished its notebook" in prov.check_table("t.csv", None, folders["results"])[1]
+    assert (
+        "but no run checked finished its notebook" in prov.check_table("t.csv", None, folders["results"])[1]
+    )
     (folders["results"] / "t.csv").write_text("a\n2\n")  # edited by hand afterwards
-    assert "was changed after run 20261124-090000-smoke" in prov.check_table("t.csv", smoke, folders["results"])[1]
+    assert (
+        "was changed after run 20261124-090000-smoke"
+        in prov.check_table("t.csv", smoke, folders["results"])[1]
+    )
     (folders["results"] / "u.csv").write_text("a\n1\n")
     assert "table u.csv has no run record" in prov.check_table("u.csv", RUN, folders["results"])[1]
     assert prov.check_table("u.csv", RUN, folders["results"], allow_unrecorded=True) == (None, "")

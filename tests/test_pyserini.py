@@ -65,8 +65,13 @@ def test_bm25_ranking(retriever):
 
 
 def test_agrees_with_bm25s_on_top1(retriever):
-    queries = {"q1": "highest mountain Himalayas", "q2": "string instrument bow", "q3": "glucose light energy",
-               "q4": "Great Wall fortifications", "q5": "Amazon river discharge"}
+    queries = {
+        "q1": "highest mountain Himalayas",
+        "q2": "string instrument bow",
+        "q3": "glucose light energy",
+        "q4": "Great Wall fortifications",
+        "q5": "Amazon river discharge",
+    }
     ours = retriever.search(queries, k=5)
     theirs = BM25sRetriever(CORPUS).search(queries, k=5)
     for qid in queries:

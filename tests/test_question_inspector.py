@@ -18,8 +18,9 @@ from isolated_root import CHECKOUT
 from inferqa_utils import stages
 from inferqa_utils.config import PATHS, profile
 from inferqa_utils.construction.store import built_dir
-from inferqa_utils.inspector import QuestionInspector, inspector_widget, run_stage
+from inferqa_utils.inspector import QuestionInspector, inspector_widget
 from inferqa_utils.sources import load_source
+from inferqa_utils.stages import run_stage
 from inferqa_utils.trec import read_qrels, read_run
 
 pytestmark = pytest.mark.slow
@@ -32,9 +33,11 @@ def _report_in(root: Path, name: str, qid: str) -> dict:
         "import json, sys\n"
         "from inferqa_utils.inspector import QuestionInspector\n"
         f"r = QuestionInspector({name!r}).report({qid!r})\n"
-        "heavy = [m for m in ('llama_cpp', 'torch', 'sentence_transformers', 'pyserini') if m in sys.modules]\n"
+        "heavy = [m for m in ('llama_cpp', 'torch', 'sentence_transformers', 'pyserini') if m in "
+        "sys.modules]\n"
         "print(json.dumps({'notes': r.notes, 'summary': r.summary(), 'heavy': heavy,"
-        " 'ranks': r.ranks is not None, 'readings': r.readings is not None, 'patterns': r.patterns is not None}))\n"
+        " 'ranks': r.ranks is not None, 'readings': r.readings is not None, 'patterns': r.patterns is not "
+        "None}))\n"
     )
     env = {**os.environ, "INFERQA_ROOT": str(root), "PYTHONPATH": str(CHECKOUT)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
@@ -50,9 +53,9 @@ def test_report_reads_every_stage_output_of_a_smoke_question(smoke_outputs: str)
     folder = built_dir(name)
     qrels = read_qrels(folder / "qrels" / "test.qrels")
     split_file = {r["id"]: r for r in json.loads((folder / "test.json").read_text(encoding="utf-8"))}
-    answers = pd.read_csv(stages.result_path("04", name, "test", "answers"))
-    patterns = pd.read_csv(stages.result_path("06", name, "test", "patterns"), dtype={"em_pattern": str})
-    runs = {p.stem: read_run(p) for p in stages.run_dir(name, "supporting").glob("*.trec")}
+    answers = pd.read_csv(stages.READING_ANSWERS.path(name, "test"))
+    patterns = pd.read_csv(stages.PATTERNS.path(name, "test"), dtype={"em_pattern": str})
+    runs = {p.stem: read_run(p) for p in stages.run_dir(name, stages.Corpus.SUPPORTING).glob("*.trec")}
     test_ids = ins.dataset.splits["test"]
     assert test_ids and ins.question_ids()[: len(test_ids)] == list(test_ids)
     for qid in test_ids:
@@ -81,7 +84,9 @@ def test_report_reads_every_stage_output_of_a_smoke_question(smoke_outputs: str)
         mine = patterns[patterns["qid"] == qid]
         assert list(rep.patterns["em_pattern"]) == list(mine["em_pattern"])
         counts = rep.type_counts()
-        assert list(counts[["IZ", "DP", "DN", "SP", "SN"]].sum(axis=1)) == [len(t.split()) for t in mine["em_types"]]
+        assert list(counts[["IZ", "DP", "DN", "SP", "SN"]].sum(axis=1)) == [
+            len(t.split()) for t in mine["em_types"]
+        ]
         assert not [n for n in rep.notes if "run notebook" in n], rep.notes
 
 
@@ -106,7 +111,7 @@ def test_missing_outputs_name_the_notebook_to_run(smoke_outputs: str, tmp_path: 
     assert not got["readings"] and not got["patterns"]
     runs = tmp_path / "build" / "runs" / name / "supporting"
     runs.mkdir(parents=True)
-    for p in stages.run_dir(name, "supporting").glob("*.trec"):
+    for p in stages.run_dir(name, stages.Corpus.SUPPORTING).glob("*.trec"):
         if run_stage(p.stem) == "02":
             shutil.copy(p, runs / p.name)
     text = "\n".join(_report_in(tmp_path, name, qid)["notes"])
@@ -154,7 +159,9 @@ def test_ranks_of_label2_passages_are_read_from_the_run_files(smoke_outputs: str
     rep = ins.report(qid)
     own = {p.pid: 2 for p in ins.dataset.passages_of(qid)}
     ins._retrieval(rep, own)
-    runs = {p.stem: read_run(p) for p in stages.run_dir(smoke_outputs, "supporting").glob("*.trec")}
+    runs = {
+        p.stem: read_run(p) for p in stages.run_dir(smoke_outputs, stages.Corpus.SUPPORTING).glob("*.trec")
+    }
     assert runs and rep.ranks is not None
     for name, run in runs.items():
         expected = [r for r, (pid, _) in enumerate(run[qid], 1) if pid in own]
@@ -189,11 +196,18 @@ def test_default_question_is_one_the_notebooks_analysed(smoke_outputs: str) -> N
     test_ids = ins.dataset.splits["test"]
     train = next(q for q in ins.question_ids() if ins.split_of(q) == "train")
     assert ins.default_question(test_ids[-1]) == test_ids[-1]
-    assert ins.default_question("emb_loc_05") == ins.default_question(train) == ins.default_question() == test_ids[0]
+    assert (
+        ins.default_question("emb_loc_05")
+        == ins.default_question(train)
+        == ins.default_question()
+        == test_ids[0]
+    )
     assert ins.split_of(train) == "train" and ins.split_of("emb_loc_05") is None
     # the reason printed by notebook 00 says what is true of the chosen question
     chosen = ins.default_question()
     has2 = any(v == 2 for v in ins.dataset.qrels.get(chosen, {}).values())
     assert ins.has_label2(chosen) == has2
     why = ins.why_default(chosen)
-    assert ("with a label-2 passage" in why) == has2 and ("no test question has a label-2 passage" in why) != has2
+    assert ("with a label-2 passage" in why) == has2 and (
+        "no test question has a label-2 passage" in why
+    ) != has2

@@ -64,19 +64,27 @@ def test_run_quickstart_reads_each_setting_with_its_context_and_reports_every_st
     q = next(x for x in questions if retriever.search_one(x.question, k=1))
     echo = _ContextEcho(passages)
     seen: list[tuple[int, int, str]] = []
-    res = run_quickstart(q, passages, retriever, echo, echo, status=lambda i, n, what: seen.append((i, n, what)))
+    res = run_quickstart(
+        q, passages, retriever, echo, echo, status=lambda i, n, what: seen.append((i, n, what))
+    )
     n = len(QUICKSTART_STEPS)
     assert [i for i, _, _ in seen] == [*range(n), n] and {m for _, m, _ in seen} == {n}
     assert [w.split(" (")[0] for _, _, w in seen[:-1]] == list(QUICKSTART_STEPS) and seen[-1][2] == "done"
     hits = retriever.search_one(q.question, k=5)
-    assert [(r["rank"], r["passage"]) for r in res.retrieved] == [(i, pid) for i, (pid, _) in enumerate(hits, 1)]
+    assert [(r["rank"], r["passage"]) for r in res.retrieved] == [
+        (i, pid) for i, (pid, _) in enumerate(hits, 1)
+    ]
     assert [r["own question"] for r in res.retrieved] == [passages[pid].qid == q.qid for pid, _ in hits]
-    assert [a["setting"] for a in res.answers] == ["closed book (no context)", "top-1 retrieved (BM25)",
-                                                   "right passage (3 own hints)", "wrong passage (another question)"]
+    assert [a["setting"] for a in res.answers] == [
+        "closed book (no context)", "top-1 retrieved (BM25)", "right passage (3 own hints)",
+        "wrong passage (another question)",
+    ]
     closed, top1, right, wrong = (a["answer"] for a in res.answers)
     assert (closed, top1, right) == ("closed book", hits[0][0], f"{q.qid}_111_012")
     assert passages[wrong].qid != q.qid and passages[wrong].n_hints == 3
-    assert not any(a["EM"] or a["judged"] for a in res.answers)  # a passage id is no answer; the judge said No
+    assert not any(
+        a["EM"] or a["judged"] for a in res.answers
+    )  # a passage id is no answer; the judge said No
 
 
 @pytest.mark.slow
@@ -108,7 +116,9 @@ def test_text_table_is_left_aligned_wrapped_complete_and_escaped() -> None:
     assert long.replace("<", "&lt;").replace(">", "&gt;") in html  # complete, escaped
     assert "text-align:left;white-space:normal" in html and "text-align:right" not in html
     assert "class='inferqa-table'" in html
-    blank = text_table(pd.DataFrame({"k": pd.array([1, None], dtype="Int64"), "x": [1.5, float("nan")]}), wrap=())
+    blank = text_table(
+        pd.DataFrame({"k": pd.array([1, None], dtype="Int64"), "x": [1.5, float("nan")]}), wrap=()
+    )
     assert "<NA>" not in blank and "&lt;NA&gt;" not in blank and "nan" not in blank
 
 

@@ -13,10 +13,14 @@ from inferqa_utils.trec import read_qrels, read_run, write_qrels, write_run
 
 def _quit_record(qid="Q_dev_1"):
     return {
-        "id": qid, "question": "Which fruit?", "answers": ["Apple", "apples"],
+        "id": qid,
+        "question": "Which fruit?",
+        "answers": ["Apple", "apples"],
         "hints": [{"hint": "It is red."}, {"hint": "It grows on trees."}],
         "subsets": {
-            "10": {"0": {"gemma-3-1b": "cherry", "qwen-3-4b": "Apple", "llama-31-8b": "x", "gemma-3-4b": "no"}},
+            "10": {
+                "0": {"gemma-3-1b": "cherry", "qwen-3-4b": "Apple", "llama-31-8b": "x", "gemma-3-4b": "no"}
+            },
             "01": {"1": {"gemma-3-1b": "pear", "qwen-3-4b": "plum", "llama-31-8b": "NO ANSWER"}},
             "11": {"01": {"gemma-3-1b": "the apples"}, "10": {"gemma-3-1b": "banana"}},
         },
@@ -27,7 +31,12 @@ def test_load_quit_folder_labels_from_labelers(tmp_path):
     (tmp_path / "dev.json").write_text(json.dumps([_quit_record()]))
     ds = load_quit(tmp_path)
     assert ds.splits == {"dev": ["Q_dev_1"]}
-    assert ds.qrels["Q_dev_1"] == {"Q_dev_1_10_0": 2, "Q_dev_1_01_1": 1, "Q_dev_1_11_01": 2, "Q_dev_1_11_10": 1}
+    assert ds.qrels["Q_dev_1"] == {
+        "Q_dev_1_10_0": 2,
+        "Q_dev_1_01_1": 1,
+        "Q_dev_1_11_01": 2,
+        "Q_dev_1_11_10": 1,
+    }
     assert ds.passages["Q_dev_1_11_10"].text == "It grows on trees. It is red."
     assert ds.generations["Q_dev_1_10_0"]["qwen-3-4b"] == "Apple"
 

@@ -8,14 +8,27 @@ from inferqa_utils.answering.reader import postprocess, read
 from inferqa_utils.textnorm import normalize_answer
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ("Paris", "Paris"), ("  \"Paris.\"  ", "Paris"), ("Answer: Paris", "Paris"), ("[Rennes]", "Rennes"),
-    ("Cracker (1993–1995)", "Cracker (1993–1995)"), ("Paris)", "Paris"), ("line one\n\nThe Beatles\n", "The Beatles"),
-    ("", NO_ANSWER), ("   \n ", NO_ANSWER), ("No answer.", NO_ANSWER), ("NO ANSWER", NO_ANSWER),
-    ("The capital of France is Paris.", NO_ANSWER), ("It is a mirror", NO_ANSWER), ("I think it is Paris", NO_ANSWER),
-    ("Isaac Newton", "Isaac Newton"), ("National Aeronautics and Space Administration",
-                                       "National Aeronautics and Space Administration"),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("Paris", "Paris"),
+        ('  "Paris."  ', "Paris"),
+        ("Answer: Paris", "Paris"),
+        ("[Rennes]", "Rennes"),
+        ("Cracker (1993–1995)", "Cracker (1993–1995)"),
+        ("Paris)", "Paris"),
+        ("line one\n\nThe Beatles\n", "The Beatles"),
+        ("", NO_ANSWER),
+        ("   \n ", NO_ANSWER),
+        ("No answer.", NO_ANSWER),
+        ("NO ANSWER", NO_ANSWER),
+        ("The capital of France is Paris.", NO_ANSWER),
+        ("It is a mirror", NO_ANSWER),
+        ("I think it is Paris", NO_ANSWER),
+        ("Isaac Newton", "Isaac Newton"),
+        ("National Aeronautics and Space Administration", "National Aeronautics and Space Administration"),
+    ],
+)
 def test_postprocess(raw, expected):
     assert postprocess(raw) == expected
 
@@ -68,7 +81,9 @@ def test_judge_is_asked_only_where_em_and_the_guards_leave_it_open_and_its_verdi
     judge = _Scripted({"Proposed answer: Venezia": "Yes.", "Proposed answer: Rome": "No",
                        "Proposed answer: Milan": "Perhaps"})
     preds = ["venice", "Rialto Bridge", "Venezia", "Rome", NO_ANSWER, "Milan"]
-    js = judge_answers(judge, ["Which city has the Rialto Bridge?"] * 6, [["Venice"]] * 6, preds, progress=False)
+    js = judge_answers(
+        judge, ["Which city has the Rialto Bridge?"] * 6, [["Venice"]] * 6, preds, progress=False
+    )
     assert [t.rsplit("Proposed answer: ", 1)[1] for t in judge.turns] == ["Venezia", "Rome", "Milan"]
     assert [(j.em, j.judged, j.verdict, j.guard) for j in js] == [
         (True, True, None, None), (False, False, None, "in_question"), (False, True, True, None),
@@ -103,5 +118,9 @@ def test_reader_answers_real_triviahg_questions(shared_data):
     rivals = [qs[(i + 1) % len(qs)].answers[0] for i in range(len(qs))]
     js = judge_answers(judge, [q.question for q in qs], [q.answers for q in qs], rivals, progress=False)
     assert not any(j.em for j in js)
-    assert [j.judged for j in js] == [False] * len(qs), [(r, j.verdict, j.guard) for r, j in zip(rivals, js, strict=True)]
-    assert judge.stats.model_calls == sum(j.guard is None for j in js)  # the judge was asked where no guard refused
+    assert [j.judged for j in js] == [False] * len(qs), [
+        (r, j.verdict, j.guard) for r, j in zip(rivals, js, strict=True)
+    ]
+    assert judge.stats.model_calls == sum(
+        j.guard is None for j in js
+    )  # the judge was asked where no guard refused

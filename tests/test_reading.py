@@ -29,7 +29,9 @@ def _dataset() -> Dataset:
 
 def test_passage_sentences_are_the_hints_in_permutation_order():
     ds = _dataset()
-    assert ds.passage_sentences("q1_111_210") == ["Vampires lack one.", "It hangs on walls.", "It reflects light."]
+    assert ds.passage_sentences("q1_111_210") == [
+        "Vampires lack one.", "It hangs on walls.", "It reflects light.",
+    ]
     assert ds.passage_sentences("ref:x", {"ref:x": "Mirrors reflect."}) == ["Mirrors reflect."]
     with pytest.raises(KeyError, match="ref:y"):
         ds.passage_sentences("ref:y", {})
@@ -86,7 +88,10 @@ def test_em_table_table8_and_pattern():
     oracle3 = em.set_index(["setting", "k"]).loc[("oracle", 3)]
     assert oracle3["EM"] == 50.0
     # 2 of 4 right: bootstrap means can only be 0, 25, 50, 75, 100 — the 95 % interval is [0, 100]
-    assert 0.0 <= oracle3["EM_lo"] < 50.0 < oracle3["EM_hi"] <= 100.0 and oracle3["judged_lo"] == oracle3["EM_lo"]
+    assert (
+        0.0 <= oracle3["EM_lo"] < 50.0 < oracle3["EM_hi"] <= 100.0
+        and oracle3["judged_lo"] == oracle3["EM_lo"]
+    )
     t8 = rr.table8(em)
     assert list(t8.columns) == ["norm k=1", "norm k=3", "Optimal"]
     assert t8.loc[("r", "Optimal", "all"), "Optimal"] == 75.0
@@ -169,8 +174,18 @@ def test_read_settings_reads_every_run_and_optimal_once_per_reader():
     engines = {"m": Echo("m"), "other": Echo("other")}
     ds = _dataset()
     run = {"q1": [("q1_111_012", 2.0)], "q2": [("q2_11_01", 1.0)]}
-    got = reading.read_settings(ds, {"bm25": run}, {"bm25": "pipeline"}, ["q1", "q2"], ["m"], ["other", "m"], None,
-                                ks=[1], unions=["norm"], load=engines.__getitem__)
+    got = reading.read_settings(
+        ds,
+        {"bm25": run},
+        {"bm25": "pipeline"},
+        ["q1", "q2"],
+        ["m"],
+        ["other", "m"],
+        None,
+        ks=[1],
+        unions=["norm"],
+        load=engines.__getitem__,
+    )
     assert set(got.answers["reader"]) == {"m", "other"}
     assert got.answers[got.answers["reader"] == "other"]["setting"].unique().tolist() == ["Optimal"]
     assert got.answers[got.answers["reader"] == "m"]["setting"].value_counts().to_dict() == {"pipeline": 2,

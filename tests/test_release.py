@@ -18,8 +18,16 @@ from inferqa_utils.export import write_quit
 from inferqa_utils.fingerprint import sha256_file
 
 HINTS = {
-    "t_a_1": ("Which object shows your reflection?", ["Mirror"], ["It is a reflective surface.", "It hangs in bathrooms."]),
-    "t_b_1": ("Which planet is the largest?", ["Jupiter"], ["It is a gas giant.", "It has a great red spot."]),
+    "t_a_1": (
+        "Which object shows your reflection?",
+        ["Mirror"],
+        ["It is a reflective surface.", "It hangs in bathrooms."],
+    ),
+    "t_b_1": (
+        "Which planet is the largest?",
+        ["Jupiter"],
+        ["It is a gas giant.", "It has a great red spot."],
+    ),
 }
 
 #: the tiny release's labeler: a real packaged model, so that its answers can be reused by name
@@ -31,7 +39,9 @@ def _build_folder(tmp: Path) -> Path:
     labelled by one labeler), with the build manifest fields a release reads."""
     qs, passages, qrels, gens = {}, {}, {}, {}
     for qid, (question, answers, hints) in HINTS.items():
-        qs[qid] = Question(qid, question, list(answers), [Hint(h) for h in hints], meta={"gold_answers": list(answers)})
+        qs[qid] = Question(
+            qid, question, list(answers), [Hint(h) for h in hints], meta={"gold_answers": list(answers)}
+        )
         ps = build_passages(qid, hints)
         passages.update((p.pid, p) for p in ps)
         qrels[qid] = {p.pid: 2 if p.n_hints == 2 else 1 for p in ps}
@@ -40,9 +50,14 @@ def _build_folder(tmp: Path) -> Path:
     folder = tmp / "build"
     write_quit(ds, folder)
     (folder / "questions.csv").write_text("qid,status\nt_a_1,kept\nt_b_1,kept\n", encoding="utf-8")
-    manifest = {"name": "tiny", "fingerprint": "f" * 16, "labelled_splits": ["test"],
-                "parameters": {"k_hints": 2, "labelers": [LABELER], "source": "embedded"},
-                "counts": {"per_split": {"test": 2}, "passages": 8}, "invariants": {"ok": True, "problems": []}}
+    manifest = {
+        "name": "tiny",
+        "fingerprint": "f" * 16,
+        "labelled_splits": ["test"],
+        "parameters": {"k_hints": 2, "labelers": [LABELER], "source": "embedded"},
+        "counts": {"per_split": {"test": 2}, "passages": 8},
+        "invariants": {"ok": True, "problems": []},
+    }
     (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return folder
 
@@ -51,9 +66,13 @@ def _build_folder(tmp: Path) -> Path:
 def tiny_release(tmp_path) -> Path:
     judgments = pd.DataFrame([{"corpus": "answer-containing, LLM-judged", "qid": "t_a_1", "pid": "ref:t_a_1",
                                "label": 2, "answer": "Mirror", "source": "pooled"}])
-    return rel.write_release(_build_folder(tmp_path), tmp_path / "release",
-                             {"name": "tiny", "profile": "test", "parameters": {"control": {"reader_model": LABELER}}},
-                             control_corpus={"ref:t_a_1": "A mirror reflects light."}, judgments=judgments)
+    return rel.write_release(
+        _build_folder(tmp_path),
+        tmp_path / "release",
+        {"name": "tiny", "profile": "test", "parameters": {"control": {"reader_model": LABELER}}},
+        control_corpus={"ref:t_a_1": "A mirror reflects light."},
+        judgments=judgments,
+    )
 
 
 def test_a_written_release_verifies_and_loads_as_quit(tiny_release):
@@ -116,7 +135,7 @@ def test_a_write_that_fails_leaves_the_old_release(tiny_release, tmp_path, monke
 
 def test_install_reuses_the_same_release_and_refuses_another_dataset(tiny_release, tmp_path, monkeypatch):
     from inferqa_utils.config import Paths
-    from inferqa_utils.construction.build import BuildConflictError
+    from inferqa_utils.construction.export_build import BuildConflictError
 
     monkeypatch.setattr(rel, "PATHS", Paths(tmp_path / "root"))
     target = rel.install_release(tiny_release, "tiny", log=lambda s: None)
@@ -215,8 +234,13 @@ def test_the_builds_own_readings_are_reused_not_read_again(tiny_release, tmp_pat
     from inferqa_utils.llm import load_llm
 
     reader = load_llm(LABELER, use_cache=False, shared=False, n_ctx=2048)
-    outs = read(reader, [q, q, q], [p.text, "A mirror reflects light.", "It is a reflective surface. Unseen."],
-                known=known, progress=False)
+    outs = read(
+        reader,
+        [q, q, q],
+        [p.text, "A mirror reflects light.", "It is a reflective surface. Unseen."],
+        known=known,
+        progress=False,
+    )
     assert [o.answer for o in outs[:2]] == ["Mirror", "Mirror"]
     assert reader.stats.model_calls == 1  # only the unseen context reached the model
     # another model's answers are not this one's; another prompt layout is another prompt

@@ -84,7 +84,9 @@ def test_depth_reorders_head_only_and_keeps_tail_order():
     assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)
     assert [p for p, _ in LengthReranker().rerank({"q": "q"}, run, CORPUS, depth=None)["q"]] == \
         [f"p{i}" for i in range(7, -1, -1)]
-    assert [p for p, _ in LengthReranker().rerank({"q": "q"}, run, CORPUS, depth=0)["q"]] == [f"p{i}" for i in range(8)]
+    assert [p for p, _ in LengthReranker().rerank({"q": "q"}, run, CORPUS, depth=0)["q"]] == [
+        f"p{i}" for i in range(8)
+    ]
 
 
 def test_rerank_errors_and_empty_lists():
@@ -142,12 +144,19 @@ class StandInEmbedder:
 
 def test_registry_names_kinds_and_llm_needs():
     assert list(RERANKERS) == ["pointwise", "upr", "listwise", "cross-encoder", "dense"]
-    for name, canonical, llm in [("pointwise", "pointwise", True), ("MonoT5-LLM", "pointwise", True),
-                                 ("upr", "upr", True), ("query-likelihood", "upr", True),
-                                 ("listwise", "listwise", True), ("RankGPT", "listwise", True),
-                                 ("cross-encoder", "cross-encoder", False), ("crossencoder", "cross-encoder", False),
-                                 ("dense:e5-small", "dense", False), ("minilm", "dense", False),
-                                 ("e5-small", "dense", False)]:
+    for name, canonical, llm in [
+        ("pointwise", "pointwise", True),
+        ("MonoT5-LLM", "pointwise", True),
+        ("upr", "upr", True),
+        ("query-likelihood", "upr", True),
+        ("listwise", "listwise", True),
+        ("RankGPT", "listwise", True),
+        ("cross-encoder", "cross-encoder", False),
+        ("crossencoder", "cross-encoder", False),
+        ("dense:e5-small", "dense", False),
+        ("minilm", "dense", False),
+        ("e5-small", "dense", False),
+    ]:
         assert reranker_spec(name) is RERANKERS[canonical], name
         assert needs_llm(name) is llm and RERANKERS[canonical].needs_llm is llm
     for other in ("FT-CrossEncoder", "dense", "MiniLM", "/some/folder"):  # cross-encoder names, folders
@@ -318,6 +327,86 @@ def test_rerank_all_gives_the_llm_only_to_llm_rerankers_and_the_window_to_listwi
     assert sum("Here are 2 passages" in t for t in llm.prompts) == 3
 
 
+def test_rerank_key_by_hand():
+    """A reranked run's key: corpus, questions and first-stage order sha256; reranker, identity, depth,
+    params."""
+    from inferqa_utils.fingerprint import corpus_sha256, queries_sha256, ranking_sha256
+    from inferqa_utils.rerank.stored import RERANK_SCHEMA, rerank_key
+
+    key = rerank_key("listwise", "sha-of-model", {"q": QUERY}, RUN, PASSAGES, 4, window=2, step=1)
+    assert RERANK_SCHEMA == 2
+    assert key == {
+        "kind": "reranked-run",
+        "schema": 2,
+        "inputs": {
+            "corpus": corpus_sha256(PASSAGES),
+            "first_stage": ranking_sha256(RUN),
+            "queries": queries_sha256({"q": QUERY}),
+        },
+        "params": {"depth": 4, "identity": "sha-of-model", "reranker": "listwise", "step": 1, "window": 2},
+    }
+    rescored = {"q": [(p, 100.0 - i) for i, (p, _) in enumerate(RUN["q"])]}
+    assert (
+        rerank_key("listwise", "sha-of-model", {"q": QUERY}, rescored, PASSAGES, 4, window=2, step=1) == key
+    )
+
+
+class _CountingLLM(_ScriptedLLM):
+    """The scripted LLM with counters: each prompt is a model call, or a cache hit once ``cached``."""
+
+    identity = "scripted-1"
+
+    def __init__(self) -> None:
+        from inferqa_utils.llm.base import LLMStats
+
+        super().__init__()
+        self.stats = LLMStats()
+        self.cached = False
+
+    def score(self, batch, continuations, desc=None, progress=True):
+        batch = list(batch)
+        if self.cached:
+            self.stats.cache_hits += len(batch)
+        else:
+            self.stats.model_calls += len(batch)
+        return super().score(batch, continuations, desc, progress)
+
+
+def test_rerank_all_reports_the_recorded_cost_of_a_rerun_served_by_the_cache(tmp_path):
+    import json
+
+    from inferqa_utils import artifacts
+    from inferqa_utils.rerank.experiments import rerank_all
+
+    llm, path = _CountingLLM(), tmp_path / "bm25+pointwise.trec"
+    runs, first = rerank_all(
+        ["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=tmp_path, tag="bm25"
+    )
+    stamp = artifacts.read_stamp(path)
+    assert stamp["cost"]["llm"]["model_calls"] == 4 and stamp["cost"]["n_queries"] == 1
+    assert stamp["params"] == {"depth": 4, "identity": "scripted-1", "reranker": "pointwise"}
+    assert first["pointwise"] == round(stamp["cost"]["seconds_per_query"], 3)
+    stamp["cost"] = {**stamp["cost"], "seconds": 123.0, "seconds_per_query": 123.0}
+    artifacts.stamp_path(path).write_text(json.dumps(stamp))
+    llm.cached = True
+    again_runs, again = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=tmp_path,
+                                   tag="bm25")
+    assert (
+        again_runs == runs and again["pointwise"] == 123.0
+    )  # the recorded cost, not the cache's near-zero time
+    # another depth is another workload: the recorded cost does not apply; served from the cache it is unknown
+    _, other = rerank_all(
+        ["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=2, out_dir=tmp_path, tag="bm25"
+    )
+    assert other["pointwise"] is None and artifacts.read_stamp(path)["params"]["depth"] == 2
+    assert artifacts.read_stamp(path)["cost"]["seconds"] is None
+    # a stale schema is another key: no recorded cost either
+    _, fresh = rerank_all(
+        ["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=2, out_dir=tmp_path / "x", tag="bm25"
+    )
+    assert fresh["pointwise"] is None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["pointwise", "upr", "listwise"])
 def test_llm_rerankers_on_tiny_model(tiny, name):
@@ -341,7 +430,11 @@ def test_upr_normalises_by_question_length(tiny):
     # A warm-up call puts both compared calls in the same engine state.
     QueryLikelihoodReranker(tiny, normalize=False, progress=False).rerank({"q": QUERY}, RUN, PASSAGES)
     a = dict(QueryLikelihoodReranker(tiny, progress=False).rerank({"q": QUERY}, RUN, PASSAGES)["q"])
-    b = dict(QueryLikelihoodReranker(tiny, normalize=False, progress=False).rerank({"q": QUERY}, RUN, PASSAGES)["q"])
+    b = dict(
+        QueryLikelihoodReranker(tiny, normalize=False, progress=False).rerank({"q": QUERY}, RUN, PASSAGES)[
+            "q"
+        ]
+    )
     n = tiny.count_tokens(QUERY)
     assert all(abs(a[p] * n - b[p]) < 1e-6 * max(1.0, abs(b[p])) for p in PASSAGES)
 
@@ -359,29 +452,34 @@ def test_cached_rerun_reports_the_cost_measured_when_computed(tmp_path):
     llm.cache = GenerationCache(tmp_path / "c.sqlite")
     path = tmp_path / "bm25+pointwise.trec"
     try:
-        _, first = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=tmp_path, tag="bm25")
+        _, first = rerank_all(
+            ["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=tmp_path, tag="bm25"
+        )
         stamp = artifacts.read_stamp(path)
-        assert stamp["cost"]["model_calls"] == 4 and stamp["cost"]["seconds_per_query"] == first["pointwise"] > 0
-        stamp["cost"]["seconds_per_query"] = 123.0
+        assert stamp["cost"]["llm"]["model_calls"] == 4
+        assert round(stamp["cost"]["seconds_per_query"], 3) == first["pointwise"] > 0
+        stamp["cost"]["seconds"] = stamp["cost"]["seconds_per_query"] = 123.0
         artifacts.stamp_path(path).write_text(json.dumps(stamp))
         calls = llm.stats.model_calls
-        _, again = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=tmp_path, tag="bm25")
+        _, again = rerank_all(
+            ["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=tmp_path, tag="bm25"
+        )
         assert llm.stats.model_calls == calls  # served from the generation cache
         assert again["pointwise"] == 123.0  # the recorded cost, not the cache's near-zero time
-        # another depth is another workload: the recorded cost does not apply; served from the cache it is unknown
-        _, other = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=2, out_dir=tmp_path, tag="bm25")
-        assert other["pointwise"] is None and artifacts.read_stamp(path)["depth"] == 2
+        # another depth is another workload: the recorded cost does not apply; served from the cache it is
+        # unknown
+        _, other = rerank_all(
+            ["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=2, out_dir=tmp_path, tag="bm25"
+        )
+        assert other["pointwise"] is None and artifacts.read_stamp(path)["params"]["depth"] == 2
         # a cache filled elsewhere and no record: the cost is unknown, and no cost is invented
         fresh = tmp_path / "fresh"
         fresh.mkdir()
-        _, unknown = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=fresh, tag="bm25")
-        assert unknown["pointwise"] is None and artifacts.read_stamp(fresh / "bm25+pointwise.trec")["cost"] == {}
-        # a record written before the artifact store (<run>.cost.json) still gives the cost
-        (fresh / "bm25+pointwise.trec.cost.json").write_text(json.dumps(
-            {"n_queries": 1, "depth": 4, "model": llm.name, "seconds_per_query": 9.5}))
-        artifacts.stamp_path(fresh / "bm25+pointwise.trec").unlink()
-        _, legacy = rerank_all(["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=fresh, tag="bm25")
-        assert legacy["pointwise"] == 9.5
+        _, unknown = rerank_all(
+            ["pointwise"], llm, {"q": QUERY}, RUN, PASSAGES, depth=4, out_dir=fresh, tag="bm25"
+        )
+        assert unknown["pointwise"] is None
+        assert artifacts.read_stamp(fresh / "bm25+pointwise.trec")["cost"]["seconds"] is None
     finally:
         llm.close()
 

@@ -16,11 +16,26 @@ from inferqa_utils import results_page as rp
 from inferqa_utils.errors import DataFormatError
 
 
-def _finding(fid: str, verdict: str, ours_a: str, why: str = "the interval lies inside the region") -> dict[str, Any]:
-    return {"id": fid, "finding": f"text of {fid}", "source": "paper 000 §5.4", "paper_a": "a: 1", "paper_b": "b: 2",
-            "ours_a": ours_a, "ours_b": "6.25 [0.00, 14.58]", "statistic": "diff 45.83 [31.25, 60.42]",
-            "p": 0.0001, "p_holm": 0.0013, "n": 48, "rule": "a − b ≥ 10", "verdict": verdict, "why": why,
-            "ours_is": "ours"}
+def _finding(
+    fid: str, verdict: str, ours_a: str, why: str = "the interval lies inside the region"
+) -> dict[str, Any]:
+    return {
+        "id": fid,
+        "finding": f"text of {fid}",
+        "source": "paper 000 §5.4",
+        "paper_a": "a: 1",
+        "paper_b": "b: 2",
+        "ours_a": ours_a,
+        "ours_b": "6.25 [0.00, 14.58]",
+        "statistic": "diff 45.83 [31.25, 60.42]",
+        "p": 0.0001,
+        "p_holm": 0.0013,
+        "n": 48,
+        "rule": "a − b ≥ 10",
+        "verdict": verdict,
+        "why": why,
+        "ours_is": "ours",
+    }
 
 
 def _condition(cid: str, status: str, run_id: str = "20261123-120000-smoke", written: str | None = None,
@@ -32,17 +47,34 @@ def _condition(cid: str, status: str, run_id: str = "20261123-120000-smoke", wri
 
 
 def _record(profile: str, findings: list[dict[str, Any]] | None, **over: Any) -> dict[str, Any]:
-    rec = {"schema": chk.RECORD_SCHEMA, "kind": "inferqa-check", "profile": profile, "dataset": f"ds-{profile}",
-           "split": "test", "date": "2026-11-23T14:00:00+00:00",
-           "git": {"commit": "99a18c3aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "dirty": False},
-           "machine": {"cpus": 2, "cpu_model": "AMD EPYC", "machine": "x86_64", "ram_gb": 23.5, "os": "Linux 6.1",
-                       "python": "3.11.7"},
-           "run": {"manifest": "build/executions/x/manifest.json", "status": "ok", "total_s": 4778.0,
-                   "notebooks_s": {f"0{i}_nb": 1.0 for i in range(8)},
-                   "git": {"commit": "99a18c3aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "dirty": False}},
-           "notebooks": None, "allow_unrecorded": False,
-           "conditions": [_condition("c1", "OK"), _condition("c2", "OK"), _condition("c3", "FAIL")],
-           "findings": findings}
+    rec = {
+        "schema": chk.RECORD_SCHEMA,
+        "kind": "inferqa-check",
+        "profile": profile,
+        "dataset": f"ds-{profile}",
+        "split": "test",
+        "date": "2026-11-23T14:00:00+00:00",
+        "git": {"commit": "99a18c3aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "dirty": False},
+        "machine": {
+            "cpus": 2,
+            "cpu_model": "AMD EPYC",
+            "machine": "x86_64",
+            "ram_gb": 23.5,
+            "os": "Linux 6.1",
+            "python": "3.11.7",
+        },
+        "run": {
+            "manifest": "build/executions/x/manifest.json",
+            "status": "ok",
+            "total_s": 4778.0,
+            "notebooks_s": {f"0{i}_nb": 1.0 for i in range(8)},
+            "git": {"commit": "99a18c3aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "dirty": False},
+        },
+        "notebooks": None,
+        "allow_unrecorded": False,
+        "conditions": [_condition("c1", "OK"), _condition("c2", "OK"), _condition("c3", "FAIL")],
+        "findings": findings,
+    }
     rec.update(over)
     return rec
 
@@ -77,8 +109,12 @@ def page(tmp_path: Path) -> str:
         _finding("damaging_passages", "contradicted", "6.25 [0.00, 14.58]")],
         git={"commit": "1cb6dc9bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "dirty": True}))
     records = rp.collect([tmp_path / "a", tmp_path / "b"], log=lambda *_: None)
-    return rp.render(records, ["smoke", "default", "triviahg"], command="python -m inferqa_utils results-page",
-                     generated=dt.datetime(2026, 11, 24, 9, 30, tzinfo=dt.UTC))
+    return rp.render(
+        records,
+        ["smoke", "default", "triviahg"],
+        command="python -m inferqa_utils results-page",
+        generated=dt.datetime(2026, 11, 24, 9, 30, tzinfo=dt.UTC),
+    )
 
 
 def test_page_header_runs_table_and_no_record(page: str):
@@ -109,7 +145,10 @@ def test_finding_sections_have_one_row_per_profile_run(page: str):
     assert _rows(page, "### `damaging_passages`")["default"][5] == "**contradicted**"
     # the finding's text, source and paper numbers come from paper_numbers.yaml
     section = page.split("### `optimal_far_above_pipeline`", 1)[1].split("\n### ", 1)[0]
-    assert "Optimal 90.16 vs best pipeline 15.34" in section and "paper 000 §5.4, Table 8 (Gemma 3 4B)" in section
+    assert (
+        "Optimal 90.16 vs best pipeline 15.34" in section
+        and "paper 000 §5.4, Table 8 (Gemma 3 4B)" in section
+    )
     assert "*a* = Optimal EM: 90.16" in section
     # a finding no record scored shows "not scored"; the cited papers are listed at the end
     assert _rows(page, "### `dense_beats_bm25`")["default"][5] == "not scored"
@@ -172,8 +211,11 @@ def test_cli_writes_the_page_from_other_clones(tmp_path: Path, capsys: pytest.Ca
                  "--from", str(clone), str(tmp_path / "other")]) == 0
     page = out.read_text(encoding="utf-8")
     # the header names the clones by placeholder, never by this machine's paths
-    assert ("`python -m inferqa_utils results-page --profiles rp-test-profile rp-never-run --from <clone 1> <clone 2>`"
-            in page)
+    assert (
+        "`python -m inferqa_utils results-page --profiles rp-test-profile rp-never-run --from <clone 1> "
+        "<clone 2>`"
+        in page
+    )
     assert str(tmp_path) not in page
     assert _rows(page, "## Runs")["rp-never-run"][1] == "no record"
     assert _rows(page, "### `damaging_passages`")["rp-test-profile"][5] == "**holds**"
@@ -190,7 +232,8 @@ def test_check_report_writes_the_record_beside_it(tmp_path: Path):
         (executions / f"{stamp}-smoke").mkdir(parents=True, exist_ok=True)  # the second wrote the tables
         (executions / f"{stamp}-smoke" / "manifest.json").write_text(json.dumps(
             {"started": "x", "status": "ok", "git": {"commit": "abc", "dirty": False},
-             "timings_s": {"00_quickstart": 1.5, "04_reading": total - 1.5, "total": total}}))
+             "timings_s": {"00_quickstart": 1.5, "04_reading": total - 1.5, "total": total},
+             "notebooks": {"00_quickstart.ipynb": {"status": "ok"}, "04_reading.ipynb": {"status": "ok"}}}))
     (executions / "20261124-000000-other-smoke").mkdir()  # another profile's run: not this one's
     (executions / "20261124-000000-other-smoke" / "manifest.json").write_text('{"timings_s": {"total": 1}}')
     report = tmp_path / "out" / "check_smoke.md"
@@ -205,7 +248,9 @@ def test_check_report_writes_the_record_beside_it(tmp_path: Path):
                                                                               ("Optimal", "OK", 52.08)]
     run = {"run_id": "20261123-120000-smoke", "profile": "smoke"}
     assert all(c["run_checked"] == c["written_by"] == run for c in rec["conditions"])
-    assert rec["conditions"][0]["file"] == "04_embedded-smoke_test_em.csv" and rec["allow_unrecorded"] is False
+    assert (
+        rec["conditions"][0]["file"] == "04_embedded-smoke_test_em.csv" and rec["allow_unrecorded"] is False
+    )
     assert rec["run"]["total_s"] == 4778.0 and rec["run"]["notebooks_s"] == {"00_quickstart": 1.5,
                                                                              "04_reading": 4776.5}
     assert rec["machine"]["cpus"] and "git" in rec and dt.datetime.fromisoformat(rec["date"]).tzinfo
@@ -244,20 +289,33 @@ def test_run_times_combine_the_newest_finished_run_of_each_notebook(tmp_path: Pa
     manifests: each notebook's time comes from the newest run in which it finished."""
     executions = tmp_path / "executions"
 
-    def manifest(stamp, timings, status, notebooks=None):
+    def manifest(stamp, timings, status, failed=None):
+        """A run that finished every timed notebook but ``failed`` (whose status is the run's)."""
         (executions / f"{stamp}-triviahg").mkdir(parents=True)
-        content = {"status": status, "timings_s": {**timings, "total": sum(timings.values())}}
-        if notebooks is not None:
-            content["notebooks"] = notebooks
+        notebooks = {f"{nb}.ipynb": {"status": status if nb == failed else "ok"} for nb in timings}
+        content = {
+            "status": status,
+            "timings_s": {**timings, "total": sum(timings.values())},
+            "notebooks": notebooks,
+        }
         (executions / f"{stamp}-triviahg" / "manifest.json").write_text(json.dumps(content))
 
     manifest("20261123-100000", {"01_build": 4000.0, "02_retrieval": 1.0}, "ok")  # 02 re-ran later
-    manifest("20261123-120000", {"02_retrieval": 1300.0, "03_rerank": 500.0}, "interrupted in 03_rerank.ipynb",
-             {"02_retrieval.ipynb": {"status": "ok"}, "03_rerank.ipynb": {"status": "interrupted in 03_rerank.ipynb"}})
-    manifest("20261123-130000", {"04_read": 5.0, "05_ft": 7.0}, "failed in 05_ft.ipynb")  # old style: no per-notebook status
+    manifest(
+        "20261123-120000",
+        {"02_retrieval": 1300.0, "03_rerank": 500.0},
+        "interrupted in 03_rerank.ipynb",
+        "03_rerank",
+    )
+    manifest("20261123-130000", {"04_read": 5.0, "05_ft": 7.0}, "failed in 05_ft.ipynb", "05_ft")
     manifest("20261123-140000", {"06_damaging": 130.0}, "ok")
     run = chk._run_summary("triviahg", executions)
-    assert run["notebooks_s"] == {"01_build": 4000.0, "02_retrieval": 1300.0, "04_read": 5.0, "06_damaging": 130.0}
+    assert run["notebooks_s"] == {
+        "01_build": 4000.0,
+        "02_retrieval": 1300.0,
+        "04_read": 5.0,
+        "06_damaging": 130.0,
+    }
     assert run["total_s"] == 5435.0 and len(run["manifests"]) == 4
     assert run["manifest"].endswith("20261123-140000-triviahg/manifest.json")
     assert rp._duration(run) == "5,435 s (91 min), 4 notebooks from 4 runs"
@@ -267,15 +325,25 @@ def test_run_times_combine_the_newest_finished_run_of_each_notebook(tmp_path: Pa
 
 
 def test_a_record_counting_a_table_another_run_wrote_is_refused(tmp_path: Path):
-    rec = _record("default", [], conditions=[
-        _condition("quickstart", "OK", "20261123-120000-default", written="20261124-090000-smoke", profile="default")])
+    rec = _record(
+        "default",
+        [],
+        conditions=[
+            _condition(
+                "quickstart", "OK", "20261123-120000-default", written="20261124-090000-smoke",
+                profile="default",
+            )
+        ],
+    )
     rec["conditions"][0]["written_by"]["profile"] = "smoke"
     path = _write(tmp_path, rec)
     with pytest.raises(DataFormatError) as err:
         rp.collect([tmp_path], log=lambda *_: None)
     assert err.value.file == str(path) and err.value.field == "conditions[0].written_by"
-    assert ("table 04_quickstart.csv was written by run 20261124-090000-smoke (profile smoke), not by the run "
-            "checked, run 20261123-120000-default (profile default)") in str(err.value)
+    assert (
+        "table 04_quickstart.csv was written by run 20261124-090000-smoke (profile smoke), not by the run "
+        "checked, run 20261123-120000-default (profile default)"
+    ) in str(err.value)
 
 
 def test_a_failed_condition_may_name_another_run(tmp_path: Path):
@@ -302,7 +370,9 @@ def test_a_record_of_the_earlier_layout_is_refused(tmp_path: Path):
         rp.collect([tmp_path], log=lambda *_: None)
 
 
-# ----------------------------------------------------------------------------- scoreboard, forest plot, appendix
+# ----------------------------------------------------------------------------- scoreboard, forest plot,
+# appendix
+
 
 def _scored(fid: str, statistic: str, verdict: str, n: int = 48) -> dict[str, Any]:
     """A findings row of a check record with its statistic cell and question count."""
@@ -355,15 +425,23 @@ def test_scoreboard_has_one_row_per_finding_and_a_column_group_per_main_profile(
     page = _render(pair)
     assert page.index("## Scoreboard") < page.index("## Runs") < page.index("## Findings")
     header, rows = _scoreboard(page)
-    assert header == ["finding", "paper (a vs b)", "rule", "default: ours [95 % interval]", "default: verdict",
-                      "triviahg: ours [95 % interval]", "triviahg: verdict"]  # no smoke: a sample run
+    assert header == [
+        "finding", "paper (a vs b)", "rule", "default: ours [95 % interval]", "default: verdict",
+        "triviahg: ours [95 % interval]", "triviahg: verdict",
+    ]  # no smoke: a sample run
     assert list(rows) == [f.id for f in load_paper_numbers()]
     assert rows["containing_beats_supporting"] == [
         "[`containing_beats_supporting`](#containing_beats_supporting)", "68.63 vs 30.23", "a > b",
         "+79.9 [68.8, 89.6]", "✓ **holds**", "+81.1 [66.7, 93.3]", "✓ **holds**"]
-    assert rows["oracle_half_of_optimal"][1:] == ["words vs 90.16", "a / b ∈ [0.25, 0.75]", "0.68 [0.48, 0.86]",
-                                                  "○ inconclusive", "0.62 [0.50, 0.74]", "✓ **holds**"]
-    assert rows["similar_passage_length"][2:5] == ["\\|a − b\\| / b ≤ 0.25", "0.27 [0.25, 0.28]", "✗ **contradicted**"]
+    assert rows["oracle_half_of_optimal"][1:] == [
+        "words vs 90.16", "a / b ∈ [0.25, 0.75]", "0.68 [0.48, 0.86]", "○ inconclusive", "0.62 [0.50, 0.74]",
+        "✓ **holds**",
+    ]
+    assert rows["similar_passage_length"][2:5] == [
+        "\\|a − b\\| / b ≤ 0.25",
+        "0.27 [0.25, 0.28]",
+        "✗ **contradicted**",
+    ]
     assert rows["similar_passage_length"][5:] == ["—", "not scored"]
     assert rows["rerankers_marginal_ranking"][2] == "\\|a − b\\| ≤ 5, not < 0"
     assert rows["rerankers_marginal_ranking"][5:] == ["−6.2 [−12.7, −0.2]", "✗ **contradicted**"]
@@ -378,8 +456,10 @@ def test_summary_line_per_profile_says_counts_and_mixed_commits(pair):
     lines = [line for line in page.split("## Scoreboard", 1)[1].split("\n## ", 1)[0].splitlines()
              if line.startswith("- **")]
     assert [line.split("**")[1] for line in lines] == ["default", "triviahg", "wikihint"]
-    assert lines[0].startswith("- **default** (`ds-default`): 1 holds, 1 contradicted, 2 inconclusive of 4 findings. "
-                               "Notebooks run and checked at `99a18c3`; 4,778 s (80 min), 8 notebooks from 1 run")
+    assert lines[0].startswith(
+        "- **default** (`ds-default`): 1 holds, 1 contradicted, 2 inconclusive of 4 findings. "
+        "Notebooks run and checked at `99a18c3`; 4,778 s (80 min), 8 notebooks from 1 run"
+    )
     assert "Checked at `4bad418`, but the notebooks were run at `cb78b18`" in lines[1]
     assert lines[2] == "- **wikihint**: no check record."
     assert _rows(page, "## Runs")["triviahg"][4] == "`4bad418`; notebooks run at `cb78b18`"
@@ -397,7 +477,11 @@ def test_sample_profiles_move_to_the_appendix(pair):
         "smoke", "diff 33.33 [0.00, 66.67]", "0.0013", "**inconclusive**"]
     assert sample["[`dense_beats_bm25`](#dense_beats_bm25)"][4] == "not scored"
     assert page.index("## Appendix") < page.index("## Papers")
-    assert rp.is_sample(pair["smoke"]) and not rp.is_sample(pair["default"]) and not rp.is_sample(pair["triviahg"])
+    assert (
+        rp.is_sample(pair["smoke"])
+        and not rp.is_sample(pair["default"])
+        and not rp.is_sample(pair["triviahg"])
+    )
 
 
 def test_forest_plot_is_written_with_one_point_per_main_estimate(pair, tmp_path: Path):
@@ -407,7 +491,8 @@ def test_forest_plot_is_written_with_one_point_per_main_estimate(pair, tmp_path:
     path, points = drawn
     assert path == out / "figures" / "results_forest.png"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.with_suffix(".svg").stat().st_size > 0
-    # 3 finite estimates of default (pointwise_best_reranker has none), 3 of triviahg, none of the smoke sample
+    # 3 finite estimates of default (pointwise_best_reranker has none), 3 of triviahg, none of the smoke
+    # sample
     assert sorted((p.profile, p.finding) for p in points) == [
         ("default", "containing_beats_supporting"), ("default", "oracle_half_of_optimal"),
         ("default", "similar_passage_length"), ("triviahg", "containing_beats_supporting"),
@@ -430,7 +515,10 @@ def test_forest_rows_carry_each_rules_region():
     by_id = {r.finding: r for r in rows}
     assert points == [] and len(rows) == len(load_paper_numbers())
     assert by_id["containing_beats_supporting"].region == (0.0, float("inf"))
-    assert by_id["oracle_half_of_optimal"].kind == "ratio" and by_id["oracle_half_of_optimal"].region == (0.25, 0.75)
+    assert by_id["oracle_half_of_optimal"].kind == "ratio" and by_id["oracle_half_of_optimal"].region == (
+        0.25,
+        0.75,
+    )
     assert by_id["rerankers_marginal"].region == (-5.0, 5.0) and by_id["rerankers_marginal"].marks == (0.0,)
     assert by_id["similar_passage_length"].kind == "relative"
 
@@ -444,7 +532,9 @@ def test_statistic_cells():
     assert rp.parse_statistic("relative 0.27 [0.25, 0.28]") == ("relative", 0.27, 0.25, 0.28)
 
 
-# ----------------------------------------------------------------------------- what the notebook time measured
+# ----------------------------------------------------------------------------- what the notebook time
+# measured
+
 
 def _use(calls: int | None, hits: int | None, start: dict[str, int] | None = None, first: bool = False
          ) -> dict[str, Any]:
@@ -452,28 +542,44 @@ def _use(calls: int | None, hits: int | None, start: dict[str, int] | None = Non
             "caches_at_start": start, "first_run_in_folder": first}
 
 
-@pytest.mark.parametrize(("use", "label"), [
-    (None, "cache use unknown"),
-    ([_use(None, None, first=True)], "cache use unknown"),
-    ([_use(0, 4119)], "cached re-run (0 model calls, 4,119 cache hits)"),
-    ([_use(3407, 712, start={"llm": 0, "embeddings": 0})], "from empty caches (3,407 model calls)"),
-    ([_use(3407, 712, first=True)], "from empty caches (3,407 model calls)"),  # an older manifest: first run
-    ([_use(3407, 712, start={"llm": 5, "embeddings": 0}, first=True)], "partly cached (3,407 model calls, 712 cache hits)"),
-    ([_use(10, 0, first=True), _use(0, 50)], "partly cached (10 model calls, 50 cache hits)"),
-    ([_use(0, 0)], "no LLM prompts"),
-])
+@pytest.mark.parametrize(
+    ("use", "label"),
+    [
+        (None, "cache use unknown"),
+        ([_use(None, None, first=True)], "cache use unknown"),
+        ([_use(0, 4119)], "cached re-run (0 model calls, 4,119 cache hits)"),
+        ([_use(3407, 712, start={"llm": 0, "embeddings": 0})], "from empty caches (3,407 model calls)"),
+        (
+            [_use(3407, 712, first=True)],
+            "from empty caches (3,407 model calls)",
+        ),  # an older manifest: first run
+        (
+            [_use(3407, 712, start={"llm": 5, "embeddings": 0}, first=True)],
+            "partly cached (3,407 model calls, 712 cache hits)",
+        ),
+        ([_use(10, 0, first=True), _use(0, 50)], "partly cached (10 model calls, 50 cache hits)"),
+        ([_use(0, 0)], "no LLM prompts"),
+    ],
+)
 def test_cache_label(use: Any, label: str):
-    assert rp.cache_label({"total_s": 1.0, "cache_use": use} if use is not None else {"total_s": 1.0}) == label
+    assert (
+        rp.cache_label({"total_s": 1.0, "cache_use": use} if use is not None else {"total_s": 1.0}) == label
+    )
 
 
-def _manifest(executions: Path, stamp: str, profile: str, calls: int, hits: int, start: dict[str, int] | None = None
-              ) -> Path:
+def _manifest(
+    executions: Path, stamp: str, profile: str, calls: int, hits: int, start: dict[str, int] | None = None
+) -> Path:
     """A run manifest with one notebook's time and LLM counters (and the caches at its start)."""
     folder = executions / f"{stamp}-{profile}"
     folder.mkdir(parents=True)
-    content: dict[str, Any] = {"status": "ok", "timings_s": {"04_reading": 300.0, "total": 300.0},
-                               "git": {"commit": "abc", "dirty": False},
-                               "llm_costs": {"04_reading": {"qwen": {"model_calls": calls, "cache_hits": hits}}}}
+    content: dict[str, Any] = {
+        "status": "ok",
+        "timings_s": {"04_reading": 300.0, "total": 300.0},
+        "notebooks": {"04_reading.ipynb": {"status": "ok"}},
+        "git": {"commit": "abc", "dirty": False},
+        "llm_costs": {"04_reading": {"qwen": {"model_calls": calls, "cache_hits": hits}}},
+    }
     if start is not None:
         content["caches_at_start"] = start
     (folder / "manifest.json").write_text(json.dumps(content), encoding="utf-8")
@@ -488,7 +594,9 @@ def test_check_records_the_model_calls_and_cache_state_of_the_runs_timed(tmp_pat
                                  "notebooks": ["04_reading"], "model_calls": 3407, "cache_hits": 712,
                                  "caches_at_start": {"llm": 0, "embeddings": 0}, "first_run_in_folder": True}]
     assert rp._time_cell(run) == "300 s (5 min), 1 notebook; from empty caches (3,407 model calls)"
-    _manifest(executions, "20261125-120000", "default", 0, 4119, {"llm": 9, "embeddings": 9})  # re-run from cache
+    _manifest(
+        executions, "20261125-120000", "default", 0, 4119, {"llm": 9, "embeddings": 9}
+    )  # re-run from cache
     run = chk._run_summary("default", executions)
     assert [u["first_run_in_folder"] for u in run["cache_use"]] == [False]
     assert rp._time_cell(run) == "300 s (5 min), 1 notebook; cached re-run (0 model calls, 4,119 cache hits)"
@@ -502,9 +610,14 @@ def test_a_record_from_before_the_counts_reads_them_from_its_clone(tmp_path: Pat
     rec = _record("default", [])
     rec["run"]["manifests"] = ["build/executions/20261125-193024-default/manifest.json"]
     _write(clone / "results", rec)
-    _write(tmp_path / "bare", _record("triviahg", [], run={**rec["run"], "manifests": ["build/executions/x/manifest.json"]}))
+    _write(
+        tmp_path / "bare",
+        _record("triviahg", [], run={**rec["run"], "manifests": ["build/executions/x/manifest.json"]}),
+    )
     records = rp.collect([rp.results_folder(clone), tmp_path / "bare"], log=lambda *_: None)
-    assert records["default"]["run"]["cache_use"][0]["manifest"] == rec["run"]["manifests"][0]  # not a local path
+    assert (
+        records["default"]["run"]["cache_use"][0]["manifest"] == rec["run"]["manifests"][0]
+    )  # not a local path
     runs = _rows(_render(records), "## Runs")
     assert runs["default"][6] == "4,778 s (80 min), 8 notebooks; from empty caches (3,407 model calls)"
     assert runs["triviahg"][6] == "4,778 s (80 min), 8 notebooks; cache use unknown"

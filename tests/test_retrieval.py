@@ -80,7 +80,9 @@ def test_rrf_ties_and_c():
 def test_registry_names_and_unknown_name():
     names = registry.retriever_names()
     assert names[:6] == ["bm25", "bm25s", "minilm", "e5-small", "hybrid", "rrf"]
-    with pytest.raises(ValueError, match=r"unknown retriever 'nope'.*bm25, bm25s, minilm, e5-small, hybrid, rrf"):
+    with pytest.raises(
+        ValueError, match=r"unknown retriever 'nope'.*bm25, bm25s, minilm, e5-small, hybrid, rrf"
+    ):
         registry.make_retriever("nope", CORPUS)
     with pytest.raises(ValueError, match=r"smollm2-135m.*not a bi-encoder"):
         registry.make_retriever("smollm2-135m", CORPUS)
@@ -112,7 +114,16 @@ def test_run_reuse_and_invalidation(tmp_path, monkeypatch):
     first = registry.retrieve("bm25s", CORPUS, QUERIES, 3, path)
     stamp = artifacts.stamp_path(path)
     assert path.is_file() and stamp.is_file() and built == ["bm25s"]
-    assert json.loads(stamp.read_text())["k"] == 3 and "search_seconds" in json.loads(stamp.read_text())["cost"]
+    written = json.loads(stamp.read_text())
+    assert written["params"] == {
+        "identity": registry.retriever_identity("bm25s"),
+        "k": 3,
+        "retriever": "bm25s",
+    }
+    assert written["kind"] == "retrieval-run" and written["schema"] == registry.RUN_SCHEMA
+    assert (
+        written["cost"]["n_queries"] == 3 and written["cost"]["seconds"] >= 0 and written["cost"]["llm"] == {}
+    )
     mtime = path.stat().st_mtime_ns
     again = registry.retrieve("bm25s", CORPUS, QUERIES, 3, path)
     assert built == ["bm25s"] and path.stat().st_mtime_ns == mtime  # reused, not searched
@@ -123,6 +134,104 @@ def test_run_reuse_and_invalidation(tmp_path, monkeypatch):
     changed = {**CORPUS, "p9": "Chess is played on 64 squares."}
     registry.retrieve("bm25s", changed, QUERIES, 5, path)  # another corpus → searched again
     assert len(built) == 3
+
+
+def test_run_key_by_hand():
+    """The cached run's key: kind, schema, corpus and queries sha256, retriever name, identity and k."""
+    from inferqa_utils.fingerprint import corpus_sha256, queries_sha256
+
+    key = registry.run_key("bm25s", "bm25s 1.0 lucene k1=0.9 b=0.4", CORPUS, QUERIES, 7)
+    assert key == {"kind": "retrieval-run", "schema": 2,
+                   "inputs": {"corpus": corpus_sha256(CORPUS), "queries": queries_sha256(QUERIES)},
+                   "params": {"identity": "bm25s 1.0 lucene k1=0.9 b=0.4", "k": 7, "retriever": "bm25s"}}
+
+
+def test_run_with_a_stale_schema_is_searched_again(tmp_path, monkeypatch):
+    path = tmp_path / "bm25s.trec"
+    registry.retrieve("bm25s", CORPUS, QUERIES, 3, path)
+    stamp = json.loads(artifacts.stamp_path(path).read_text())
+    artifacts.stamp_path(path).write_text(json.dumps({**stamp, "schema": registry.RUN_SCHEMA - 1}))
+    searched = []
+    monkeypatch.setattr(registry, "make_retriever", lambda *a, **kw: searched.append(a[0]) or _Fixed("bm25s"))
+    assert registry.retrieve("bm25s", CORPUS, QUERIES, 3, path) == {q: [("p1", 1.0)] for q in QUERIES}
+    assert (
+        searched == ["bm25s"]
+        and json.loads(artifacts.stamp_path(path).read_text())["schema"] == registry.RUN_SCHEMA
+    )
+
+
+class _Fixed:
+    """A retriever returning p1 for every query, with an optional ``identity``."""
+
+    def __init__(self, name, identity=None):
+        self.name = name
+        if identity is not None:
+            self.identity = identity
+
+    def search(self, queries, k=100):
+        return {q: [("p1", 1.0)] for q in queries}
+
+
+def test_a_callers_retriever_is_keyed_by_its_identity(tmp_path):
+    """Its ``identity`` attribute goes into the stamp (another identity → searched again); one
+    without takes its class path."""
+    path = tmp_path / "mine.trec"
+    registry.retrieve("mine", CORPUS, QUERIES, 3, path, retriever=_Fixed("mine", "my index v1"))
+    assert json.loads(artifacts.stamp_path(path).read_text())["params"]["identity"] == "my index v1"
+    mtime = path.stat().st_mtime_ns
+    registry.retrieve("mine", CORPUS, QUERIES, 3, path, retriever=_Fixed("mine", "my index v1"))
+    assert path.stat().st_mtime_ns == mtime  # same identity: reused
+    registry.retrieve("mine", CORPUS, QUERIES, 3, path, retriever=_Fixed("mine", "my index v2"))
+    assert json.loads(artifacts.stamp_path(path).read_text())["params"]["identity"] == "my index v2"
+    registry.retrieve("mine", CORPUS, QUERIES, 3, path, retriever=_Fixed("mine"))
+    assert json.loads(artifacts.stamp_path(path).read_text())["params"]["identity"] == \
+        f"custom:{__name__}._Fixed"
+    # a registry name searched by a prebuilt retriever: keyed by the retriever (the registry's when built the
+    # same)
+    from inferqa_utils.lexical import BM25sRetriever
+
+    assert registry.make_retriever("bm25s", CORPUS).identity == registry.retriever_identity("bm25s")
+    tuned = BM25sRetriever(CORPUS, k1=1.2)
+    registry.retrieve("bm25s", CORPUS, QUERIES, 3, tmp_path / "bm25s.trec", retriever=tuned)
+    ident = json.loads(artifacts.stamp_path(tmp_path / "bm25s.trec").read_text())["params"]["identity"]
+    assert ident == tuned.identity == registry.retriever_identity("bm25s").replace("k1=0.9", "k1=1.2")
+
+
+def test_register_retriever_is_an_ordinary_name(tmp_path, monkeypatch):
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(registry, "RETRIEVERS", dict(registry.RETRIEVERS))
+    built = []
+
+    def build(corpus, index_dir):
+        built.append(len(corpus))
+        return _Fixed("fixed", "fixed v3")
+
+    spec = registry.register_retriever("fixed", build, lambda: "fixed v3", "always p1")
+    assert registry.retriever_spec("fixed") is spec and "fixed" in registry.retriever_names()
+    assert registry.RETRIEVERS["fixed"] == "always p1" and registry.retriever_identity("fixed") == "fixed v3"
+    path = tmp_path / "fixed.trec"
+    assert registry.retrieve("fixed", CORPUS, QUERIES, 2, path)["q1"] == [("p1", 1.0)] and built == [
+        len(CORPUS)
+    ]
+    assert json.loads(artifacts.stamp_path(path).read_text())["params"]["identity"] == "fixed v3"
+    registry.retrieve("fixed", CORPUS, QUERIES, 2, path)
+    assert built == [len(CORPUS)]  # cached: the identity came from the registry, nothing was built
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register_retriever("fixed", build, lambda: "x")
+    registry.register_retriever("fixed", build, lambda: "fixed v4", replace=True)
+    registry.retrieve("fixed", CORPUS, QUERIES, 2, path)
+    assert built == [len(CORPUS)] * 2  # another identity: searched again
+
+
+def test_fused_identity_combines_its_parts():
+    a, b = _Fixed("a", "A 1"), _Fixed("b")
+    assert FusedRetriever("f", [a, b]).identity == f"interleave(a=A 1, b=custom:{__name__}._Fixed)"
+    assert FusedRetriever("f", [a, a], method="rrf").identity == "rrf(a=A 1, a=A 1)"
+    assert FusedRetriever("f", [a], method="rrf", c=10, depth=200).identity == "rrf(c=10, depth=200; a=A 1)"
+    assert registry.retriever_identity("hybrid") == (
+        f"interleave(bm25s={registry.retriever_identity('bm25s')}, "
+        f"minilm={registry.retriever_identity('minilm')})"
+    )
 
 
 def test_cached_run_with_unknown_passage_is_an_error(tmp_path):
@@ -192,9 +301,10 @@ def test_locally_registered_sentence_transformer_is_a_dense_retriever(minilm, is
     assert "FT-MiniLM" in registry.retriever_names()
     ft = registry.make_retriever("FT-MiniLM", CORPUS)
     assert ft.name == "FT-MiniLM" and ft.search_one("penguins", 1)[0][0] == "p3"
-    ident = registry.model_identity("FT-MiniLM")
+    ident = registry.retriever_identity("FT-MiniLM")
+    assert ft.identity == ident and ident.startswith("local:")
     (ckpt / "README.md").write_text("retrained")  # a changed checkpoint invalidates cached runs
-    assert registry.model_identity("FT-MiniLM") != ident
+    assert registry.retriever_identity("FT-MiniLM") != ident
 
 
 def test_control_corpus_relevance_uses_gold_answers_not_the_pool():
@@ -202,10 +312,21 @@ def test_control_corpus_relevance_uses_gold_answers_not_the_pool():
     from inferqa_utils.stages import control_corpus
 
     qs = {
-        "a": Question("a", "Which city has gondolas?", ["Venice", "Venezia", "Gondola"], [Hint("x")],
-                      reference="Venice is a city in Italy built on canals.", meta={"gold_answers": ["Venice"]}),
-        "b": Question("b", "Which boat is rowed in it?", ["Gondola"], [Hint("y")],
-                      reference="A gondola is a rowing boat; gondolas are common in Venice."),
+        "a": Question(
+            "a",
+            "Which city has gondolas?",
+            ["Venice", "Venezia", "Gondola"],
+            [Hint("x")],
+            reference="Venice is a city in Italy built on canals.",
+            meta={"gold_answers": ["Venice"]},
+        ),
+        "b": Question(
+            "b",
+            "Which boat is rowed in it?",
+            ["Gondola"],
+            [Hint("y")],
+            reference="A gondola is a rowing boat; gondolas are common in Venice.",
+        ),
         "c": Question("c", "No reference here?", ["Nothing"], [Hint("z")]),
     }
     ds = Dataset("t", qs, splits={"test": ["a", "b", "c"]})
@@ -221,11 +342,26 @@ def test_control_corpus_adds_the_sources_other_references():
 
     built = Dataset("t", {"a": Question("a", "Which city has gondolas?", ["Venice"], [Hint("x")],
                                         reference="Venice is built on canals.")}, splits={"test": ["a"]})
-    source = Dataset("src", {
-        "a": Question("a", "Which city has gondolas?", ["Venice"], [Hint("x")], reference="Venice is built on canals."),
-        "z": Question("z", "Unbuilt question?", ["Paris"], [Hint("y")], reference="Paris, not Venice, has the Louvre."),
-        "n": Question("n", "No reference?", ["Rome"], [Hint("w")]),
-    })
+    source = Dataset(
+        "src",
+        {
+            "a": Question(
+                "a",
+                "Which city has gondolas?",
+                ["Venice"],
+                [Hint("x")],
+                reference="Venice is built on canals.",
+            ),
+            "z": Question(
+                "z",
+                "Unbuilt question?",
+                ["Paris"],
+                [Hint("y")],
+                reference="Paris, not Venice, has the Louvre.",
+            ),
+            "n": Question("n", "No reference?", ["Rome"], [Hint("w")]),
+        },
+    )
     corpus, qrels = control_corpus(built, "test", source=source)
     assert set(corpus) == {"ref:a", "ref:z"}  # distractors from questions that were not built
     assert qrels == {"a": {"ref:a": 2, "ref:z": 2}}

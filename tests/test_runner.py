@@ -21,7 +21,12 @@ def _nb(path, params_src, body_src):
 
 
 def test_parse_overrides():
-    assert parse_overrides(["k=3", "xs=[1, 3]", "s=abc", "n=null"]) == {"k": 3, "xs": [1, 3], "s": "abc", "n": None}
+    assert parse_overrides(["k=3", "xs=[1, 3]", "s=abc", "n=null"]) == {
+        "k": 3,
+        "xs": [1, 3],
+        "s": "abc",
+        "n": None,
+    }
     with pytest.raises(ValueError, match="name=value"):
         parse_overrides(["oops"])
 
@@ -31,11 +36,16 @@ def test_runner_executes_in_order_with_profile_params(tmp_path):
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
     out_file = tmp_path / "seen.jsonl"
-    body = f"import json\nopen({str(out_file)!r}, 'a').write(json.dumps(dict(nb=NB, mq=max_questions, x=x)) + '\\n')"
+    body = (
+        f"import json\nopen({str(out_file)!r}, 'a').write(json.dumps(dict(nb=NB, mq=max_questions, x=x)) + "
+        "'\\n')"
+    )
     _nb(nbdir / "00_first.ipynb", "NB = '00'  # name\nmax_questions = 99  # cap\nx = 0  # extra", body)
     _nb(nbdir / "01_second.ipynb", "NB = '01'\nmax_questions = 99\nx = 0", body)
     _nb(nbdir / "notes.ipynb", "NB = 'zz'", "raise SystemExit(1)")  # not numbered: ignored
-    run_notebooks("smoke", overrides={"x": 7}, out_dir=tmp_path / "exec", notebooks_dir=nbdir, log=lambda s: None)
+    run_notebooks(
+        "smoke", overrides={"x": 7}, out_dir=tmp_path / "exec", notebooks_dir=nbdir, log=lambda s: None
+    )
     seen = [json.loads(line) for line in out_file.read_text().splitlines()]
     assert seen == [{"nb": "00", "mq": 4, "x": 7}, {"nb": "01", "mq": 4, "x": 7}]
     man = json.loads((tmp_path / "exec" / "manifest.json").read_text())
@@ -52,14 +62,18 @@ def test_runner_failure_is_reported_in_manifest(tmp_path):
     nbdir.mkdir()
     _nb(nbdir / "00_bad.ipynb", "x = 1", "raise RuntimeError('boom')")
     with pytest.raises(Exception, match="boom"):
-        run_notebooks("smoke", only=["00"], out_dir=tmp_path / "exec", notebooks_dir=nbdir, log=lambda s: None)
+        run_notebooks(
+            "smoke", only=["00"], out_dir=tmp_path / "exec", notebooks_dir=nbdir, log=lambda s: None
+        )
     man = json.loads((tmp_path / "exec" / "manifest.json").read_text())
     assert man["status"] == "failed in 00_bad.ipynb"
 
 
 def test_only_that_matches_nothing(tmp_path):
     with pytest.raises(ValueError, match="matches no notebook"):
-        run_notebooks("smoke", only=["42"], out_dir=tmp_path / "e", notebooks_dir=tmp_path, log=lambda s: None)
+        run_notebooks(
+            "smoke", only=["42"], out_dir=tmp_path / "e", notebooks_dir=tmp_path, log=lambda s: None
+        )
 
 
 @pytest.mark.slow
@@ -83,7 +97,9 @@ def test_interrupted_run_keeps_the_times_of_finished_notebooks(tmp_path):
     manifest = exec_dir / "manifest.json"
     deadline = time.time() + 120
     while not (manifest.exists() and "00_quick" in json.loads(manifest.read_text())["timings_s"]):
-        assert proc.poll() is None and time.time() < deadline, proc.stdout.read() if proc.poll() else "timeout"
+        assert proc.poll() is None and time.time() < deadline, (
+            proc.stdout.read() if proc.poll() else "timeout"
+        )
         time.sleep(0.2)
     assert json.loads(manifest.read_text())["status"] == "running"
     time.sleep(3)  # inside 01's sleep

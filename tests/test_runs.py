@@ -20,7 +20,11 @@ def test_ids_to_run_list_and_rank_by_score():
     assert ids_to_run_list(["x", "y"]) == [("x", 2.0), ("y", 1.0)]
     assert ids_to_run_list([]) == []
     # ties by position in ``order``; ids not in it after, by id
-    assert rank_by_score({"a": 1.0, "b": 2.0, "c": 1.0}, order=["c", "a"]) == [("b", 2.0), ("c", 1.0), ("a", 1.0)]
+    assert rank_by_score({"a": 1.0, "b": 2.0, "c": 1.0}, order=["c", "a"]) == [
+        ("b", 2.0),
+        ("c", 1.0),
+        ("a", 1.0),
+    ]
     assert rank_by_score({"z": 1.0, "y": 1.0, "x": 1.0}, order=["z"]) == [("z", 1.0), ("x", 1.0), ("y", 1.0)]
 
 
@@ -29,7 +33,12 @@ def test_sort_scored_keeps_input_order_on_ties():
 
 
 def test_merge_head_tail_puts_the_tail_below_the_head():
-    assert merge_head_tail([("a", 0.5), ("b", -2.0)], ["c", "d"]) == [("a", 0.5), ("b", -2.0), ("c", -3.0), ("d", -4.0)]
+    assert merge_head_tail([("a", 0.5), ("b", -2.0)], ["c", "d"]) == [
+        ("a", 0.5),
+        ("b", -2.0),
+        ("c", -3.0),
+        ("d", -4.0),
+    ]
     assert merge_head_tail([], ["c"]) == [("c", -1.0)]
     inf = merge_head_tail([("a", math.inf), ("b", 1.0)], ["c"])  # non-finite scores set no floor
     assert inf[-1] == ("c", 0.0)

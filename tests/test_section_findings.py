@@ -14,11 +14,23 @@ from inferqa_utils.show import engine_counters, found_text, interval_cell, reada
 # ----------------------------------------------------------------------------- display
 
 def test_readable_puts_each_value_and_its_interval_in_one_cell():
-    t = pd.DataFrame({"system": ["bm25", "e5"], "N": [20.0, float("nan")], "EM@N": [6.25, 12.5],
-                      "EM_lo": [0.0, 4.17], "EM_hi": [14.58, 22.92], "Hit@10": [31.25, 60.42],
-                      "Hit@10_lo": [18.75, 45.83], "Hit@10_hi": [43.75, 72.92], "sig Hit@10": [float("nan"), "*"],
-                      "AcEM − EM": [16.67, 0.0], "diff_lo": [6.25, 0.0], "diff_hi": [27.08, 0.0],
-                      "labels": ["x", "y"]})
+    t = pd.DataFrame(
+        {
+            "system": ["bm25", "e5"],
+            "N": [20.0, float("nan")],
+            "EM@N": [6.25, 12.5],
+            "EM_lo": [0.0, 4.17],
+            "EM_hi": [14.58, 22.92],
+            "Hit@10": [31.25, 60.42],
+            "Hit@10_lo": [18.75, 45.83],
+            "Hit@10_hi": [43.75, 72.92],
+            "sig Hit@10": [float("nan"), "*"],
+            "AcEM − EM": [16.67, 0.0],
+            "diff_lo": [6.25, 0.0],
+            "diff_hi": [27.08, 0.0],
+            "labels": ["x", "y"],
+        }
+    )
     out = readable(t, intervals={"AcEM − EM": "diff"}, drop=["labels"])
     assert list(out.columns) == ["system", "N", "EM@N", "Hit@10", "AcEM − EM"]
     assert out["EM@N"].tolist() == ["6.25 [0.0, 14.6]", "12.50 [4.2, 22.9]"]
@@ -60,14 +72,23 @@ def test_found_text_prefixes_once():
 # ----------------------------------------------------------------------------- sentences
 
 def _compared() -> pd.DataFrame:
-    return pd.DataFrame({"nDCG@10": [19.9, 35.9, 18.3], "nDCG@10_lo": [10.6, 25.1, 9.1],
-                         "nDCG@10_hi": [30.2, 47.0, 28.4], "p_holm nDCG@10": [float("nan"), 0.0496, 1.0],
-                         "sig nDCG@10": [float("nan"), "*", ""]}, index=pd.Index(["bm25", "e5", "bm25s"], name="run"))
+    return pd.DataFrame(
+        {
+            "nDCG@10": [19.9, 35.9, 18.3],
+            "nDCG@10_lo": [10.6, 25.1, 9.1],
+            "nDCG@10_hi": [30.2, 47.0, 28.4],
+            "p_holm nDCG@10": [float("nan"), 0.0496, 1.0],
+            "sig nDCG@10": [float("nan"), "*", ""],
+        },
+        index=pd.Index(["bm25", "e5", "bm25s"], name="run"),
+    )
 
 
 def test_best_vs_baseline_names_the_best_its_interval_and_the_test():
     text = st.best_vs_baseline(_compared(), "nDCG@10", "bm25", "retriever")
-    assert text.startswith("On nDCG@10 the best retriever is **e5** with 35.9 [25.1, 47.0] against bm25's 19.9")
+    assert text.startswith(
+        "On nDCG@10 the best retriever is **e5** with 35.9 [25.1, 47.0] against bm25's 19.9"
+    )
     assert "+16.0 points" in text and "Holm-adjusted p = 0.0496, significant at 0.05" in text
     assert "1 of 2 retrievers differ significantly from bm25" in text
     worse = _compared().drop(index="e5")
@@ -78,7 +99,9 @@ def test_best_vs_baseline_names_the_best_its_interval_and_the_test():
 
 
 def test_small_sentence_parts():
-    assert st.ci(31.25, 18.75, 43.75) == "31.2 [18.8, 43.8]" and st.ci(float("nan")) == "—" and st.ci(3) == "3.0"
+    assert (
+        st.ci(31.25, 18.75, 43.75) == "31.2 [18.8, 43.8]" and st.ci(float("nan")) == "—" and st.ci(3) == "3.0"
+    )
     assert st.share(8, 48) == "8 of 48 questions (16.7 %)" and st.share(0, 0, "pairs") == "0 of 0 pairs"
     assert st.p_text(0.2) == "Holm-adjusted p = 0.2, not significant at 0.05" and st.p_text(None) == "no test"
 
@@ -86,14 +109,25 @@ def test_small_sentence_parts():
 def test_quickstart_sentences():
     from inferqa_utils.quickstart import QuickstartResult, hints_finding, quickstart_finding, shared_words
 
-    q = Question("q", "Which writer left his wife his second-best bed?", ["William Shakespeare", "Shakespeare"],
-                 [Hint("He married Anne Hathaway.", 0.9), Hint("He wrote Hamlet.", 1.0),
-                  Hint("Shakespeare wrote sonnets.", 0.5)])
+    q = Question(
+        "q",
+        "Which writer left his wife his second-best bed?",
+        ["William Shakespeare", "Shakespeare"],
+        [
+            Hint("He married Anne Hathaway.", 0.9),
+            Hint("He wrote Hamlet.", 1.0),
+            Hint("Shakespeare wrote sonnets.", 0.5),
+        ],
+    )
     assert "Hamlet" not in hints_finding(q, 2)
-    assert hints_finding(q, 2).startswith("q has 3 hints; the passages use the 2 with the highest convergence "
-                                          "(1.00, 0.90)")
+    assert hints_finding(q, 2).startswith(
+        "q has 3 hints; the passages use the 2 with the highest convergence (1.00, 0.90)"
+    )
     assert "1 hint(s) name the answer" in hints_finding(q, 2)
-    assert shared_words(q.question, "The emperor built it as a tomb for his favourite wife.") == ["his", "wife"]
+    assert shared_words(q.question, "The emperor built it as a tomb for his favourite wife.") == [
+        "his",
+        "wife",
+    ]
 
     def result(closed, right, wrong, top1):
         rows = [("closed book (no context)", closed), ("top-1 retrieved (BM25)", top1),
@@ -118,9 +152,17 @@ def test_convergence_rules_and_what_a_zero_means():
     from inferqa_utils.construction import report
 
     cands = ["A", "B", "C", "gold"]
-    q = Question("q", "?", ["gold"], [Hint("h0", scores={"A": 0, "B": 0, "C": 0, "gold": 0}),
-                                      Hint("h1", scores={"A": 1, "B": 1, "C": 0, "gold": 1}),
-                                      Hint("h2", scores={"A": 1, "B": 1, "C": 1, "gold": 1})], candidates=cands)
+    q = Question(
+        "q",
+        "?",
+        ["gold"],
+        [
+            Hint("h0", scores={"A": 0, "B": 0, "C": 0, "gold": 0}),
+            Hint("h1", scores={"A": 1, "B": 1, "C": 0, "gold": 1}),
+            Hint("h2", scores={"A": 1, "B": 1, "C": 1, "gold": 1}),
+        ],
+        candidates=cands,
+    )
     rules = report.convergence_rules([q, Question("x", "?", ["y"], [Hint("no votes")])], k=2)
     assert rules["hint"].tolist() == [0, 1, 2] and rules["gold vote"].tolist() == [0, 1, 1]
     assert rules["hicos"].tolist() == [0.0, 0.5, 0.25] and rules["true-hints"].tolist() == [1.0, 0.5, 0.25]
@@ -140,55 +182,144 @@ def test_construction_sentences():
                        "split": ["train", None, None], "parametric": [True, False, False]})
     assert report.leakage_finding(qs) == ("2 of 3 source questions (66.7 %) were dropped — 1 leakage, "
                                           "1 too few hints; 1 remain.")
-    par = pd.DataFrame({"qid": ["a", "a", "b"], "model": ["m1", "m2", "m1"], "correct": [True, False, "False"]})
+    par = pd.DataFrame(
+        {"qid": ["a", "a", "b"], "model": ["m1", "m2", "m1"], "correct": [True, False, "False"]}
+    )
     assert report.parametric_finding(par).startswith("1 of 2 questions (50.0 %) are parametric")
-    summary = pd.DataFrame([
-        {"measure": "passage agreement (%)", "value": 100.0, "lo": 100.0, "hi": 100.0, "n": 30, "questions": 2},
-        {"measure": "Cohen's kappa", "value": 1.0, "lo": 1.0, "hi": 1.0, "n": 30, "questions": 2},
-        {"measure": "questions with the same kept hints", "value": 2, "lo": None, "hi": None, "n": 2, "questions": 2}])
+    summary = pd.DataFrame(
+        [
+            {
+                "measure": "passage agreement (%)",
+                "value": 100.0,
+                "lo": 100.0,
+                "hi": 100.0,
+                "n": 30,
+                "questions": 2,
+            },
+            {"measure": "Cohen's kappa", "value": 1.0, "lo": 1.0, "hi": 1.0, "n": 30, "questions": 2},
+            {
+                "measure": "questions with the same kept hints",
+                "value": 2,
+                "lo": None,
+                "hi": None,
+                "n": 2,
+                "questions": 2,
+            },
+        ]
+    )
     assert report.agreement_finding(summary) == (
-        "On 2 rebuilt questions, 30 passages were compared: 100.0 % [100.0, 100.0] have the same label as in the "
-        "release, Cohen's κ 1.00 [1.00, 1.00]. Questions: 2 of 2 kept the same hints.")
+        "On 2 rebuilt questions, 30 passages were compared: 100.0 % [100.0, 100.0] have the same label as in "
+        "the "
+        "release, Cohen's κ 1.00 [1.00, 1.00]. Questions: 2 of 2 kept the same hints."
+    )
 
 
 def test_reading_sentences():
     from inferqa_utils.reading import report as rr
 
-    em = pd.DataFrame([
-        {"reader": "r", "setting": "pipeline", "system": "bm25", "k": 1, "union": "norm", "EM": 25.0, "EM_lo": 0.0,
-         "EM_hi": 75.0, "no_answer": 0.0},
-        {"reader": "r", "setting": "pipeline", "system": "bm25", "k": 1, "union": "freq", "EM": 25.0, "EM_lo": 0.0,
-         "EM_hi": 75.0, "no_answer": 25.0},
-        {"reader": "r", "setting": "Optimal", "system": "all", "k": None, "union": None, "EM": 100.0, "EM_lo": 100.0,
-         "EM_hi": 100.0, "no_answer": 0.0}])
-    assert rr.table8_finding(em).startswith("Union_norm and Union_freq give the same EM in 1 of 1 (system, k) cells")
+    em = pd.DataFrame(
+        [
+            {
+                "reader": "r",
+                "setting": "pipeline",
+                "system": "bm25",
+                "k": 1,
+                "union": "norm",
+                "EM": 25.0,
+                "EM_lo": 0.0,
+                "EM_hi": 75.0,
+                "no_answer": 0.0,
+            },
+            {
+                "reader": "r",
+                "setting": "pipeline",
+                "system": "bm25",
+                "k": 1,
+                "union": "freq",
+                "EM": 25.0,
+                "EM_lo": 0.0,
+                "EM_hi": 75.0,
+                "no_answer": 25.0,
+            },
+            {
+                "reader": "r",
+                "setting": "Optimal",
+                "system": "all",
+                "k": None,
+                "union": None,
+                "EM": 100.0,
+                "EM_lo": 100.0,
+                "EM_hi": 100.0,
+                "no_answer": 0.0,
+            },
+        ]
+    )
+    assert rr.table8_finding(em).startswith(
+        "Union_norm and Union_freq give the same EM in 1 of 1 (system, k) cells"
+    )
     answers = pd.DataFrame(
-        [{"reader": "r", "setting": "pipeline", "system": "bm25", "k": 1, "union": u, "qid": f"q{i}", "em": i == 0}
-         for u in ("norm", "freq") for i in range(4)]
-        + [{"reader": "r", "setting": "Optimal", "system": "all", "k": None, "union": None, "qid": f"q{i}", "em": True}
-           for i in range(4)])
+        [
+            {
+                "reader": "r",
+                "setting": "pipeline",
+                "system": "bm25",
+                "k": 1,
+                "union": u,
+                "qid": f"q{i}",
+                "em": i == 0,
+            }
+            for u in ("norm", "freq")
+            for i in range(4)
+        ]
+        + [
+            {
+                "reader": "r",
+                "setting": "Optimal",
+                "system": "all",
+                "k": None,
+                "union": None,
+                "qid": f"q{i}",
+                "em": True,
+            }
+            for i in range(4)
+        ]
+    )
     text = rr.settings_finding(answers, em)
     assert text.startswith("r: best pipeline bm25 (k = 1, norm) 25.0 [0.0, 75.0] %")
     assert "Optimal 100.0 %, a difference of +75.0" in text
-    assert rr.grid_finding(None, "bm25", 0.6, 0.4) == "The α, β grid search was not run: Union_freq uses α = 0.6, β = 0.4."
+    assert (
+        rr.grid_finding(None, "bm25", 0.6, 0.4)
+        == "The α, β grid search was not run: Union_freq uses α = 0.6, β = 0.4."
+    )
     grid = pd.DataFrame({"alpha": [0.4, 0.6], "beta": [0.6, 0.4], "EM": [20.0, 20.0], "judged": [20.0, 20.0]})
     assert "(2 grid points tie)" in rr.grid_finding(grid, "bm25", 0.6, 0.4)
     dist = pd.DataFrame({"1 hints": [0.0, 50.0], "2 hints": [100.0, 50.0], "n": [2, 4]},
                         index=["Optimal: correct passages", "bm25"])
-    assert rr.hints_finding(dist) == ("Passages read correctly under Optimal have 2.00 hints on average (100.0 % "
-                                      "have 2, n = 2); the passages the runs put first: bm25 1.50.")
+    assert rr.hints_finding(dist) == (
+        "Passages read correctly under Optimal have 2.00 hints on average (100.0 % "
+        "have 2, n = 2); the passages the runs put first: bm25 1.50."
+    )
 
 
 def test_finetune_sentences():
     from inferqa_utils.finetune import report as fr
     from inferqa_utils.finetune.training import BIENCODER_KIND, CROSS_ENCODER_KIND
 
-    sel = pd.DataFrame({"model": ["B1", "C1", "B5", "C5"], "kind": [BIENCODER_KIND, CROSS_ENCODER_KIND] * 2,
-                        "N": [1, 1, 5, 5], "score": [35.2, 100.0, 38.5, 100.0], "chosen": [False, True, True, False]})
+    sel = pd.DataFrame(
+        {
+            "model": ["B1", "C1", "B5", "C5"],
+            "kind": [BIENCODER_KIND, CROSS_ENCODER_KIND] * 2,
+            "N": [1, 1, 5, 5],
+            "score": [35.2, 100.0, 38.5, 100.0],
+            "chosen": [False, True, True, False],
+        }
+    )
     sel.attrs["note"] = "dev: 114 questions; bi-encoder by nDCG@10"
     assert fr.selection_finding(sel, "nDCG@10") == (
-        "On dev: 114 questions: bi-encoder by nDCG@10: N = 1 35.2, N = 5 38.5 → **B5**; cross-encoder by oracle "
-        "nDCG@10: N = 1 100.0, N = 5 100.0 → **C1** (a tie: the smallest N wins).")
+        "On dev: 114 questions: bi-encoder by nDCG@10: N = 1 35.2, N = 5 38.5 → **B5**; cross-encoder by "
+        "oracle "
+        "nDCG@10: N = 1 100.0, N = 5 100.0 → **C1** (a tie: the smallest N wins)."
+    )
     rr_table = pd.DataFrame({"nDCG@10": [19.9, 12.3]}, index=["bm25", "bm25 + CE"])
     assert fr.rerank_change_finding(rr_table) == "nDCG@10: bm25 + CE 12.3 vs bm25 19.9 (-7.6)."
     em = pd.DataFrame({"system": ["a", "b"], "EM": [50.0, 25.0], "EM_lo": [0.0, 0.0], "EM_hi": [100.0, 75.0],
@@ -215,20 +346,28 @@ def test_damaging_sentences_and_figure_inputs():
     assert by_rank.loc[4].sum() == 2  # q3 has 3 passages: its 4th position is padding, not a passage
     assert dr.types_by_rank(_patterns(), "judged").loc[2].tolist() == [1, 1, 0, 1, 0]  # q2 "1100": SP, not DN
     text = dr.incremental_finding(_patterns())
-    assert text.startswith("bm25: 2 of 3 questions (66.7 %) are answered correctly from some prefix of the top 4")
-    assert "0 from all 4; 2 lose a correct answer" in text and "The 11 prefixes gave 8 distinct contexts" in text
+    assert text.startswith(
+        "bm25: 2 of 3 questions (66.7 %) are answered correctly from some prefix of the top 4"
+    )
+    assert (
+        "0 from all 4; 2 lose a correct answer" in text and "The 11 prefixes gave 8 distinct contexts" in text
+    )
     types = pd.DataFrame([{"system": "bm25", "metric": "em", "IZ": 5, "DP": 2, "DN": 2, "SP": 1, "SN": 1,
                            "questions": 3, "questions with DN (%)": 66.67, "corpus": "answer-supporting"}])
-    assert dr.types_finding(types, by_rank) == ("bm25: of 11 retrieved passages IZ 5, DP 2, DN 2, SP 1, SN 1; 2 of 3 "
-                                                "questions (66.7 %) have at least one definite negative (DN). DN "
-                                                "passages sit at ranks 2, 4.")
+    assert dr.types_finding(types, by_rank) == (
+        "bm25: of 11 retrieved passages IZ 5, DP 2, DN 2, SP 1, SN 1; 2 of 3 "
+        "questions (66.7 %) have at least one definite negative (DN). DN "
+        "passages sit at ranks 2, 4."
+    )
     readings = pd.DataFrame([{"kind": k, "qid": f"q{i}", "m": m, "changed": (k == "BM25" and i == 0)}
                              for k in ("random", "BM25") for m in (1, 2) for i in range(2)])
     long = dr.ser_long(readings)
     assert long["setting"].tolist() == ["SER w/ random"] * 2 + ["SER w/ BM25"] * 2
     assert long["value"].tolist() == [0.0, 0.0, 50.0, 50.0] and long["pairs"].tolist() == [2, 2, 2, 2]
     assert dr.ser_finding(long, {"answer-supporting": 2}, 4).startswith(
-        "Answered correctly from one good passage alone: 2 of 4 questions (50.0 %) on the answer-supporting corpus.")
+        "Answered correctly from one good passage alone: 2 of 4 questions (50.0 %) on the answer-supporting "
+        "corpus."
+    )
     assert "Paper 004 (NQ, FiD): random ≤ 2 %, BM25 8.3–15.9 %." in dr.ser_finding(long, {"x": 2}, 4)
 
 
@@ -245,7 +384,10 @@ def test_damaging_probe_bars_and_sentence():
         "bm25, strict EM, N = 20"
     assert bars.loc[0, "hi"] == 14.58 and bars.loc[2, "hi"] == 40.0
     text = dr.probes_finding(t6)
-    assert "recovering 16.7 of the 16.7-point gap" in text and "the best probes are Probe 2, Probe 3 (22.9)" in text
+    assert (
+        "recovering 16.7 of the 16.7-point gap" in text
+        and "the best probes are Probe 2, Probe 3 (22.9)" in text
+    )
 
 
 @pytest.mark.parametrize("kind", ["bars", "lines", "shares"])

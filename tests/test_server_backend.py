@@ -54,10 +54,15 @@ def _prompts(n: int) -> list[list[dict[str, str]]]:
 def _start_server(port: int, logits_all: bool = True) -> subprocess.Popen:
     path = models.fetch("smollm2-135m", log=lambda s: None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", "smollm2-135m",
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--logits_all", str(logits_all).lower(),
-         "--n_threads", "2", "--verbose", "false"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", "smollm2-135m",
+            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--logits_all",
+            str(logits_all).lower(),
+            "--n_threads", "2", "--verbose", "false",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         ServerLLM("smollm2-135m", f"http://127.0.0.1:{port}").wait_ready(timeout=90)
     except ServerError:
@@ -118,8 +123,10 @@ def test_concurrent_generation_keeps_input_order_and_answers(server, local):
 def test_server_scores_single_token_continuations(server, local):
     url, _ = server
     srv = ServerLLM("smollm2-135m", url)
-    batch = [[{"role": "user", "content": f"{q} Reply Yes or No."}]
-             for q in ("Is Paris the capital of France?", "Is the Moon made of cheese?", "Do fish live in water?")]
+    batch = [
+        [{"role": "user", "content": f"{q} Reply Yes or No."}]
+        for q in ("Is Paris the capital of France?", "Is the Moon made of cheese?", "Do fish live in water?")
+    ]
     remote = srv.score(batch, ["Yes", "No"], progress=False)
     here = local.score(batch, ["Yes", "No"], progress=False)
     diff = max(abs(a - b) for r, x in zip(remote, here, strict=True) for a, b in zip(r, x, strict=True))
@@ -184,7 +191,9 @@ def test_names_convergence_judge_through_the_server(server, local, tmp_path):
     order = list(candidates)
     random.Random(f"13:{question}").shuffle(order)  # as name_hint_scores orders them (seed 13)
     prompts = [names_messages(order, h) for h in [*hints, NULL_CLUE]]
-    srv = ServerLLM("smollm2-135m", url, concurrency=2, timeout=600, cache=GenerationCache(tmp_path / "c.sqlite"))
+    srv = ServerLLM(
+        "smollm2-135m", url, concurrency=2, timeout=600, cache=GenerationCache(tmp_path / "c.sqlite")
+    )
     remote = srv.score(prompts, [order] * len(prompts), progress=False)
     here = local.score(prompts, [order] * len(prompts), progress=False)
     diff = max(abs(a - b) for r, x in zip(remote, here, strict=True) for a, b in zip(r, x, strict=True))
@@ -208,7 +217,9 @@ def test_scoring_on_a_server_without_logits_all_is_one_clear_error():
     try:
         srv = ServerLLM("smollm2-135m", url, concurrency=2, backoff=0.05)
         batch = [[BRIEF, {"role": "user", "content": f"Say a word about {t}."}] for t in THINGS[:3]]
-        with pytest.raises(ServerError, match=r"needs --logits_all true for logprobs and echo\+logprobs") as e:
+        with pytest.raises(
+            ServerError, match=r"needs --logits_all true for logprobs and echo\+logprobs"
+        ) as e:
             srv.score(batch, [["river bank"], ["a bird"], ["red colour"]], progress=False)
         assert url in str(e.value)
         assert srv.stats.retries == 0 and srv.stats.requests <= len(batch)  # none repeated
@@ -231,7 +242,9 @@ def test_echo_scores_are_refused_where_llama_cpp_python_misaligns_them(server):
     with pytest.raises(ServerError, match=r"llama-cpp-python's server.*shifted by one token"):
         srv.score([[{"role": "user", "content": "Name a city."}]], ["New York"], progress=False)
     assert srv.stats.requests == 0
-    bos_first = ChatFormat("<|im_start|>" + plain.template, bos="<|im_start|>", eos="<|im_end|>", add_bos=False)
+    bos_first = ChatFormat(
+        "<|im_start|>" + plain.template, bos="<|im_start|>", eos="<|im_end|>", add_bos=False
+    )
     assert bos_first.starts_with_bos([{"role": "user", "content": "x"}])
     assert not plain.starts_with_bos([{"role": "user", "content": "x"}])
 
@@ -269,7 +282,9 @@ def test_a_served_model_without_a_gguf_scores_with_its_tokenizer_files(server, t
 def test_env_server_routes_every_load_llm(server, monkeypatch):
     url, _ = server
     monkeypatch.setenv("INFERQA_LLM_SERVER", url + "/v1")
-    llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)  # n_ctx: in-process only, ignored
+    llm = load_llm(
+        "smollm2-135m", use_cache=False, shared=False, n_ctx=2048
+    )  # n_ctx: in-process only, ignored
     assert isinstance(llm, ServerLLM) and llm.base_url == url and llm.model == "smollm2-135m"
     assert llm.chat(_prompts(1), max_tokens=4, progress=False)[0].strip()
     assert load_llm("smollm2-135m", backend="llamacpp", use_cache=False, shared=False).backend == "llamacpp"
@@ -286,22 +301,30 @@ def test_env_servers_map_models_and_manifests_record_the_url(server, monkeypatch
     monkeypatch.setenv("INFERQA_LLM_API_KEY", "sekret-key")
     tiny = load_llm("smollm2-135m", use_cache=False, shared=False)
     assert isinstance(tiny, ServerLLM) and tiny.base_url == url
-    assert tiny.chat(_prompts(1), max_tokens=4, progress=False)[0].strip()  # the mapped server, not the dead one
+    assert tiny.chat(_prompts(1), max_tokens=4, progress=False)[
+        0
+    ].strip()  # the mapped server, not the dead one
     other = load_llm("other-model", use_cache=False, shared=False)
     assert (other.model, other.identity) == ("big", "server:big")
     assert load_llm("qwen2.5-coder-0.5b", backend="server", use_cache=False, shared=False).base_url == dead
 
-    from inferqa_utils.construction.build import _Models
+    from inferqa_utils.construction.steps import BuildModels
     from inferqa_utils.runner import llm_backends
 
-    engines = _Models(lambda n: load_llm(n, use_cache=False, shared=False))
+    engines = BuildModels(lambda n: load_llm(n, use_cache=False, shared=False))
     engines("smollm2-135m"), engines("other-model")
     built = engines.backends()  # the build manifest's "llm_backends"
     assert built["smollm2-135m"] == {"backend": "server", "identity": "server:smollm2-135m", "url": url,
                                      "model": "smollm2-135m", "concurrency": 8}
     assert built["other-model"]["url"] == "http://gpu:9000"
-    run = llm_backends({"reader_model": "smollm2-135m", "labelers": ["other-model", "qwen2.5-coder-1.5b"],
-                        "retrievers": ["bm25", "e5-small"], "k": 3})  # the notebook-run manifest's "llm_backends"
+    run = llm_backends(
+        {
+            "reader_model": "smollm2-135m",
+            "labelers": ["other-model", "qwen2.5-coder-1.5b"],
+            "retrievers": ["bm25", "e5-small"],
+            "k": 3,
+        }
+    )  # the notebook-run manifest's "llm_backends"
     assert run == {"smollm2-135m": {"backend": "server", "url": url, "model": "smollm2-135m",
                                     "via": "INFERQA_LLM_SERVERS"},
                    "other-model": {"backend": "server", "url": "http://gpu:9000", "model": "big",
@@ -346,8 +369,11 @@ def test_resume_after_the_server_dies_mid_batch(server, tmp_path):
         worker.join(timeout=60)
         assert not worker.is_alive()
         n_done = len(cache)
-        print(f"killed after {n_done} cached results; {srv.stats.requests} requests, {srv.stats.retries} retries; "
-              f"error: {errors}")
+        print(
+            f"killed after {n_done} cached results; {srv.stats.requests} requests, {srv.stats.retries} "
+            "retries; "
+            f"error: {errors}"
+        )
         assert 3 <= n_done < len(batch)
         assert len(errors) == 1 and isinstance(errors[0], ServerError) and "failed 3 times" in str(errors[0])
         assert srv.stats.retries >= 2

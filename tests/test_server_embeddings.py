@@ -144,13 +144,23 @@ def test_env_routes_load_embedder_and_manifests_record_it(embed_server, monkeypa
     assert isinstance(e5, ServerEmbedder) and e5.base_url == dead and e5.prefixes["query"] == "query: "
     rec = embed_backends({"retrievers": ["bm25", "minilm", "served-e5"], "method_reranker": "dense:e5-small",
                           "reader_model": "smollm2-135m"})
-    assert rec == {"minilm": {"backend": "server", "url": dead, "model": "minilm", "via": "INFERQA_EMBED_SERVER"},
-                   "served-e5": {"backend": "server", "url": "http://gpu:9000", "model": "intfloat/e5-small",
-                                 "via": "INFERQA_EMBED_SERVERS"},
-                   "e5-small": {"backend": "server", "url": dead, "model": "e5-small", "via": "INFERQA_EMBED_SERVER"},
-                   # a name INFERQA_EMBED_SERVERS maps is an embedding model wherever it appears
-                   "smollm2-135m": {"backend": "server", "url": embed_server, "model": "smollm2-135m",
-                                    "via": "INFERQA_EMBED_SERVERS"}}
+    assert rec == {
+        "minilm": {"backend": "server", "url": dead, "model": "minilm", "via": "INFERQA_EMBED_SERVER"},
+        "served-e5": {
+            "backend": "server",
+            "url": "http://gpu:9000",
+            "model": "intfloat/e5-small",
+            "via": "INFERQA_EMBED_SERVERS",
+        },
+        "e5-small": {"backend": "server", "url": dead, "model": "e5-small", "via": "INFERQA_EMBED_SERVER"},
+        # a name INFERQA_EMBED_SERVERS maps is an embedding model wherever it appears
+        "smollm2-135m": {
+            "backend": "server",
+            "url": embed_server,
+            "model": "smollm2-135m",
+            "via": "INFERQA_EMBED_SERVERS",
+        },
+    }
     assert "sekret" not in str(rec) and "pw" not in str(rec)
     monkeypatch.delenv("INFERQA_EMBED_SERVER")
     assert embed_backend_record("minilm") == {"backend": "in-process"}

@@ -70,7 +70,9 @@ def test_workload_is_real_reader_prompts_all_distinct():
     assert prompts[0] == reader_messages(q.question, " ".join(h.strip() for h in q.hint_texts[:3]))
     # past the last question, the first question again with its hints rotated by one
     h = q.hint_texts[:3]
-    assert prompts[len(ds.questions)] == reader_messages(q.question, " ".join(x.strip() for x in [h[1], h[2], h[0]]))
+    assert prompts[len(ds.questions)] == reader_messages(
+        q.question, " ".join(x.strip() for x in [h[1], h[2], h[0]])
+    )
     keys = {repr(p) for p in prompts}
     assert len(keys) == len(prompts)
 

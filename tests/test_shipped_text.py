@@ -31,15 +31,8 @@ HISTORY = [
 
 #: the shipped text files, as glob patterns relative to the repository root
 SHIPPED = [
-    "README.md",
-    "docs/*.md",
-    "notebooks/*.ipynb",
-    "inferqa_utils/**/*.py",
-    "inferqa_utils/**/*.yaml",
-    "benchmarks/*.py",
-    "scripts/*.py",
-    "scripts/*.sh",
-    "Makefile",
+    "README.md", "docs/*.md", "notebooks/*.ipynb", "inferqa_utils/**/*.py", "inferqa_utils/**/*.yaml",
+    "benchmarks/*.py", "scripts/*.py", "scripts/*.sh", "Makefile",
 ]
 
 

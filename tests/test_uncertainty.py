@@ -67,14 +67,24 @@ def test_compare_runs_per_question_equals_ir_measures_and_hand_values():
         got = long[long["system"] == name].pivot_table(index="qid", columns="measure", values="value")
         assert np.allclose(got.loc[ref.index, ref.columns].to_numpy(), ref.to_numpy())
     # q4 (no label > 0) counts nowhere; r1 q1: a (label 2) at rank 2, b (label 1) at rank 3:
-    # DCG = 3/log2(3) + 1/log2(4) = 2.3928, IDCG = 3 + 1/log2(3) = 3.6309 → 0.6590 (the list order is the ranking)
+    # DCG = 3/log2(3) + 1/log2(4) = 2.3928, IDCG = 3 + 1/log2(3) = 3.6309 → 0.6590 (the list order is the
+    # ranking)
     r1 = long[(long["system"] == "r1") & (long["measure"] == "nDCG@10")].set_index("qid")["value"]
     assert set(r1.index) == {"q1", "q2", "q3"} and r1["q1"] == pytest.approx(0.6590, abs=1e-4)
-    assert table.loc["r1", "Hit@1"] == 0.0 and table.loc["r2", "Hit@1"] == 100.0 and table.loc["r2", "ΔHit@1"] == 100.0
-    # 3 discordant questions, all in r2's favour: exact two-sided randomization p = 2 / 2^3 = 0.25 (ranx: Monte Carlo)
+    assert (
+        table.loc["r1", "Hit@1"] == 0.0
+        and table.loc["r2", "Hit@1"] == 100.0
+        and table.loc["r2", "ΔHit@1"] == 100.0
+    )
+    # 3 discordant questions, all in r2's favour: exact two-sided randomization p = 2 / 2^3 = 0.25 (ranx:
+    # Monte Carlo)
     assert table.loc["r2", "p Hit@1"] == pytest.approx(0.25, abs=0.03)
-    assert table.loc["r2", "p_holm Hit@1"] == pytest.approx(min(1.0, 3 * table.loc["r2", "p Hit@1"]), abs=0.03)
-    assert table.loc["r2", "sig Hit@1"] == "" and pd.isna(table.loc["r1", "p Hit@1"])  # the baseline has no test
+    assert table.loc["r2", "p_holm Hit@1"] == pytest.approx(
+        min(1.0, 3 * table.loc["r2", "p Hit@1"]), abs=0.03
+    )
+    assert table.loc["r2", "sig Hit@1"] == "" and pd.isna(
+        table.loc["r1", "p Hit@1"]
+    )  # the baseline has no test
 
 
 def test_compare_runs_significant_difference_is_marked():
@@ -87,7 +97,10 @@ def test_compare_runs_significant_difference_is_marked():
     assert table.loc["good", "Hit@1"] == 100.0 and table.loc["good", "p Hit@1"] < 0.01
     assert table.loc["good", "sig Hit@1"] == "*"
     shown = with_intervals_of(table)
-    assert shown.loc["good", "Hit@1"] == "100.0 [100.0, 100.0]*" and shown.loc["bad", "Hit@1"] == "0.0 [0.0, 0.0]"
+    assert (
+        shown.loc["good", "Hit@1"] == "100.0 [100.0, 100.0]*"
+        and shown.loc["bad", "Hit@1"] == "0.0 [0.0, 0.0]"
+    )
 
 
 def with_intervals_of(table):
@@ -104,7 +117,11 @@ def test_answers_comparison_hand_checked():
     t = answers_comparison(pd.DataFrame(rows), baseline="bm25")
     assert t.loc["bm25", "em"] == 20.0 and t.loc["ours", "em"] == 60.0 and t.loc["ours", "Δem"] == 40.0
     # 4 discordant questions all for "ours": exact sign-flip p = 2 / 16 = 0.125; one comparison → Holm = raw
-    assert t.loc["ours", "p em"] == 0.125 and t.loc["ours", "p_holm em"] == 0.125 and t.loc["ours", "sig em"] == ""
+    assert (
+        t.loc["ours", "p em"] == 0.125
+        and t.loc["ours", "p_holm em"] == 0.125
+        and t.loc["ours", "sig em"] == ""
+    )
     assert t.loc["bm25", "n"] == 10 and pd.isna(t.loc["bm25", "p em"])
     from inferqa_utils.uncertainty import comparison_display
 
@@ -112,6 +129,10 @@ def test_answers_comparison_hand_checked():
     assert shown.loc["ours", "em"].startswith("60.0 [") and shown.loc["ours", "Δ"].startswith("40.0 [")
     assert shown.loc["bm25", "Δ"] == "—"
     # a significant difference: the mark belongs to Δ, never to the system's own EM
-    rows = [{"qid": f"q{i}", "system": s, "em": ok} for i in range(30) for s, ok in (("bm25", False), ("ours", i < 20))]
+    rows = [
+        {"qid": f"q{i}", "system": s, "em": ok}
+        for i in range(30)
+        for s, ok in (("bm25", False), ("ours", i < 20))
+    ]
     sig = comparison_display(answers_comparison(pd.DataFrame(rows), baseline="bm25"))
     assert sig.loc["ours", "Δ"].endswith("*") and not sig.loc["ours", "em"].endswith("*")

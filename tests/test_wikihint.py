@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 
 from inferqa_utils.construction import report
-from inferqa_utils.construction.build import BuildConfig, BuildResult, leakage_agreement_table
+from inferqa_utils.construction.build_config import BuildConfig, BuildResult
 from inferqa_utils.construction.leakage import AGREEMENT_COLUMNS, LeakageFilter, leakage_disagreements
+from inferqa_utils.construction.steps import leakage_agreement_table
 from inferqa_utils.datamodel import Dataset
 from inferqa_utils.errors import DataFormatError, OfflineError
 from inferqa_utils.sources import load_source, load_wikihint
@@ -87,7 +88,10 @@ def test_per_hint_leakage_agreement_table(tmp_path):
     assert cross.loc["leaks", "leaks"] == 1 and cross.loc["leaks", "does not leak"] == 3
     assert cross.loc["does not leak", "leaks"] == 2 and cross.loc["does not leak", "does not leak"] == 1
     # a stricter threshold moves the 0.5 hint out of "stored only"
-    assert leakage_disagreements(leakage_agreement_table(ds.questions.values(), threshold=0.6))["stored only"] == 2
+    assert (
+        leakage_disagreements(leakage_agreement_table(ds.questions.values(), threshold=0.6))["stored only"]
+        == 2
+    )
 
 
 def test_odd_answer_leakage_values_are_ignored_with_a_note(tmp_path):
@@ -100,12 +104,22 @@ def test_odd_answer_leakage_values_are_ignored_with_a_note(tmp_path):
     for odd in ("high", "0.4", True, [0.1, 0.2], {"model": "bert"}, math.nan):
         score, note = parse_answer_leakage(odd)
         assert score is None and note.startswith("answer_leakage ignored"), odd
-    rec = _rec("w3", "Rome", [("It has seven hills.", ...), ("It is in Lazio.", "high"),
-                              ("The Tiber flows through it.", {"avg": 0.1, "max": 0.4}), ("It was an empire.", 0.3)])
+    rec = _rec(
+        "w3",
+        "Rome",
+        [
+            ("It has seven hills.", ...),
+            ("It is in Lazio.", "high"),
+            ("The Tiber flows through it.", {"avg": 0.1, "max": 0.4}),
+            ("It was an empire.", 0.3),
+        ],
+    )
     q = load_wikihint(_write(tmp_path, [rec])).questions["w3"]
     assert [h.meta.get("answer_leakage") for h in q.hints] == [None, None, 0.4, 0.3]
     assert q.hints[1].meta["metrics"]["answer_leakage"] == "high"  # the raw value stays in metrics
-    assert len(q.meta["load_notes"]) == 1 and q.meta["load_notes"][0].startswith("hints[1]: answer_leakage ignored")
+    assert len(q.meta["load_notes"]) == 1 and q.meta["load_notes"][0].startswith(
+        "hints[1]: answer_leakage ignored"
+    )
     tab = leakage_agreement_table([q])
     assert list(tab["hint"]) == [2, 3]  # only hints with a usable stored score
 
@@ -170,7 +184,11 @@ def test_export_writes_leakage_agreement_and_counts(tmp_path, monkeypatch, with_
     monkeypatch.setattr(eb, "git_commit", lambda: None)
     monkeypatch.setattr(eb, "package_versions", lambda: {})
     src = load_source(f"wikihint:{_write(tmp_path, RECORDS)}")
-    tab = leakage_agreement_table(src.questions.values()) if with_scores else pd.DataFrame(columns=AGREEMENT_COLUMNS)
+    tab = (
+        leakage_agreement_table(src.questions.values())
+        if with_scores
+        else pd.DataFrame(columns=AGREEMENT_COLUMNS)
+    )
     q = src.questions["w1"]
     q.hints = q.hints[2:]
     ps = build_passages(q.qid, q.hint_texts)

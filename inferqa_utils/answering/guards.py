@@ -24,7 +24,8 @@ an answer that failed strict EM *before* the judge is asked:
 * ``generic`` — a category phrase, not a name: an optional determiner/possessive, then either a
   lone category noun ("the character", "an actor", "Band") or modifiers (lower-case words or
   nationality adjectives; one without a determiner, two with one) before a lower-case category
-  noun ("Canadian actor", "the French king"; not "Mexican walking fish"). A capitalised head makes a name ("Trojan War", "Arctic Ocean").
+  noun ("Canadian actor", "the French king"; not "Mexican walking fish"). A capitalised head makes a name
+  ("Trojan War", "Arctic Ocean").
 
 A rule stands down when the gold answers themselves would trip it — a question that names its
 own answer, a context that contains it (a leaking source), or a question whose answer *is* a
@@ -43,12 +44,38 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..textnorm import answer_tokens, occurs_as_tokens
+from ..textnorm import SMALL_NUMBER_WORDS, answer_tokens, occurs_as_tokens
 
-DETERMINERS = frozenset(["a", "an", "the", "this", "that", "these", "those", "his", "her", "its", "their", "our", "your", "my", "some", "one", "another", "such"])
+DETERMINERS = frozenset(
+    [
+        "a", "an", "the", "this", "that", "these", "those", "his", "her", "its", "their", "our", "your", "my",
+        "some", "one", "another", "such",
+    ]
+)
 
 #: head nouns that name a category, not an entity (singular; plurals are folded)
-CATEGORY_NOUNS = frozenset(["person", "people", "man", "woman", "men", "women", "boy", "girl", "child", "individual", "character", "figure", "protagonist", "narrator", "hero", "heroine", "villain", "player", "actor", "actress", "singer", "band", "group", "team", "club", "author", "writer", "poet", "novelist", "playwright", "artist", "painter", "sculptor", "composer", "musician", "rapper", "comedian", "director", "producer", "host", "scientist", "inventor", "explorer", "philosopher", "mathematician", "physicist", "chemist", "engineer", "king", "queen", "ruler", "emperor", "empress", "leader", "politician", "president", "minister", "general", "soldier", "saint", "god", "goddess", "deity", "creature", "monster", "animal", "beast", "plant", "tree", "flower", "species", "bird", "fish", "insect", "mammal", "reptile", "dog", "cat", "food", "dish", "drink", "fruit", "vegetable", "instrument", "sport", "game", "film", "movie", "book", "novel", "story", "poem", "song", "album", "record", "show", "series", "programme", "program", "company", "firm", "brand", "organisation", "organization", "element", "substance", "metal", "gas", "liquid", "chemical", "compound", "disease", "illness", "condition", "drug", "medicine", "year", "date", "number", "amount", "thing", "object", "item", "entity", "answer", "name", "term", "word", "language", "religion", "faith", "event", "war", "battle", "vehicle", "car", "ship", "boat", "plane", "aircraft", "building", "structure", "monument", "city", "town", "village", "capital", "country", "nation", "state", "province", "region", "place", "location", "area", "island", "river", "lake", "sea", "ocean", "mountain", "volcano", "desert", "planet", "star", "moon", "athlete", "footballer", "cricketer", "boxer", "city-state", "empire", "kingdom"])
+CATEGORY_NOUNS = frozenset(
+    [
+        "person", "people", "man", "woman", "men", "women", "boy", "girl", "child", "individual", "character",
+        "figure", "protagonist", "narrator", "hero", "heroine", "villain", "player", "actor", "actress",
+        "singer", "band", "group", "team", "club", "author", "writer", "poet", "novelist", "playwright",
+        "artist", "painter", "sculptor", "composer", "musician", "rapper", "comedian", "director", "producer",
+        "host", "scientist", "inventor", "explorer", "philosopher", "mathematician", "physicist", "chemist",
+        "engineer", "king", "queen", "ruler", "emperor", "empress", "leader", "politician", "president",
+        "minister", "general", "soldier", "saint", "god", "goddess", "deity", "creature", "monster", "animal",
+        "beast", "plant", "tree", "flower", "species", "bird", "fish", "insect", "mammal", "reptile", "dog",
+        "cat", "food", "dish", "drink", "fruit", "vegetable", "instrument", "sport", "game", "film", "movie",
+        "book", "novel", "story", "poem", "song", "album", "record", "show", "series", "programme", "program",
+        "company", "firm", "brand", "organisation", "organization", "element", "substance", "metal", "gas",
+        "liquid", "chemical", "compound", "disease", "illness", "condition", "drug", "medicine", "year",
+        "date", "number", "amount", "thing", "object", "item", "entity", "answer", "name", "term", "word",
+        "language", "religion", "faith", "event", "war", "battle", "vehicle", "car", "ship", "boat", "plane",
+        "aircraft", "building", "structure", "monument", "city", "town", "village", "capital", "country",
+        "nation", "state", "province", "region", "place", "location", "area", "island", "river", "lake",
+        "sea", "ocean", "mountain", "volcano", "desert", "planet", "star", "moon", "athlete", "footballer",
+        "cricketer", "boxer", "city-state", "empire", "kingdom",
+    ]
+)
 
 _DEMONYM = re.compile(r"^[A-Z][a-z]+(an|ian|ese|ish|i|ch|ean)$")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
@@ -93,8 +120,7 @@ def is_generic(answer: str) -> bool:
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
+_NUMBER_WORDS = SMALL_NUMBER_WORDS
 
 
 def numbers_in(text: str) -> frozenset[str]:
@@ -115,7 +141,11 @@ def other_number(answer: str, golds: Sequence[str]) -> bool:
 def verbose(answer: str, golds: Sequence[str]) -> bool:
     """More than ``2·g + 4`` tokens (``g``: the longest gold's token count) and no gold inside."""
     g = max((len(answer_tokens(x)) for x in golds), default=0)
-    return g > 0 and len(answer_tokens(answer)) > 2 * g + 4 and not any(occurs_as_tokens(x, answer) for x in golds)
+    return (
+        g > 0
+        and len(answer_tokens(answer)) > 2 * g + 4
+        and not any(occurs_as_tokens(x, answer) for x in golds)
+    )
 
 
 @dataclass(frozen=True)
@@ -143,15 +173,32 @@ class Guard:
         return not any(self.trips(g, question, context) for g in golds)
 
 
-GUARDS: dict[str, Guard] = {g.name: g for g in (
-    Guard("other_number", lambda a, q, c: False, "the gold is a number and the answer names another",
-          against_golds=other_number),
-    Guard("verbose", lambda a, q, c: False, "a sentence without the gold, not a short answer",
-          against_golds=verbose),
-    Guard("generic", lambda a, q, c: is_generic(a), "a category phrase, not a name", common_noun_gold=True),
-    Guard("in_question", lambda a, q, c: occurs_as_tokens(a, q), "the answer occurs in the question"),
-    Guard("in_context", lambda a, q, c: bool(c) and occurs_as_tokens(a, c), "the answer occurs in the passage read"),
-)}
+GUARDS: dict[str, Guard] = {
+    g.name: g
+    for g in (
+        Guard(
+            "other_number",
+            lambda a, q, c: False,
+            "the gold is a number and the answer names another",
+            against_golds=other_number,
+        ),
+        Guard(
+            "verbose",
+            lambda a, q, c: False,
+            "a sentence without the gold, not a short answer",
+            against_golds=verbose,
+        ),
+        Guard(
+            "generic", lambda a, q, c: is_generic(a), "a category phrase, not a name", common_noun_gold=True
+        ),
+        Guard("in_question", lambda a, q, c: occurs_as_tokens(a, q), "the answer occurs in the question"),
+        Guard(
+            "in_context",
+            lambda a, q, c: bool(c) and occurs_as_tokens(a, c),
+            "the answer occurs in the passage read",
+        ),
+    )
+}
 
 #: the guards applied by default wherever an LLM judge decides
 DEFAULT_GUARDS: tuple[str, ...] = tuple(GUARDS)

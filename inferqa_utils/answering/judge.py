@@ -41,9 +41,15 @@ class Judgement:
     guard: str | None = None
 
 
-def judge_answers(llm: LLM | None, questions: Sequence[str], golds: Sequence[Sequence[str]],
-                  predictions: Sequence[str], progress: bool = True, contexts: Sequence[str | None] | None = None,
-                  guards: Sequence[str] = DEFAULT_GUARDS) -> list[Judgement]:
+def judge_answers(
+    llm: LLM | None,
+    questions: Sequence[str],
+    golds: Sequence[Sequence[str]],
+    predictions: Sequence[str],
+    progress: bool = True,
+    contexts: Sequence[str | None] | None = None,
+    guards: Sequence[str] = DEFAULT_GUARDS,
+) -> list[Judgement]:
     """EM for every prediction; then the guards, then the LLM judge, only where EM fails and the
     reader did not abstain.
 
@@ -72,4 +78,6 @@ def judge_answers(llm: LLM | None, questions: Sequence[str], golds: Sequence[Seq
         replies = llm.chat([judge_messages(questions[i], list(golds[i]), predictions[i]) for i in ask],
                            max_tokens=3, until=("yes", "no"), desc=f"judge ({llm.name})", progress=progress)
         verdicts = {i: parse_yes_no(r) for i, r in zip(ask, replies, strict=True)}
-    return [Judgement(e, e or bool(verdicts.get(i)), verdicts.get(i), refused.get(i)) for i, e in enumerate(ems)]
+    return [
+        Judgement(e, e or bool(verdicts.get(i)), verdicts.get(i), refused.get(i)) for i, e in enumerate(ems)
+    ]

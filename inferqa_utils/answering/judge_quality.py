@@ -41,8 +41,19 @@ KINDS = ("alias", "distractor", "named entity", "generic")
 
 _CAP_SPAN = re.compile(r"\b[A-Z][\w'’\-]*(?:\s+(?:of|the|de|da|di|von|van)?\s*[A-Z][\w'’\-]*)*")
 _DEMONYM = re.compile(r"^[A-Z][a-z]+(an|ian|ese|ish|i|ch)$")
-_MONTHS = frozenset(["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"])
-_NOT_ENTITY = frozenset(["it", "he", "she", "they", "this", "that", "these", "those", "his", "her", "its", "their", "there", "the", "a", "an", "in", "on", "at", "which", "what", "who", "whom", "whose", "where", "when", "why", "how", "one", "some", "many", "its", "during", "after", "before", "while"])
+_MONTHS = frozenset(
+    [
+        "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+        "november", "december",
+    ]
+)
+_NOT_ENTITY = frozenset(
+    [
+        "it", "he", "she", "they", "this", "that", "these", "those", "his", "her", "its", "their", "there",
+        "the", "a", "an", "in", "on", "at", "which", "what", "who", "whom", "whose", "where", "when", "why",
+        "how", "one", "some", "many", "its", "during", "after", "before", "while",
+    ]
+)
 
 
 def named_entities(texts: Sequence[str], exclude: Sequence[str], limit: int = 4) -> list[str]:
@@ -115,8 +126,15 @@ def candidate_set(questions: Sequence[Question], max_distractors: int = 10, max_
 def judge_candidates(judge: LLM, cands: Sequence[Candidate], guards: Sequence[str] = DEFAULT_GUARDS,
                      progress: bool = False) -> pd.DataFrame:
     """One row per candidate: ``accepted`` (the judge's Yes, unless a guard refused first), ``guard``."""
-    js = judge_answers(judge, [c.question for c in cands], [[c.gold] for c in cands], [c.answer for c in cands],
-                       progress=progress, contexts=[c.context for c in cands], guards=guards)
+    js = judge_answers(
+        judge,
+        [c.question for c in cands],
+        [[c.gold] for c in cands],
+        [c.answer for c in cands],
+        progress=progress,
+        contexts=[c.context for c in cands],
+        guards=guards,
+    )
     return pd.DataFrame({"qid": [c.qid for c in cands], "answer": [c.answer for c in cands],
                          "kind": [c.kind for c in cands], "correct": [c.correct for c in cands],
                          "accepted": [j.judged for j in js], "guard": [j.guard for j in js],
@@ -129,9 +147,12 @@ def precision_recall(df: pd.DataFrame) -> dict[str, float | int]:
     acc = df[df["accepted"]]
     wrong = df[~df["correct"]]
     out: dict[str, float | int] = {
-        "candidates": len(df), "aliases": int(df["correct"].sum()),
+        "candidates": len(df),
+        "aliases": int(df["correct"].sum()),
         "precision": round(float(acc["correct"].mean()), 4) if len(acc) else float("nan"),
-        "recall": round(float(df.loc[df["correct"], "accepted"].mean()), 4) if df["correct"].any() else float("nan"),
+        "recall": round(float(df.loc[df["correct"], "accepted"].mean()), 4)
+        if df["correct"].any()
+        else float("nan"),
         "false_accept_rate": round(float(wrong["accepted"].mean()), 4) if len(wrong) else float("nan"),
     }
     for kind in KINDS[1:]:

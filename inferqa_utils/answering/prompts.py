@@ -21,31 +21,45 @@ READER_RULES = ("Rules:\n"
 
 #: (context of ~5 hints, question, short answer)
 READER_FEWSHOT: list[tuple[str, str, str]] = [
-    ("She was the daughter of a famous Romantic poet. She worked with the inventor of the Analytical Engine. "
-     "Her notes on that machine included a method for computing Bernoulli numbers. Many regard her as the first "
-     "computer programmer. A programming language commissioned by the US Department of Defense bears her name.",
-     "Which 19th-century mathematician wrote what is often called the first computer program?",
-     "Ada Lovelace"),
-    ("It is a dormant volcano with three cones. It stands in northeastern Tanzania, close to the border with "
-     "Kenya. Its summit is the highest point in Africa. Climbers can reach the top without technical "
-     "equipment. Glaciers near its peak have been shrinking for a century.",
-     "What is the tallest mountain on the African continent?",
-     "Mount Kilimanjaro"),
-    ("It tells the time using the position of the Sun. A raised edge called a gnomon casts a shadow on a "
-     "marked plate. It does not work at night or under heavy cloud. Ancient Egyptians and Babylonians used early "
-     "forms of it. Many are still found in gardens as ornaments.",
-     "Which ancient instrument shows the hour by a shadow?",
-     "Sundial"),
-    ("It is a craft practised with a single square sheet. Cutting and gluing are traditionally avoided. Its name "
-     "comes from Japanese words for folding and paper. A well-known model is the crane, linked to wishes for "
-     "peace. Engineers borrow its techniques to pack solar panels for space.",
-     "What is the Japanese art of paper folding called?",
-     "Origami"),
-    ("It lies in southern Siberia. It is the deepest lake on Earth, more than 1,600 metres at its deepest point. "
-     "It holds roughly a fifth of the world's unfrozen fresh surface water. A freshwater seal lives only there. "
-     "It is thought to be the oldest lake in the world.",
-     "Which Russian lake is the deepest in the world?",
-     "Lake Baikal"),
+    (
+        "She was the daughter of a famous Romantic poet. She worked with the inventor of the Analytical "
+        "Engine. "
+        "Her notes on that machine included a method for computing Bernoulli numbers. Many regard her as the "
+        "first "
+        "computer programmer. A programming language commissioned by the US Department of Defense bears her "
+        "name.", "Which 19th-century mathematician wrote what is often called the first computer program?",
+        "Ada Lovelace",
+    ),
+    (
+        "It is a dormant volcano with three cones. It stands in northeastern Tanzania, close to the border "
+        "with "
+        "Kenya. Its summit is the highest point in Africa. Climbers can reach the top without technical "
+        "equipment. Glaciers near its peak have been shrinking for a century.",
+        "What is the tallest mountain on the African continent?", "Mount Kilimanjaro",
+    ),
+    (
+        "It tells the time using the position of the Sun. A raised edge called a gnomon casts a shadow on a "
+        "marked plate. It does not work at night or under heavy cloud. Ancient Egyptians and Babylonians "
+        "used early "
+        "forms of it. Many are still found in gardens as ornaments.",
+        "Which ancient instrument shows the hour by a shadow?", "Sundial",
+    ),
+    (
+        "It is a craft practised with a single square sheet. Cutting and gluing are traditionally avoided. "
+        "Its name "
+        "comes from Japanese words for folding and paper. A well-known model is the crane, linked to wishes "
+        "for "
+        "peace. Engineers borrow its techniques to pack solar panels for space.",
+        "What is the Japanese art of paper folding called?", "Origami",
+    ),
+    (
+        "It lies in southern Siberia. It is the deepest lake on Earth, more than 1,600 metres at its deepest "
+        "point. "
+        "It holds roughly a fifth of the world's unfrozen fresh surface water. A freshwater seal lives only "
+        "there. "
+        "It is thought to be the oldest lake in the world.",
+        "Which Russian lake is the deepest in the world?", "Lake Baikal",
+    ),
 ]
 
 
@@ -63,7 +77,9 @@ def reader_user_turn(context: str, question: str, layout: str = READER_LAYOUT) -
     return f"{READER_RULES}\n\nContext: {context.strip()}\nQuestion: {question.strip()}\nAnswer:"
 
 
-def reader_messages(question: str, context: str, fewshot: bool = True, layout: str = READER_LAYOUT) -> Messages:
+def reader_messages(
+    question: str, context: str, fewshot: bool = True, layout: str = READER_LAYOUT
+) -> Messages:
     """System instruction, five few-shot turns, then the user turn, all in ``layout``. With the
     context before the question (paper 000 A.4), prompts of one question that share a hint prefix
     share a token prefix; with the question first, they also share the question, and only the
@@ -100,8 +116,10 @@ def closed_book_messages(question: str, rotation: int = 0) -> Messages:
 JUDGE_SYSTEM = "You check answers to quiz questions. Reply with Yes or No only."
 
 
-JUDGE_INSTRUCTION = ("Does the proposed answer name the same thing as a correct answer (different wording, spelling "
-                     "or level of detail is fine)? Reply Yes or No.")
+JUDGE_INSTRUCTION = (
+    "Does the proposed answer name the same thing as a correct answer (different wording, spelling "
+    "or level of detail is fine)? Reply Yes or No."
+)
 
 
 def judge_messages(question: str, gold: list[str], candidate: str) -> Messages:

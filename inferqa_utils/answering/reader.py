@@ -15,7 +15,10 @@ _LEADING = re.compile(r"^[\s\"'`“”‘’\[\(\{<*#:\-]+")
 _TRAILING = re.compile(r"[\s\"'`“”‘’*.,;:!]+$")
 _PREFIX = re.compile(r"^(final answer|answer|a)\s*[:\-]\s*", re.I)
 _SUBJECT = r"(it|he|she|they|this|that|these|those|there|i|we|you|the answer|the \w+)"
-_FINITE = r"(is|are|was|were|am|has|have|had|does|do|did|can|could|will|would|should|may|might|must|think|believe|seems?)"
+_FINITE = (
+    r"(is|are|was|were|am|has|have|had|does|do|did|can|could|will|would|should|may|might|must|"
+    r"think|believe|seems?)"
+)
 _SENTENCE = re.compile(rf"\b{_SUBJECT}\s+(\w+\s+){{0,3}}?{_FINITE}\b", re.I)
 
 
@@ -67,8 +70,15 @@ class KnownAnswers:
         return self.answers.get((question, context))
 
 
-def read(llm: LLM, questions: Sequence[str], contexts: Sequence[str], desc: str | None = None,
-         progress: bool = True, layout: str = READER_LAYOUT, known: KnownAnswers | None = None) -> list[ReaderOutput]:
+def read(
+    llm: LLM,
+    questions: Sequence[str],
+    contexts: Sequence[str],
+    desc: str | None = None,
+    progress: bool = True,
+    layout: str = READER_LAYOUT,
+    known: KnownAnswers | None = None,
+) -> list[ReaderOutput]:
     """Answer each question from its context (one batch, cached, prefix-ordered); answers in
     ``known`` (same model and layout) are taken as they are."""
     if len(questions) != len(contexts):
@@ -82,7 +92,11 @@ def read(llm: LLM, questions: Sequence[str], contexts: Sequence[str], desc: str 
         else:
             outs[i] = ReaderOutput(a, a)
     msgs = [reader_messages(questions[i], contexts[i], layout=layout) for i in todo]
-    raws = llm.chat(msgs, max_tokens=MAX_NEW_TOKENS, desc=desc or f"read ({llm.name})", progress=progress) if msgs else []
+    raws = (
+        llm.chat(msgs, max_tokens=MAX_NEW_TOKENS, desc=desc or f"read ({llm.name})", progress=progress)
+        if msgs
+        else []
+    )
     for i, r in zip(todo, raws, strict=True):
         outs[i] = ReaderOutput(r, postprocess(r))
     return outs  # type: ignore[return-value]

@@ -31,8 +31,14 @@ def score_answers(ds: Dataset, qids: Sequence[str], answers: Sequence[str], judg
     ``no_answer`` (the reader said ``NO ANSWER``) and ``guard`` (the refusing guard or None). The
     ``in_context`` guard needs ``contexts``, the text each answer was read from."""
     qs = [ds.questions[q] for q in qids]
-    js = judge_answers(judge, [q.question for q in qs], [q.answers for q in qs], list(answers), progress=progress,
-                       contexts=list(contexts) if contexts is not None else None)
+    js = judge_answers(
+        judge,
+        [q.question for q in qs],
+        [q.answers for q in qs],
+        list(answers),
+        progress=progress,
+        contexts=list(contexts) if contexts is not None else None,
+    )
     return pd.DataFrame({"qid": list(qids), "answer": list(answers), "em": [j.em for j in js],
                          "judged": [j.judged for j in js], "no_answer": [a == NO_ANSWER for a in answers],
                          "guard": [j.guard for j in js]})

@@ -38,11 +38,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..answering.prompts import NO_ANSWER, reader_messages
 from ..answering.reader import KnownAnswers, read
-from ..fingerprint import run_sha256
 from ..runs import ids_to_run_list, ranked_ids
 from ..textnorm import fold_accents, normalize_answer
 from ..trec import Run
-from .common import base_stamp, cached_method
+from .common import cached_method, method_key
 
 if TYPE_CHECKING:
     import numpy as np
@@ -86,7 +85,10 @@ def agreement_scores(answers: Mapping[str, str], weights: Sequence[tuple[str, fl
     """``agree(p) = w(c)`` for the candidate ``c`` that passage ``p``'s probe answer equals (after
     :func:`candidate_key`), else 0."""
     w = {candidate_key(c): x for c, x in weights}
-    return {pid: float(w.get(candidate_key(a), 0.0)) if a and a != NO_ANSWER else 0.0 for pid, a in answers.items()}
+    return {
+        pid: float(w.get(candidate_key(a), 0.0)) if a and a != NO_ANSWER else 0.0
+        for pid, a in answers.items()
+    }
 
 
 def support_scores(sims: np.ndarray, weights: Sequence[float]) -> np.ndarray:
@@ -121,10 +123,20 @@ def _llm_support(reader: LLM, question: str, pids: Sequence[str], corpus: Mappin
             for p, lps in zip(pids, out, strict=True)}
 
 
-def candidate_support_run(questions: Mapping[str, str], first: Run, corpus: Mapping[str, str], reader: LLM,
-                          embedder: Embedder, pool: int = 10, top_c: int = 3, depth: int = 100,
-                          agreement_weight: float = 1.0, support: str = "dense",
-                          progress: bool = True, known: KnownAnswers | None = None) -> tuple[Run, dict[str, Any]]:
+def candidate_support_run(
+    questions: Mapping[str, str],
+    first: Run,
+    corpus: Mapping[str, str],
+    reader: LLM,
+    embedder: Embedder,
+    pool: int = 10,
+    top_c: int = 3,
+    depth: int = 100,
+    agreement_weight: float = 1.0,
+    support: str = "dense",
+    progress: bool = True,
+    known: KnownAnswers | None = None,
+) -> tuple[Run, dict[str, Any]]:
     """CSR over ``first`` (module docstring). Returns the run (rank-based scores) and, per question,
     the probe answers of the pool and the weighted candidates. Probe readings in ``known`` (the
     build's own readings of the same passages) are not read again."""
@@ -146,13 +158,17 @@ def candidate_support_run(questions: Mapping[str, str], first: Run, corpus: Mapp
         weights = candidate_weights([probe[q][p] for p in ranked_ids(first, q, pool)], top_c)
         agree = agreement_scores(probe[q], weights)
         if support == "llm" and weights:
-            sup = _llm_support(reader, questions[q], ranked_ids(first, q, pool), corpus, weights, progress=False)
+            sup = _llm_support(
+                reader, questions[q], ranked_ids(first, q, pool), corpus, weights, progress=False
+            )
         else:
             texts = [f"{questions[q].strip()} {c}" for c, _ in weights] or [questions[q]]
             ws = [w for _, w in weights] or [1.0]
             qv = embedder.encode(texts, role="query", progress=False)
             dv = embedder.encode([corpus[p] for p in order], role="passage", progress=False)
-            sup = dict(zip(order, support_scores(np.asarray(dv) @ np.asarray(qv).T, ws).tolist(), strict=True))
+            sup = dict(
+                zip(order, support_scores(np.asarray(dv) @ np.asarray(qv).T, ws).tolist(), strict=True)
+            )
         run[q] = ids_to_run_list(combine(order, agree, sup, agreement_weight))
         details[q] = {"probe": probe[q], "candidates": [[c, round(w, 4)] for c, w in weights]}
     return run, details
@@ -166,8 +182,10 @@ def csr_method(name: str, questions: Mapping[str, str], first: Run, corpus: Mapp
     """:func:`candidate_support_run` as one cached method run (keywords as there)."""
 
     first = {q: first.get(q, []) for q in questions}
-    stamp = base_stamp(corpus, questions, VERSION, reader=reader.identity, embedder=embedder.identity,
-                       first=run_sha256(first), **{k: v for k, v in kw.items() if k not in ("progress", "known")})
-    return cached_method(name, out_dir, stamp,
+    key = method_key(
+        name, corpus, questions, VERSION, first=first, reader=reader.identity, embedder=embedder.identity,
+        **{k: v for k, v in kw.items() if k not in ("progress", "known")},
+    )
+    return cached_method(name, out_dir, key,
                          lambda: candidate_support_run(questions, first, corpus, reader, embedder, **kw),
                          len(questions), [reader])

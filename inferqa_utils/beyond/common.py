@@ -2,9 +2,10 @@
 short spec (asked of :mod:`inferqa_utils.rerank.registry`), and method runs cached on disk with
 their cost.
 
-A *method run* is computed once and stored as ``<out_dir>/<name>.trec`` plus a stamp
-``<name>.trec.stamp.json`` holding everything its result depends on (corpus and queries sha256,
-parameters, model identities, a method version) and what it cost when it was computed (wall-clock
+A *method run* is computed once and stored as an artifact (:func:`inferqa_utils.artifacts.cached`):
+``<out_dir>/<name>.trec`` plus a stamp ``<name>.trec.stamp.json`` holding its key
+(:func:`method_key`: corpus, queries and first-stage sha256, parameters, model identities, a method
+version) and what it cost when it was computed (:class:`~inferqa_utils.artifacts.Cost`: wall-clock
 seconds, LLM counters), plus ``<name>.details.json`` with the method's intermediate outputs
 (sub-questions, knowledge elements, candidates…). A re-run with a matching stamp reads the files
 back and makes no model call; the cost columns then still report the original computation.
@@ -14,14 +15,13 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import artifacts
-from ..fingerprint import corpus_sha256, queries_sha256
+from ..fingerprint import corpus_sha256, queries_sha256, run_sha256
 from ..rerank.base import Reranker
 from ..rerank.registry import make_reranker, reranker_spec
 from ..trec import Run, read_run, write_run
@@ -29,7 +29,8 @@ from ..trec import Run, read_run, write_run
 if TYPE_CHECKING:
     from ..llm.base import LLM
 
-STAMP_SCHEMA = 1
+#: schema of a method run's key (:func:`method_key`); a method's own logic changes bump its ``version``
+METHOD_SCHEMA = 2
 
 
 # ----------------------------------------------------------------------------- text helpers
@@ -91,63 +92,46 @@ class MethodResult:
         return round(self.seconds / max(1, self.n_queries), 3)
 
 
-def _llm_counts(llms: Sequence[LLM]) -> dict[str, int]:
-    out = {"model_calls": 0, "cache_hits": 0, "prompt_tokens": 0, "generated_tokens": 0}
-    seen: set[int] = set()
-    for m in llms:
-        if m is None or id(m) in seen:
-            continue
-        seen.add(id(m))
-        for k in out:
-            out[k] += int(getattr(m.stats, k, 0))
-    return out
+def method_key(name: str, corpus: Mapping[str, str], queries: Mapping[str, str], version: int, *,
+               first: Run | None = None, **params: Any) -> dict[str, Any]:
+    """The key of method run ``name`` (:func:`inferqa_utils.artifacts.key`): kind ``method-run``,
+    :data:`METHOD_SCHEMA`, sha256 of the corpus, the questions and (when it starts from one) the
+    first-stage run, and the method's name, code ``version`` (bump it when the logic changes) and
+    parameters/model identities."""
+    inputs = {"corpus": corpus_sha256(corpus), "queries": queries_sha256(queries)}
+    if first is not None:
+        inputs["first_stage"] = run_sha256(first)
+    return artifacts.key(
+        "method-run", METHOD_SCHEMA, inputs, {"method": name, "version": int(version), **params}
+    )
 
 
-def cached_method(name: str, out_dir: str | Path | None, stamp: Mapping[str, Any],
+def cached_method(name: str, out_dir: str | Path | None, key: Mapping[str, Any],
                   compute: Callable[[], tuple[Run, dict[str, Any]]], n_queries: int,
-                  llms: Sequence[LLM] = ()) -> MethodResult:
+                  llms: Sequence[LLM | None] = ()) -> MethodResult:
     """Run ``compute()`` → ``(run, details)`` unless ``out_dir`` holds a valid artifact of ``name``
-    (:mod:`inferqa_utils.artifacts`: run + details, key = ``stamp``); store run, details and cost.
-    ``llms``: the engines the method uses, whose counters (model calls, cache hits, tokens) are
-    recorded as its LLM cost."""
-    key = {"schema": STAMP_SCHEMA, "method": name, **{k: stamp[k] for k in sorted(stamp)}}
-    if out_dir is not None:
-        run_path = Path(out_dir) / f"{name}.trec"
-        details_path = Path(out_dir) / f"{name}.details.json"
-        found = artifacts.valid(run_path, key, details_path)
-        if found is None and run_path.is_file() and details_path.is_file():
-            old = artifacts.read_stamp(run_path) or {}  # written before the artifact store: {"key": …, "cost": …}
-            if old.get("key") == artifacts.normalise(key):
-                found = old
-        if found is not None:
-            try:
-                details = json.loads(details_path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                found = None
-        if found is not None:
-            cost = artifacts.cost(found)
-            return MethodResult(name, read_run(run_path), details, float(cost.get("seconds", 0.0)), n_queries,
-                                dict(cost.get("llm", {})), cached=True)
-    before = _llm_counts(llms)
-    t0 = time.perf_counter()
-    run, details = compute()
-    seconds = time.perf_counter() - t0
-    after = _llm_counts(llms)
-    llm = {k: after[k] - before[k] for k in after}
-    res = MethodResult(name, run, details, seconds, n_queries, llm)
-    if out_dir is not None:
-        out = Path(out_dir)
-        artifacts.write(
-            out / f"{name}.trec", lambda tmp: write_run(res.run, tmp, tag=re.sub(r"\s+", "_", name) or "method"), key,
-            cost={"seconds": round(res.seconds, 3), "n_queries": res.n_queries, "llm": res.llm},
-            companions={out / f"{name}.details.json": lambda tmp: tmp.write_text(
-                json.dumps(res.details, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")})
-    return res
+    (:func:`inferqa_utils.artifacts.cached`: run + details, key :func:`method_key`); store run,
+    details and cost. ``llms``: the engines the method uses, whose counters (model calls, cache
+    hits, tokens) are recorded as its LLM cost."""
+    run_path = None if out_dir is None else Path(out_dir) / f"{name}.trec"
+    details_path = None if out_dir is None else Path(out_dir) / f"{name}.details.json"
 
+    def load(path: Path) -> tuple[Run, dict[str, Any]] | None:
+        try:
+            details = json.loads(path.with_name(f"{name}.details.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return read_run(path), details
 
-def base_stamp(corpus: Mapping[str, str], queries: Mapping[str, str], version: int,
-               **params: Any) -> dict[str, Any]:
-    """The stamp fields every method shares: corpus and queries sha256, the method's code version
-    (bump it when the logic changes) and its parameters/model identities."""
-    return {"corpus_sha256": corpus_sha256(corpus), "queries_sha256": queries_sha256(queries),
-            "version": int(version), **params}
+    def save_details(value: tuple[Run, dict[str, Any]], tmp: Path) -> None:
+        tmp.write_text(
+            json.dumps(value[1], ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8"
+        )
+
+    tag = re.sub(r"\s+", "_", name) or "method"
+    done = artifacts.cached(run_path, key, compute, n_queries=n_queries, load=load, llms=llms,
+                            save=lambda value, tmp: write_run(value[0], tmp, tag=tag),
+                            companions=None if details_path is None else {details_path: save_details})
+    run, details = done.value
+    return MethodResult(name, run, details, float(done.cost.seconds or 0.0), n_queries, dict(done.cost.llm),
+                        cached=done.reused)

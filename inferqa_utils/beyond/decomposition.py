@@ -30,10 +30,10 @@ from ..answering.reader import postprocess
 from ..answering.scoring import score_answers
 from ..embeddings import load_embedder
 from ..lexical import EmptyQueryError
-from ..retrieval.fusion import interleave_lists
+from ..retrieval.fusion import identity_of, interleave_lists
 from ..runs import ids_to_run_list
 from ..trec import Run
-from .common import base_stamp, cached_method, reranker_identity, split_sentences
+from .common import cached_method, method_key, reranker_identity, split_sentences
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,39 +47,72 @@ if TYPE_CHECKING:
 #: (question, sub-questions): our own decompositions of quiz questions whose entities appear in none
 #: of our datasets' reader examples; they show the form only (no answers are given).
 EXAMPLES: list[tuple[str, list[str]]] = [
-    ("Which Austrian composer wrote the opera 'The Magic Flute' shortly before his death in Vienna in 1791?",
-     ["Who wrote the opera The Magic Flute?", "Which Austrian composer died in Vienna in 1791?"]),
-    ("Which Scottish engineer improved the steam engine with a separate condenser and gave his name to a unit of power?",
-     ["Who added a separate condenser to the steam engine?", "Which unit of power is named after an engineer?"]),
-    ("Which river flows through Baghdad and joins the Euphrates before reaching the Persian Gulf?",
-     ["Which river flows through Baghdad?", "Which river joins the Euphrates near the Persian Gulf?"]),
-    ("Which Greek hero killed the Minotaur in the labyrinth of Crete with help from Ariadne?",
-     ["Who killed the Minotaur in the labyrinth?", "Whom did Ariadne help on Crete?"]),
-    ("Which gas makes up about 78 percent of Earth's atmosphere and is used to keep crisps fresh in their bags?",
-     ["Which gas makes up most of Earth's atmosphere?", "Which gas is used to fill bags of crisps?"]),
-    ("In which year did astronauts of the Apollo 11 mission first walk on the Moon?",
-     ["When did the Apollo 11 mission land on the Moon?", "In which year did people first walk on the Moon?"]),
-    ("What do you call a scientist who studies earthquakes and the waves they send through the Earth?",
-     ["What is the study of earthquakes called?", "What is a scientist who studies seismic waves called?"]),
-    ("Which planet, the sixth from the Sun, is best known for its bright system of rings?",
-     ["Which planet is the sixth from the Sun?", "Which planet has the brightest rings?"]),
+    (
+        "Which Austrian composer wrote the opera 'The Magic Flute' shortly before his death in Vienna in "
+        "1791?",
+        ["Who wrote the opera The Magic Flute?", "Which Austrian composer died in Vienna in 1791?"],
+    ),
+    (
+        "Which Scottish engineer improved the steam engine with a separate condenser and gave his name to a "
+        "unit of power?",
+        [
+            "Who added a separate condenser to the steam engine?",
+            "Which unit of power is named after an engineer?",
+        ],
+    ),
+    (
+        "Which river flows through Baghdad and joins the Euphrates before reaching the Persian Gulf?",
+        ["Which river flows through Baghdad?", "Which river joins the Euphrates near the Persian Gulf?"],
+    ),
+    (
+        "Which Greek hero killed the Minotaur in the labyrinth of Crete with help from Ariadne?",
+        ["Who killed the Minotaur in the labyrinth?", "Whom did Ariadne help on Crete?"],
+    ),
+    (
+        "Which gas makes up about 78 percent of Earth's atmosphere and is used to keep crisps fresh in their "
+        "bags?",
+        ["Which gas makes up most of Earth's atmosphere?", "Which gas is used to fill bags of crisps?"],
+    ),
+    (
+        "In which year did astronauts of the Apollo 11 mission first walk on the Moon?",
+        [
+            "When did the Apollo 11 mission land on the Moon?",
+            "In which year did people first walk on the Moon?",
+        ],
+    ),
+    (
+        "What do you call a scientist who studies earthquakes and the waves they send through the Earth?",
+        ["What is the study of earthquakes called?", "What is a scientist who studies seismic waves called?"],
+    ),
+    (
+        "Which planet, the sixth from the Sun, is best known for its bright system of rings?",
+        ["Which planet is the sixth from the Sun?", "Which planet has the brightest rings?"],
+    ),
 ]
 
-DECOMPOSE_SYSTEM = ("You break a quiz question into simpler search questions. Write at most {n} short "
-                    "sub-questions, one per line, numbered, each ending with a question mark. Never answer them.")
+DECOMPOSE_SYSTEM = (
+    "You break a quiz question into simpler search questions. Write at most {n} short "
+    "sub-questions, one per line, numbered, each ending with a question mark. Never answer them."
+)
 
 
-def decompose_messages(question: str, examples: Sequence[tuple[str, Sequence[str]]], max_sub: int = 3) -> Messages:
+def decompose_messages(
+    question: str, examples: Sequence[tuple[str, Sequence[str]]], max_sub: int = 3
+) -> Messages:
     """System instruction, the examples as prior chat turns, then the question."""
     msgs: Messages = [{"role": "system", "content": DECOMPOSE_SYSTEM.format(n=max_sub)}]
     for q, subs in examples:
         msgs.append({"role": "user", "content": f"Question: {q}\nSub-questions:"})
-        msgs.append({"role": "assistant", "content": "\n".join(f"{i}. {s}" for i, s in enumerate(subs[:max_sub], 1))})
+        msgs.append(
+            {"role": "assistant", "content": "\n".join(f"{i}. {s}" for i, s in enumerate(subs[:max_sub], 1))}
+        )
     msgs.append({"role": "user", "content": f"Question: {question.strip()}\nSub-questions:"})
     return msgs
 
 
-_MARKER = re.compile(r"^\s*(?:[-*•>]+|\(?\d{1,2}\s*[.):]|\(?[a-h][.)]|(?:sub-?questions?|q)\s*\d*\s*[:.)-])\s*", re.I)
+_MARKER = re.compile(
+    r"^\s*(?:[-*•>]+|\(?\d{1,2}\s*[.):]|\(?[a-h][.)]|(?:sub-?questions?|q)\s*\d*\s*[:.)-])\s*", re.I
+)
 _HEADER = re.compile(r"^\s*(?:sub-?questions?|questions?|answer|here are[^:]*)\s*:?\s*$", re.I)
 
 
@@ -232,10 +265,14 @@ COT_SYSTEM = ("You answer quiz questions from numbered documents that describe t
 
 #: evidence paragraphs for two of the reader's few-shot entities (paper 000 A.4 examples in prompts.py)
 _COT_EVIDENCE = {
-    "Lake Baikal": ("[Document 1] places it in southern Siberia and calls it the deepest lake on Earth; "
-                    "[Document 2] adds a seal found only there and its great age. These clues describe Lake Baikal."),
-    "Sundial": ("[Document 1] says it tells the time from the Sun with a gnomon casting a shadow; [Document 2] "
-                "says it fails at night and was used in antiquity. These clues describe a sundial."),
+    "Lake Baikal": (
+        "[Document 1] places it in southern Siberia and calls it the deepest lake on Earth; "
+        "[Document 2] adds a seal found only there and its great age. These clues describe Lake Baikal."
+    ),
+    "Sundial": (
+        "[Document 1] says it tells the time from the Sun with a gnomon casting a shadow; [Document 2] "
+        "says it fails at night and was used in antiquity. These clues describe a sundial."
+    ),
 }
 
 
@@ -267,7 +304,8 @@ _ANSWER_LINE = re.compile(r"^\s*(?:final\s+)?answer\s*[:\-]\s*(.*)$", re.I)
 def parse_cot(reply: str) -> tuple[str, str]:
     """``(evidence, short answer)`` from a CoT reply. The answer is the text of the last
     ``Answer:`` line (or the line after it when that is empty); without one, the last non-empty
-    line. It is then post-processed with the paper 000 §4 rules (:func:`inferqa_utils.answering.reader.postprocess`)."""
+    line. It is then post-processed with the paper 000 §4 rules
+    (:func:`inferqa_utils.answering.reader.postprocess`)."""
 
     lines = [ln.replace("**", "").strip() for ln in reply.strip().splitlines()]
     idx, ans = None, ""
@@ -318,15 +356,23 @@ def decomposition_method(name: str, questions: Mapping[str, str], corpus: Mappin
     (:func:`~inferqa_utils.beyond.common.cached_method`); details: per question the sub-questions,
     the raw reply and the example indices."""
 
-    stamp = base_stamp(corpus, questions, VERSION, llm=llm.identity, retriever=getattr(retriever, "name", "?"),
-                       reranker=reranker_identity(reranker), n_examples=n_examples, selection=selection,
-                       max_sub=max_sub, k_per=k_per, retrieve_depth=retrieve_depth, rerank_depth=rerank_depth,
-                       depth=depth, include_original=include_original)
+    key = method_key(
+        name, corpus, questions, VERSION, llm=llm.identity,
+        retriever=getattr(retriever, "name", "?"),
+        retriever_identity=identity_of(retriever),
+        reranker=reranker_identity(reranker),
+        n_examples=n_examples, selection=selection, max_sub=max_sub, k_per=k_per,
+        retrieve_depth=retrieve_depth, rerank_depth=rerank_depth, depth=depth,
+        include_original=include_original,
+    )
 
     def compute() -> tuple[Run, dict[str, Any]]:
         details = decompose(llm, questions, n_examples, selection, max_sub, progress=progress)
-        run = decomposition_run(questions, {q: d["subquestions"] for q, d in details.items()}, retriever, corpus,
-                                k_per, depth, retrieve_depth, reranker, rerank_depth, include_original)
+        run = decomposition_run(
+            questions,
+            {q: d["subquestions"] for q, d in details.items()},
+            retriever, corpus, k_per, depth, retrieve_depth, reranker, rerank_depth, include_original,
+        )
         return run, details
 
-    return cached_method(name, out_dir, stamp, compute, len(questions), [llm, getattr(reranker, "llm", None)])
+    return cached_method(name, out_dir, key, compute, len(questions), [llm, getattr(reranker, "llm", None)])

@@ -34,10 +34,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..lexical import EmptyQueryError
-from ..retrieval.fusion import reciprocal_rank_fusion
+from ..retrieval.fusion import identity_of, reciprocal_rank_fusion
 from ..runs import ids_to_run_list
 from ..trec import Run
-from .common import base_stamp, cached_method, split_sentences
+from .common import cached_method, method_key, split_sentences
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -49,21 +49,22 @@ def _words(text: str) -> frozenset[str]:
 STOPWORDS = _words("""
 a about above after again against all also am an and any are as at be because been before being below between
 both but by can could did do does doing down during each few for from further had has have having he her here
-hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off
-on once only or other our ours out over own same she should so some such than that the their theirs them then
-there these they this those through to too under until up upon very was we were what when where which while who
-whom whose why will with would you your yours known called named usually often also one first
+hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
+off on once only or other our ours out over own same she should so some such than that the their theirs them
+then there these they this those through to too under until up upon very was we were what when where which
+while who whom whose why will with would you your yours known called named usually often also one first
 """)
 WH_WORDS = _words("what which who whom whose when where why how")
 #: frequent verbs of quiz questions (the noun view drops them; no POS tagger offline)
 COMMON_VERBS = _words("""
-is are was were be been became become becomes made make makes wrote write writes won win wins led lead leads held
-hold holds gave give gives took take takes found finds came come comes went go goes used use uses called call
-calls known know knows said say says ruled rule rules sent send sends built build builds helped help helps
-reveal reveals revealed introduced introduce produced produce worked work works released release covers cover
-stands stand stretches stretch measures measure lies lie lying straddles appears appear resembles resemble forbids
-forbid opens open hangs hang provided provide invented invent launched launch sealed seal concluded conclude fell
-fall died die born says did does do has have had lived live served serve played play named name
+is are was were be been became become becomes made make makes wrote write writes won win wins led lead leads
+held hold holds gave give gives took take takes found finds came come comes went go goes used use uses called
+call calls known know knows said say says ruled rule rules sent send sends built build builds helped help
+helps reveal reveals revealed introduced introduce produced produce worked work works released release covers
+cover stands stand stretches stretch measures measure lies lie lying straddles appears appear resembles
+resemble forbids forbid opens open hangs hang provided provide invented invent launched launch sealed seal
+concluded conclude fell fall died die born says did does do has have had lived live served serve played play
+named name
 """)
 CONNECTORS = _words("of the de da del der di von van la le du al el")
 
@@ -144,7 +145,9 @@ class CorpusNgrams:
         return gram in self.grams
 
 
-def ngram_view(question: str, max_n: int = 3, keep: Callable[[str], bool] | CorpusNgrams | None = None) -> list[str]:
+def ngram_view(
+    question: str, max_n: int = 3, keep: Callable[[str], bool] | CorpusNgrams | None = None
+) -> list[str]:
     """Lower-cased n-grams of the question for n = 2..``max_n`` that neither start nor end with a
     stopword or question word, kept when ``keep`` accepts them (a :class:`CorpusNgrams` or a
     predicate; ``None`` keeps all). Unigrams are the noun view's job."""
@@ -191,7 +194,9 @@ def mask_words(text: str, words: Iterable[str], token: str = MASK) -> str:
     words = {w.lower() for w in words}
     if not words:
         return text
-    masked = _TOKEN.sub(lambda m: token if _strip_possessive(m.group(0)).lower() in words else m.group(0), text)
+    masked = _TOKEN.sub(
+        lambda m: token if _strip_possessive(m.group(0)).lower() in words else m.group(0), text
+    )
     esc = re.escape(token)
     return re.sub(rf"{esc}(?:\s+{esc})+", token, masked)
 
@@ -222,11 +227,21 @@ def _search(retriever: Any, query: str, k: int) -> list[str]:
         return []
 
 
-def disentangled_run(questions: Mapping[str, str], corpus: Mapping[str, str], retriever: Any, embedder: Embedder,
-                     units_of: Callable[[str], Sequence[str]] | None = None, use_topic: bool = True,
-                     views: Sequence[str] = ("entities", "nouns", "ngrams"), max_n: int = 3, topic_k: int = 50,
-                     topic_pool: int = 100, top_h: int = 15, depth: int = 100,
-                     ngrams: CorpusNgrams | None = None) -> tuple[Run, dict[str, Any]]:
+def disentangled_run(
+    questions: Mapping[str, str],
+    corpus: Mapping[str, str],
+    retriever: Any,
+    embedder: Embedder,
+    units_of: Callable[[str], Sequence[str]] | None = None,
+    use_topic: bool = True,
+    views: Sequence[str] = ("entities", "nouns", "ngrams"),
+    max_n: int = 3,
+    topic_k: int = 50,
+    topic_pool: int = 100,
+    top_h: int = 15,
+    depth: int = 100,
+    ngrams: CorpusNgrams | None = None,
+) -> tuple[Run, dict[str, Any]]:
     """The disentangled retriever (module docstring). ``retriever``: BM25 with ``search``;
     ``units_of(pid)``: the hints of a passage (default: its sentences). ``use_topic=False`` skips the
     topic stage (paper Table VI "w/o topic retriever"): every passage is a candidate."""
@@ -271,8 +286,9 @@ def disentangled_method(name: str, questions: Mapping[str, str], corpus: Mapping
                         out_dir: Any = None, **kw: Any) -> Any:
     """:func:`disentangled_run` as one cached method run (keywords as there)."""
 
-    stamp = base_stamp(corpus, questions, VERSION, retriever=getattr(retriever, "name", "?"),
-                       embedder=embedder.identity, **{k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()})
-    return cached_method(name, out_dir, stamp,
+    key = method_key(name, corpus, questions, VERSION, retriever=getattr(retriever, "name", "?"),
+                     retriever_identity=identity_of(retriever), embedder=embedder.identity,
+                     **{k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()})
+    return cached_method(name, out_dir, key,
                          lambda: disentangled_run(questions, corpus, retriever, embedder, units_of, **kw),
                          len(questions))

@@ -30,24 +30,26 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..fingerprint import run_sha256
 from ..retrieval.fusion import interleave_lists
 from ..runs import ids_to_run_list, ranked_ids
 from ..trec import Run
-from .common import base_stamp, cached_method, reranker_identity
+from .common import cached_method, method_key, reranker_identity
 
 if TYPE_CHECKING:
     from ..llm.base import LLM, Messages
     from ..rerank.base import Reranker
 
-DECLARE_SYSTEM = ("You analyse the knowledge a quiz question needs. Under 'Knowledge Elements:' write a numbered "
-                  "list of at most {n} pieces of knowledge needed to answer the question. Then under 'Given "
-                  "Knowledge:' write the numbers of the elements the document provides, or None.")
+DECLARE_SYSTEM = (
+    "You analyse the knowledge a quiz question needs. Under 'Knowledge Elements:' write a numbered "
+    "list of at most {n} pieces of knowledge needed to answer the question. Then under 'Given "
+    "Knowledge:' write the numbers of the elements the document provides, or None."
+)
 
 _DECLARE_DEMO = (
     "What is the Japanese art of paper folding called?",
     "It is a craft practised with a single square sheet. Cutting and gluing are traditionally avoided.",
-    "Knowledge Elements:\n1. Traditional Japanese crafts made with paper\n2. A craft that folds one square sheet "
+    "Knowledge Elements:\n1. Traditional Japanese crafts made with paper\n2. A craft that folds one square "
+    "sheet "
     "without cutting or gluing\n3. The Japanese name of that craft\nGiven Knowledge:\n2",
 )
 
@@ -117,9 +119,11 @@ def parse_knowledge_elements(reply: str, max_elements: int | None = None) -> tup
     return elements, given
 
 
-SUMMARIZE_SYSTEM = ("You choose search topics. From the knowledge elements listed, select the {n} most important, "
-                    "complete and non-redundant ones for searching a knowledge base to answer the question. Reply "
-                    "with a JSON list of {n} strings only.")
+SUMMARIZE_SYSTEM = (
+    "You choose search topics. From the knowledge elements listed, select the {n} most important, "
+    "complete and non-redundant ones for searching a knowledge base to answer the question. Reply "
+    "with a JSON list of {n} strings only."
+)
 
 
 def summarize_messages(question: str, elements: Sequence[str], n: int = 2) -> Messages:
@@ -143,7 +147,9 @@ def parse_json_list(reply: str) -> list[str]:
             items = [str(v).strip() for v in val if isinstance(v, (str, int, float)) and str(v).strip()]
             if items:
                 return items
-    for m in re.finditer(r"\[\s*\"([^\[\]]*)\]", text):  # repair: a list whose last string lost its closing quote
+    for m in re.finditer(
+        r"\[\s*\"([^\[\]]*)\]", text
+    ):  # repair: a list whose last string lost its closing quote
         items = [x.strip().strip('"').strip() for x in re.split(r'"\s*,\s*"', m.group(1))]
         if any(items):
             return [x for x in items if x]
@@ -164,7 +170,9 @@ def match_elements(selected: Sequence[str], pool: Sequence[str]) -> list[str]:
         k = f" {_norm_key(s)} "
         if not k.strip():
             continue
-        hit = next((e for e, ke in keys if ke == k), None) or next((e for e, ke in keys if k in ke or ke in k), None)
+        hit = next((e for e, ke in keys if ke == k), None) or next(
+            (e for e, ke in keys if k in ke or ke in k), None
+        )
         if hit is not None and hit not in out:
             out.append(hit)
     return out
@@ -209,7 +217,9 @@ def knowledge_aware_run(questions: Mapping[str, str], first: Run, corpus: Mappin
     if reranker is None:
         raise ValueError("knowledge-aware reranking needs a reranker (M_rank)")
     qids = [q for q in questions if q in first]
-    initial = reranker.rerank({q: questions[q] for q in qids}, {q: first[q] for q in qids}, corpus, depth=n_rank)
+    initial = reranker.rerank(
+        {q: questions[q] for q in qids}, {q: first[q] for q in qids}, corpus, depth=n_rank
+    )
     # 3. declaration, one call per (question, top document)
     jobs = [(q, pid) for q in qids for pid in ranked_ids(initial, q, n_know)]
     replies = llm.chat([declare_messages(questions[q], corpus[pid], max_elements) for q, pid in jobs],
@@ -222,8 +232,12 @@ def knowledge_aware_run(questions: Mapping[str, str], first: Run, corpus: Mappin
     pool = {q: list(dict.fromkeys(e for d in details[q]["documents"] for e in d["elements"])) for q in qids}
     ask = [q for q in qids if summarize == "llm" and len(pool[q]) > n_elements]
     if ask:
-        sums = llm.chat([summarize_messages(questions[q], pool[q], n_elements) for q in ask], max_tokens=max_tokens,
-                        desc=f"select knowledge ({llm.name})", progress=progress)
+        sums = llm.chat(
+            [summarize_messages(questions[q], pool[q], n_elements) for q in ask],
+            max_tokens=max_tokens,
+            desc=f"select knowledge ({llm.name})",
+            progress=progress,
+        )
         for q, r in zip(ask, sums, strict=True):
             details[q]["summary_reply"] = r
             details[q]["selected"] = match_elements(parse_json_list(r), pool[q])[:n_elements]
@@ -252,16 +266,32 @@ def knowledge_aware_run(questions: Mapping[str, str], first: Run, corpus: Mappin
 VERSION = 3
 
 
-def knowledge_method(name: str, questions: Mapping[str, str], first: Run, corpus: Mapping[str, str], llm: LLM,
-                     reranker: Reranker, out_dir: Any = None, *, n_rank: int = 10, n_know: int = 2,
-                     n_elements: int = 2, max_elements: int = 4, summarize: str = "llm", progress: bool = True) -> Any:
-    """:func:`knowledge_aware_run` as one cached method run (:func:`~inferqa_utils.beyond.common.cached_method`)."""
+def knowledge_method(
+    name: str,
+    questions: Mapping[str, str],
+    first: Run,
+    corpus: Mapping[str, str],
+    llm: LLM,
+    reranker: Reranker,
+    out_dir: Any = None,
+    *,
+    n_rank: int = 10,
+    n_know: int = 2,
+    n_elements: int = 2,
+    max_elements: int = 4,
+    summarize: str = "llm",
+    progress: bool = True,
+) -> Any:
+    """:func:`knowledge_aware_run` as one cached method run
+    (:func:`~inferqa_utils.beyond.common.cached_method`)."""
 
     first = {q: first.get(q, []) for q in questions}
-    stamp = base_stamp(corpus, questions, VERSION, llm=llm.identity, first=run_sha256(first),
-                       reranker=reranker_identity(reranker), n_rank=n_rank, n_know=n_know, n_elements=n_elements,
-                       max_elements=max_elements, summarize=summarize)
-    return cached_method(name, out_dir, stamp,
+    key = method_key(
+        name, corpus, questions, VERSION, first=first, llm=llm.identity,
+        reranker=reranker_identity(reranker),
+        n_rank=n_rank, n_know=n_know, n_elements=n_elements, max_elements=max_elements, summarize=summarize,
+    )
+    return cached_method(name, out_dir, key,
                          lambda: knowledge_aware_run(questions, first, corpus, llm, reranker, n_rank, n_know,
                                                      n_elements, max_elements, summarize, progress=progress),
                          len(questions), [llm, getattr(reranker, "llm", None)])

@@ -5,8 +5,8 @@ metrics at relevance label ≥ ``threshold`` (through :func:`inferqa_utils.metri
 reader's strict EM and judged accuracy at top-``k`` with Union_norm (paper 000 §5.4, through
 :func:`inferqa_utils.reading.topk.read_run`) and the cost in seconds per query:
 
-* notebook-02 retrievers: the ``search_seconds`` of the cached run's stamp / its number of
-  queries (query time only; corpus encoding/indexing excluded);
+* notebook-02 retrievers: the seconds per query of the cached run's cost record
+  (:class:`inferqa_utils.artifacts.Cost`; query time only, corpus encoding/indexing excluded);
 * notebook-03 reranked runs: the reranking seconds/query of ``results/03_<ds>_<split>_reranking.csv``
   plus the first stage's;
 * notebook-07 methods: the wall-clock seconds of the method when it was computed (stored in
@@ -21,12 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import artifacts
-from ..config import require_input
+from .. import artifacts, stages
 from ..metrics import evaluate
 from ..reading.topk import read_runs
-from ..stages import result_path, run_dir
-from ..trec import Run, read_run
+from ..trec import Run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,33 +38,24 @@ KINDS = ("retriever", "reranker", "method", "oracle")
 
 
 def baseline_runs(dataset_name: str, names: Sequence[str], qids: Sequence[str],
-                  corpus_tag: str = "supporting") -> dict[str, Run]:
-    """Runs of notebooks 02 (``<retriever>.trec``) and 03 (``<first>+<reranker>.trec``) from
-    ``build/runs/<dataset>/<corpus_tag>/``, restricted to ``qids`` (a missing file names the
+                  corpus_tag: str = stages.Corpus.SUPPORTING) -> dict[str, Run]:
+    """The stored runs ``names`` of earlier stages (retrievers, reranked runs) of a corpus,
+    restricted to ``qids`` (:func:`inferqa_utils.stages.load_run`: a missing file names the
     notebook that writes it)."""
-
-    out = {}
-    for name in names:
-        nb = "03_reranking" if "+" in name else "02_retrieval"
-        run = read_run(require_input(run_dir(dataset_name, corpus_tag) / f"{name}.trec", nb, f"the {name} run"))
-        out[name] = {q: run.get(q, []) for q in qids}
-    return out
+    return {name: stages.load_run(dataset_name, name, corpus_tag, qids=qids) for name in names}
 
 
 def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
-                   corpus_tag: str = "supporting") -> dict[str, float | None]:
+                   corpus_tag: str = stages.Corpus.SUPPORTING) -> dict[str, float | None]:
     """Seconds per query of notebook-02/03 runs (module docstring); ``None`` when unknown."""
     import pandas as pd
 
     def retrieval_cost(name: str) -> float | None:
-        st = artifacts.read_stamp(run_dir(dataset_name, corpus_tag) / f"{name}.trec") or {}
-        try:  # stamps written before the artifact store kept the cost at the top level
-            seconds = artifacts.cost(st).get("search_seconds", st.get("search_seconds"))
-            return round(float(seconds) / max(1, int(st["n_queries"])), 4)
-        except (ValueError, KeyError, TypeError):
-            return None
+        stamp = artifacts.read_stamp(stages.run_path(dataset_name, corpus_tag, name))
+        spq = artifacts.Cost.of(stamp).seconds_per_query
+        return None if spq is None else round(spq, 4)
 
-    rr_csv = result_path("03", dataset_name, split, "reranking")
+    rr_csv = stages.RERANKING.path(dataset_name, split)
     rr = pd.read_csv(rr_csv, index_col=0) if rr_csv.is_file() else None
     out: dict[str, float | None] = {}
     for name in names:
@@ -89,13 +78,24 @@ def read_systems(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str,
                  progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
     """Per-question answers of every run read at top-``k`` with ``union``: all systems in one reader
     batch and one judge batch (:func:`inferqa_utils.reading.topk.read_runs`)."""
-    return read_runs(reader, judge, ds, runs, list(qids), ks=(k,), unions=(union,), corpus=corpus, progress=progress,
-                     known=known)
+    return read_runs(
+        reader, judge, ds, runs, list(qids),
+        ks=(k,),
+        unions=(union,),
+        corpus=corpus, progress=progress, known=known,
+    )
 
 
-def report_table(runs: Mapping[str, Run], kinds: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
-                 answers: pd.DataFrame, costs: Mapping[str, float | None], threshold: int = 1,
-                 metrics: Sequence[str] = REPORT_METRICS, retrieval_of: Mapping[str, str] | None = None) -> pd.DataFrame:
+def report_table(
+    runs: Mapping[str, Run],
+    kinds: Mapping[str, str],
+    qrels: Mapping[str, Mapping[str, int]],
+    answers: pd.DataFrame,
+    costs: Mapping[str, float | None],
+    threshold: int = 1,
+    metrics: Sequence[str] = REPORT_METRICS,
+    retrieval_of: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """One row per system (index ``system``): ``kind``, the retrieval ``metrics`` in % at label ≥
     ``threshold``, ``EM`` / ``judged`` / ``no_answer`` in % (from ``answers``, the per-question frame
     of :func:`read_systems`, possibly with extra systems such as a CoT reader), ``seconds/query``.
@@ -120,12 +120,18 @@ def report_table(runs: Mapping[str, Run], kinds: Mapping[str, str], qrels: Mappi
         rows.append(row)
     table = pd.concat(rows)
     table.index.name = "system"
-    num = [c for c in table.columns if c not in ("kind", "n_questions", "n_questions_ndcg", "threshold", "n_read")]
+    num = [
+        c
+        for c in table.columns
+        if c not in ("kind", "n_questions", "n_questions_ndcg", "threshold", "n_read")
+    ]
     table[num] = table[num].astype(float).round(2)
     return table
 
 
-def best_of(table: pd.DataFrame, kind: str, column: str, names: Sequence[str] | None = None) -> tuple[str, float] | None:
+def best_of(
+    table: pd.DataFrame, kind: str, column: str, names: Sequence[str] | None = None
+) -> tuple[str, float] | None:
     """``(system, value)`` of the best row of ``kind`` (optionally among ``names``) by ``column``;
     ties go to the earlier row. ``None`` when no row qualifies or all values are NaN."""
     sub = table[table["kind"] == kind] if kind else table
@@ -157,7 +163,9 @@ def best_method_summary(table: pd.DataFrame, dataset_name: str, bm25: str = "bm2
             continue
         parts = [f"- {col}: **{name}** {val:.2f}"]
         if bm25 in table.index and table.loc[bm25, col] == table.loc[bm25, col]:
-            parts.append(f"{val - float(table.loc[bm25, col]):+.2f} over {bm25} ({float(table.loc[bm25, col]):.2f})")
+            parts.append(
+                f"{val - float(table.loc[bm25, col]):+.2f} over {bm25} ({float(table.loc[bm25, col]):.2f})"
+            )
         bd = best_of(table, "", col, [d for d in dense if d in table.index])
         if bd is not None:
             parts.append(f"{val - bd[1]:+.2f} over the best dense retriever {bd[0]} ({bd[1]:.2f})")
@@ -173,8 +181,9 @@ def plot_report(table: pd.DataFrame, title: str, columns: Sequence[str] = ("nDCG
 
     colours = {"retriever": "#4C72B0", "reranker": "#DD8452", "method": "#55A868", "oracle": "#8C8C8C"}
     names = list(table.index)
-    fig, axes = plt.subplots(1, len(columns), figsize=(5.2 * len(columns), 0.38 * len(names) + 1.4), sharey=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(columns), figsize=(5.2 * len(columns), 0.38 * len(names) + 1.4), sharey=True, squeeze=False
+    )
     for ax, col in zip(axes[0], columns, strict=True):
         vals = table[col].astype(float).fillna(0.0)
         err = None
@@ -193,7 +202,9 @@ def plot_report(table: pd.DataFrame, title: str, columns: Sequence[str] = ("nDCG
     axes[0][0].set_yticklabels(names, fontsize=8)
     axes[0][0].invert_yaxis()
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for k, c in colours.items() if k in set(table["kind"])]
-    axes[0][-1].legend(handles, [k for k in colours if k in set(table["kind"])], fontsize=8, loc="lower right")
+    axes[0][-1].legend(
+        handles, [k for k in colours if k in set(table["kind"])], fontsize=8, loc="lower right"
+    )
     fig.suptitle(title)
     fig.tight_layout()
     return fig
@@ -203,22 +214,30 @@ def top1_hint_counts(ds: Dataset, runs: Mapping[str, Run], qids: Sequence[str]) 
     """Mean number of hints of each run's rank-1 passage (built passages only; paper Fig. 6)."""
     out = {}
     for name, run in runs.items():
-        ns = [ds.passages[lst[0][0]].n_hints for q in qids if (lst := run.get(q)) and lst[0][0] in ds.passages]
+        ns = [
+            ds.passages[lst[0][0]].n_hints for q in qids if (lst := run.get(q)) and lst[0][0] in ds.passages
+        ]
         out[name] = round(sum(ns) / len(ns), 3) if ns else float("nan")
     return out
 
 
-def method_costs(results: Mapping[str, Any], first_stage_cost: Mapping[str, float | None] | None = None) -> dict[str, float]:
+def method_costs(
+    results: Mapping[str, Any], first_stage_cost: Mapping[str, float | None] | None = None
+) -> dict[str, float]:
     """Seconds per query of method results (:class:`~inferqa_utils.beyond.common.MethodResult`),
     plus the cost of their first stage (``first_stage_cost``: method name → seconds/query)."""
     first_stage_cost = first_stage_cost or {}
-    return {name: round(r.seconds_per_query + float(first_stage_cost.get(name) or 0.0), 4) for name, r in results.items()}
-
+    return {
+        name: round(r.seconds_per_query + float(first_stage_cost.get(name) or 0.0), 4)
+        for name, r in results.items()
+    }
 
 
 # ----------------------------------------------------------------------------- generated sentences
 
-def details_note(details: Mapping[str, Mapping[str, Any]], gold: Mapping[str, Sequence[str]] | None = None) -> str:
+def details_note(
+    details: Mapping[str, Mapping[str, Any]], gold: Mapping[str, Sequence[str]] | None = None
+) -> str:
     """What a method did per question, from its ``details`` (decomposition: sub-questions;
     knowledge-aware: declared and selected elements; disentangled: masked questions; candidate
     support: candidate answers, and with ``gold`` how often the gold answer is among them)."""
@@ -235,8 +254,11 @@ def details_note(details: Mapping[str, Mapping[str, Any]], gold: Mapping[str, Se
     if "selected" in first:
         declared = sum(len(x["elements"]) for d in details.values() for x in d.get("documents", []))
         selected = sum(bool(d["selected"]) for d in details.values())
-        return (f"the LLM declared {declared / n:.1f} knowledge elements per question and elements were selected for "
-                f"{selected} of {n}")
+        return (
+            f"the LLM declared {declared / n:.1f} knowledge elements per question and elements were selected "
+            "for "
+            f"{selected} of {n}"
+        )
     if "masked_question" in first:
         masked = sum("[M]" in str(d["masked_question"]) for d in details.values())
         return f"topic words were masked in {masked} of {n} questions"
@@ -246,14 +268,24 @@ def details_note(details: Mapping[str, Mapping[str, Any]], gold: Mapping[str, Se
         if gold:
             top = sum(bool(details[q]["candidates"]) and exact_match(details[q]["candidates"][0][0], gold[q])
                       for q in details if q in gold)
-            anyc = sum(any(exact_match(c, gold[q]) for c, _w in details[q]["candidates"]) for q in details if q in gold)
+            anyc = sum(
+                any(exact_match(c, gold[q]) for c, _w in details[q]["candidates"])
+                for q in details
+                if q in gold
+            )
             text += f"; the gold answer is the consensus for {top} and among the candidates for {anyc}"
         return text
     return ""
 
 
-def method_finding(methods: Sequence[Any], baselines: Mapping[str, Run], qrels: Mapping[str, Mapping[str, int]],
-                   threshold: int = 1, metric: str = "nDCG@10", note: str = "") -> str:
+def method_finding(
+    methods: Sequence[Any],
+    baselines: Mapping[str, Run],
+    qrels: Mapping[str, Mapping[str, int]],
+    threshold: int = 1,
+    metric: str = "nDCG@10",
+    note: str = "",
+) -> str:
     """One section's sentence for notebook-07 methods (:class:`~inferqa_utils.beyond.common.MethodResult`):
     each method's ``metric`` at label ≥ ``threshold`` with its 95 % bootstrap interval beside the
     ``baselines`` (same questions), its cost per query, and ``note`` (e.g. :func:`details_note`)."""
@@ -267,5 +299,7 @@ def method_finding(methods: Sequence[Any], baselines: Mapping[str, Run], qrels: 
     for m in methods:
         cached = " (cached: computed in an earlier run)" if m.cached else ""
         parts.append(f"**{m.name}** {ci_of(t, m.name, metric)}, {m.seconds_per_query} s/query{cached}")
-    text = f"{metric} (label ≥ {threshold}): " + "; ".join(parts) + (f" — against {base}" if base else "") + "."
+    text = (
+        f"{metric} (label ≥ {threshold}): " + "; ".join(parts) + (f" — against {base}" if base else "") + "."
+    )
     return (f"{note[0].upper()}{note[1:]}. " if note else "") + text

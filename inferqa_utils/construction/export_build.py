@@ -21,14 +21,12 @@ from ..export import write_quit
 from ..fingerprint import sha256_file, sha256_file_once
 from ..manifest import git_commit, package_versions
 from ..sources import source_files
+from .build_config import CHECKPOINT_DIR
 from .leakage import leakage_disagreements
 from .stats import check_invariants, label_counts, table1
 
 if TYPE_CHECKING:
-    from .build import BuildConfig, BuildResult
-
-#: the labeling checkpoint's folder inside a build folder (carried across exports)
-CHECKPOINT_DIR = "checkpoint"
+    from .build_config import BuildConfig, BuildResult
 
 
 class BuildConflictError(InferQAError):
@@ -57,9 +55,12 @@ def refuse_foreign_files(out: Path, cfg: BuildConfig) -> None:
     foreign = sorted(p.name for p in out.iterdir() if p.name not in kept_entries(cfg))
     if foreign:
         raise BuildConflictError(
-            f"{out} holds files that are not a build ({', '.join(foreign[:5])}{', …' if len(foreign) > 5 else ''}): "
-            "a build's export replaces the whole folder. Choose another output_dir (or dataset_name), or move "
-            "those files away")
+            f"{out} holds files that are not a build "
+            f"({', '.join(foreign[:5])}{', …' if len(foreign) > 5 else ''}): "
+            "a build's export replaces the whole folder. Choose another output_dir (or dataset_name), or "
+            "move "
+            "those files away"
+        )
 
 
 def export_build(res: BuildResult, model_identities: dict[str, str],
@@ -85,10 +86,22 @@ def _write_export(res: BuildResult, out: Path, model_identities: dict[str, str],
         source_sha = cfg.source_sha256()
     written = write_quit(ds, out)
     written["distractors"] = out / "distractors.json"
-    written["distractors"].write_text(json.dumps(
-        [{"id": q.qid, "question": q.question, "answers": list(q.meta.get("gold_answers") or q.answers),
-          "hints": [{"hint": h} for h in q.hint_texts]} for q in res.distractors], ensure_ascii=False, indent=1),
-        encoding="utf-8")
+    written["distractors"].write_text(
+        json.dumps(
+            [
+                {
+                    "id": q.qid,
+                    "question": q.question,
+                    "answers": list(q.meta.get("gold_answers") or q.answers),
+                    "hints": [{"hint": h} for h in q.hint_texts],
+                }
+                for q in res.distractors
+            ],
+            ensure_ascii=False,
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
     res.questions.to_csv(out / "questions.csv", index=False)
     res.hints.to_csv(out / "hints.csv", index=False)
     res.parametric.to_csv(out / "parametric.csv", index=False)
@@ -121,12 +134,16 @@ def _write_export(res: BuildResult, out: Path, model_identities: dict[str, str],
             "passages": len(ds.passages),
             "passages_per_question": inv["passages_per_question"],
             "labels": {str(k): v for k, v in label_counts(ds).items()},
-            "labels_per_split": {s: {str(k): v for k, v in label_counts(ds, q).items()} for s, q in ds.splits.items()},
+            "labels_per_split": {
+                s: {str(k): v for k, v in label_counts(ds, q).items()} for s, q in ds.splits.items()
+            },
             "dropped_by_reason": dict(Counter(dropped["reason"])),
             "leakage_disagreements": leakage_disagreements(res.leakage_agreement),
             "distractor_questions": ds.meta.get("distractor_questions", 0),
-            "questions_with_label2_per_split": {s: sum(any(v == 2 for v in ds.qrels.get(q, {}).values()) for q in ids)
-                                                for s, ids in ds.splits.items()},
+            "questions_with_label2_per_split": {
+                s: sum(any(v == 2 for v in ds.qrels.get(q, {}).values()) for q in ids)
+                for s, ids in ds.splits.items()
+            },
         },
         "labelled_splits": ds.meta.get("labelled_splits"),
         "parametric": _parametric_summary(res),
@@ -134,8 +151,9 @@ def _write_export(res: BuildResult, out: Path, model_identities: dict[str, str],
             "expansions": res.expansions.to_dict(orient="records"),
             "expansions_by_status": dict(Counter(res.expansions["status"])) if len(res.expansions) else {},
             "guard_refusals_by_rule": dict(Counter(res.refusals["rule"])) if len(res.refusals) else {},
-            "parametric_guard_refusals_by_rule": (dict(Counter(res.parametric["guard"].dropna()))
-                                                  if "guard" in res.parametric else {}),
+            "parametric_guard_refusals_by_rule": (
+                dict(Counter(res.parametric["guard"].dropna())) if "guard" in res.parametric else {}
+            ),
         },
         "invariants": inv,
         "table1": json.loads(t1.to_json(orient="index")),

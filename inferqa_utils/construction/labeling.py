@@ -3,7 +3,8 @@
 Each labeler LLM reads (question, passage) with the few-shot reader prompt (paper 000 §5.4). A generated
 answer is *accepted* when it is judged correct: strict EM against the answer pool, else — unless
 a guard refuses it (:mod:`inferqa_utils.answering.guards`: found in the question or in the passage
-being labelled, or a generic phrase) — the LLM judge's "Yes" (paper 000 §4). Label of a passage for its own question:
+being labelled, or a generic phrase) — the LLM judge's "Yes" (paper 000 §4). Label of a passage for its own
+question:
 
     2  if some labeler's answer is accepted (the answer joins the question's answer pool)
     1  otherwise
@@ -79,7 +80,9 @@ def label_question(q: Question, passages: Sequence[Passage], labelers: Sequence[
     refused: dict[str, dict] = {}
     texts = [q.question] * len(passages)
     for llm in labelers:
-        outs = read(llm, texts, [p.text for p in passages], desc=f"label {q.qid} ({llm.name})", progress=progress)
+        outs = read(
+            llm, texts, [p.text for p in passages], desc=f"label {q.qid} ({llm.name})", progress=progress
+        )
         preds = [o.answer for o in outs]
         verdicts = judge_answers(judge, texts, [q.answers] * len(passages), preds, progress=progress,
                                  contexts=[p.text for p in passages], guards=guards)
@@ -89,13 +92,17 @@ def label_question(q: Question, passages: Sequence[Passage], labelers: Sequence[
                 accepted[p.pid].append(pred)
             if v.judged or v.guard:
                 book = admitted if v.judged else refused
-                rec = book.setdefault(pred, {"by": "em" if v.em else "judge"} if v.judged else {"rule": v.guard})
+                rec = book.setdefault(
+                    pred, {"by": "em" if v.em else "judge"} if v.judged else {"rule": v.guard}
+                )
                 rec.setdefault("labelers", [])
                 if llm.name not in rec["labelers"]:
                     rec["labelers"].append(llm.name)
                 rec["passages"] = rec.get("passages", 0) + 1
     labels = {pid: label_rule(acc) for pid, acc in accepted.items()}
-    return QuestionLabels(q.qid, gens, accepted, labels, round(time.perf_counter() - t0, 3), admitted, refused)
+    return QuestionLabels(
+        q.qid, gens, accepted, labels, round(time.perf_counter() - t0, 3), admitted, refused
+    )
 
 
 #: the key of a checkpoint line holding :func:`labeling_inputs_sha256` of its question
@@ -149,9 +156,13 @@ class LabelCheckpoint:
             done[labels.qid] = labels
         relabel = {qid: n for qid, n in stale.items() if qid not in done}
         if relabel:
-            log(f"labeling checkpoint {self.path}: {sum(relabel.values())} line(s) of {len(relabel)} question(s) "
-                "were made for other inputs (question, gold answers, kept hints or passages changed, or an older "
-                "line without an input hash): discarded, those questions are labelled again")
+            log(
+                f"labeling checkpoint {self.path}: {sum(relabel.values())} line(s) of {len(relabel)} "
+                "question(s) "
+                "were made for other inputs (question, gold answers, kept hints or passages changed, or an "
+                "older "
+                "line without an input hash): discarded, those questions are labelled again"
+            )
         return done
 
     def _records(self) -> list[tuple[int, object]]:

@@ -34,8 +34,28 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: tokens of multi-word answers that are too generic to count as a leak on their own
-GENERIC_TOKENS = frozenset(["about", "after", "again", "also", "among", "around", "back", "band", "city", "club", "coast", "company", "country", "county", "empire", "family", "first", "from", "great", "group", "house", "island", "islands", "kingdom", "lake", "land", "last", "little", "major", "mount", "mountain", "national", "north", "east", "south", "west", "northern", "southern", "eastern", "western", "ocean", "river", "river's", "royal", "saint", "school", "state", "states", "street", "team", "that", "their", "there", "these", "this", "those", "through", "united", "university", "with", "world", "year", "years", "king", "queen", "lord", "lady", "prince", "princess", "river", "sea", "bay", "cape", "port", "fort", "new", "old", "century", "decade", "language", "syndrome", "tune", "song", "album", "film", "movie", "book", "novel", "play", "show", "game", "dance", "day", "war", "act", "law", "party", "award", "prize", "cup", "league", "park", "bridge", "tower", "castle", "hall", "church", "cathedral", "palace", "square", "road", "station", "airport", "canal", "theatre", "museum", "festival", "disease", "effect", "theory", "number", "system", "music", "style"])
-_STOP = frozenset(["a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "by", "with", "from", "de", "da", "di", "del", "der", "van", "von", "la", "le"])
+GENERIC_TOKENS = frozenset(
+    [
+        "about", "after", "again", "also", "among", "around", "back", "band", "city", "club", "coast",
+        "company", "country", "county", "empire", "family", "first", "from", "great", "group", "house",
+        "island", "islands", "kingdom", "lake", "land", "last", "little", "major", "mount", "mountain",
+        "national", "north", "east", "south", "west", "northern", "southern", "eastern", "western", "ocean",
+        "river", "river's", "royal", "saint", "school", "state", "states", "street", "team", "that", "their",
+        "there", "these", "this", "those", "through", "united", "university", "with", "world", "year",
+        "years", "king", "queen", "lord", "lady", "prince", "princess", "river", "sea", "bay", "cape", "port",
+        "fort", "new", "old", "century", "decade", "language", "syndrome", "tune", "song", "album", "film",
+        "movie", "book", "novel", "play", "show", "game", "dance", "day", "war", "act", "law", "party",
+        "award", "prize", "cup", "league", "park", "bridge", "tower", "castle", "hall", "church", "cathedral",
+        "palace", "square", "road", "station", "airport", "canal", "theatre", "museum", "festival", "disease",
+        "effect", "theory", "number", "system", "music", "style",
+    ]
+)
+_STOP = frozenset(
+    [
+        "a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "by", "with", "from", "de", "da",
+        "di", "del", "der", "van", "von", "la", "le",
+    ]
+)
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> list[str]:

@@ -41,13 +41,32 @@ def parametric_answers(models: Sequence[LLM], judge: LLM | None, questions: Sequ
     ems = [em(a, q.answers) for q, _, _, a in rows]
     decided = {q.qid for (q, *_), e in zip(rows, ems, strict=True) if e}
     open_rows = [i for i, (q, *_) in enumerate(rows) if q.qid not in decided]
-    judged = judge_answers(judge, [rows[i][0].question for i in open_rows], [rows[i][0].answers for i in open_rows],
-                           [rows[i][3] for i in open_rows], progress=progress, guards=guards)
+    judged = judge_answers(
+        judge,
+        [rows[i][0].question for i in open_rows],
+        [rows[i][0].answers for i in open_rows],
+        [rows[i][3] for i in open_rows],
+        progress=progress,
+        guards=guards,
+    )
     js = [Judgement(em=e, judged=e) for e in ems]
     for i, j in zip(open_rows, judged, strict=True):
         js[i] = j
-    return pd.DataFrame([{"qid": q.qid, "model": m, "repeat": r, "answer": a, "em": j.em, "correct": j.judged,
-                          "guard": j.guard} for (q, m, r, a), j in zip(rows, js, strict=True)], columns=COLUMNS)
+    return pd.DataFrame(
+        [
+            {
+                "qid": q.qid,
+                "model": m,
+                "repeat": r,
+                "answer": a,
+                "em": j.em,
+                "correct": j.judged,
+                "guard": j.guard,
+            }
+            for (q, m, r, a), j in zip(rows, js, strict=True)
+        ],
+        columns=COLUMNS,
+    )
 
 
 def parametric_qids(answers: pd.DataFrame) -> set[str]:

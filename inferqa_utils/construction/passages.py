@@ -1,7 +1,8 @@
 """Passages as subset-permutations of a question's hints (paper 000 §3.2.1).
 
 Every non-empty subset of the k hints in every order: Σ_{j=1..k} C(k, j)·j! passages
-(k = 5 → 5 + 20 + 60 + 120 + 120 = 325). Ids are ``{qid}_{mask}_{perm}`` (docs/data.md, *The QUIT release shape*).
+(k = 5 → 5 + 20 + 60 + 120 + 120 = 325). Ids are ``{qid}_{mask}_{perm}`` (docs/data.md, *The QUIT release
+shape*).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ import os
 import random
 import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +50,7 @@ from .leakage import LeakageFilter
 from .passages import n_subset_permutations
 
 if TYPE_CHECKING:
-    from .build import BuildConfig, BuildResult
+    from .build_config import BuildConfig, BuildResult
 
 #: layout version of a release folder; readers refuse other versions
 RELEASE_SCHEMA = 1
@@ -60,8 +60,10 @@ CONTROL_CORPUS = "control/corpus.jsonl"
 CONTROL_JUDGMENTS = "control/judgments.tsv"
 JUDGMENT_COLUMNS = ["corpus", "qid", "pid", "label", "answer", "source"]
 #: build outputs copied into ``construction/`` (those present)
-CONSTRUCTION_TABLES = ("questions.csv", "hints.csv", "parametric.csv", "pool_expansions.csv", "guard_refusals.csv",
-                       "difficulty.csv", "leakage_agreement.csv", "table1.csv")
+CONSTRUCTION_TABLES = (
+    "questions.csv", "hints.csv", "parametric.csv", "pool_expansions.csv", "guard_refusals.csv",
+    "difficulty.csv", "leakage_agreement.csv", "table1.csv",
+)
 
 
 class ReleaseError(InferQAError):
@@ -88,8 +90,12 @@ def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any]:
     except json.JSONDecodeError as e:
         raise DataFormatError(path, f"invalid JSON ({e})") from None
     if not isinstance(m, dict) or m.get("schema") != RELEASE_SCHEMA:
-        raise DataFormatError(path, f"release layout {m.get('schema') if isinstance(m, dict) else None!r}; this "
-                                    f"code reads layout {RELEASE_SCHEMA}", field="schema")
+        raise DataFormatError(
+            path,
+            f"release layout {m.get('schema') if isinstance(m, dict) else None!r}; this "
+            f"code reads layout {RELEASE_SCHEMA}",
+            field="schema",
+        )
     return m
 
 
@@ -107,9 +113,15 @@ def _relative(obj: Any) -> Any:
     return obj
 
 
-def write_release(build_folder: str | os.PathLike[str], out: str | os.PathLike[str], manifest: Mapping[str, Any],
-                  control_corpus: Mapping[str, str] | None = None, judgments: pd.DataFrame | None = None,
-                  decisions: Mapping[str, Any] | None = None, readme: str = "") -> Path:
+def write_release(
+    build_folder: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    manifest: Mapping[str, Any],
+    control_corpus: Mapping[str, str] | None = None,
+    judgments: pd.DataFrame | None = None,
+    decisions: Mapping[str, Any] | None = None,
+    readme: str = "",
+) -> Path:
     """Write the release of the build in ``build_folder`` (an export of
     :func:`~inferqa_utils.construction.build.build_dataset`) to ``out``, atomically: everything is
     written to a new folder beside ``out`` that replaces ``out`` only once complete (an
@@ -138,12 +150,19 @@ def write_release(build_folder: str | os.PathLike[str], out: str | os.PathLike[s
                 for pid, text in control_corpus.items():
                     fh.write(json.dumps({"id": pid, "contents": text}, ensure_ascii=False) + "\n")
             if judgments is not None:
-                j = judgments.reindex(columns=JUDGMENT_COLUMNS).sort_values(["corpus", "qid", "pid"], kind="stable")
+                j = judgments.reindex(columns=JUDGMENT_COLUMNS).sort_values(
+                    ["corpus", "qid", "pid"], kind="stable"
+                )
                 j.to_csv(tmp / CONTROL_JUDGMENTS, sep="\t", index=False)
         if readme:
             (tmp / "README.md").write_text(readme, encoding="utf-8")
         files = {str(p.relative_to(tmp)): sha256_file(p) for p in sorted(tmp.rglob("*")) if p.is_file()}
-        full = {"schema": RELEASE_SCHEMA, **dict(manifest), "build": _relative(build_manifest), "files": files}
+        full = {
+            "schema": RELEASE_SCHEMA,
+            **dict(manifest),
+            "build": _relative(build_manifest),
+            "files": files,
+        }
         (tmp / MANIFEST).write_text(json.dumps(full, indent=1, ensure_ascii=False, default=str) + "\n",
                                     encoding="utf-8")
     return out
@@ -165,7 +184,9 @@ def verify_release(folder: str | os.PathLike[str]) -> list[str]:
         if not p.is_file():
             problems.append(f"{rel}: missing")
         elif sha256_file(p) != digest:
-            problems.append(f"{rel}: sha256 differs from the manifest (the file was changed after the release was made)")
+            problems.append(
+                f"{rel}: sha256 differs from the manifest (the file was changed after the release was made)"
+            )
     if problems:
         return problems
     try:
@@ -256,8 +277,12 @@ def read_judgments(folder: str | os.PathLike[str]) -> pd.DataFrame | None:
     path = Path(folder) / CONTROL_JUDGMENTS
     if not path.is_file():
         return None
-    j = pd.read_csv(path, sep="\t", dtype={"qid": str, "pid": str, "answer": str, "corpus": str, "source": str},
-                    keep_default_na=False)
+    j = pd.read_csv(
+        path,
+        sep="\t",
+        dtype={"qid": str, "pid": str, "answer": str, "corpus": str, "source": str},
+        keep_default_na=False,
+    )
     missing = [c for c in JUDGMENT_COLUMNS if c not in j.columns]
     if missing:
         raise DataFormatError(path, f"missing columns {missing}")
@@ -295,8 +320,8 @@ def install_release(spec: str | os.PathLike[str], name: str, overwrite: bool = F
     """Put a verified release where notebooks 02–07 read a dataset, ``build/datasets/<name>``
     (their loader, :func:`~inferqa_utils.construction.store.load_built`, is the QUIT loader).
     The same release already there is reused; a build or another release there is replaced
-    only with ``overwrite`` (else :class:`~inferqa_utils.construction.build.BuildConflictError`)."""
-    from .build import BuildConflictError
+    only with ``overwrite`` (else :class:`~inferqa_utils.construction.export_build.BuildConflictError`)."""
+    from .export_build import BuildConflictError
 
     folder = release_folder(spec)
     load_release(folder)  # verified before anything is written
@@ -314,17 +339,26 @@ def install_release(spec: str | os.PathLike[str], name: str, overwrite: bool = F
         what = (f"release {old['release'].get('folder')}" if old.get("release")
                 else f"a build with fingerprint {old.get('fingerprint')}")
         if not overwrite:
-            raise BuildConflictError(f"{target} holds {what}, not the release {root_relative(folder)}. To keep it, choose "
-                                     "another dataset_name; to replace it, pass overwrite=True")
+            raise BuildConflictError(
+                f"{target} holds {what}, not the release {root_relative(folder)}. To keep it, choose "
+                "another dataset_name; to replace it, pass overwrite=True"
+            )
         log(f"replacing {what} in {target} with the release {root_relative(folder)}")
     m = read_manifest(folder)
     with staged_dir(target) as tmp:
         shutil.copytree(folder, tmp, dirs_exist_ok=True)
         (tmp / MANIFEST).unlink()
-        installed = {**(m.get("build") or {}),
-                     "release": {"folder": root_relative(folder), "manifest_sha256": digest, "name": m.get("name"),
-                                 "code": m.get("code"), "created": m.get("created"),
-                                 "control": (m.get("parameters") or {}).get("control")}}
+        installed = {
+            **(m.get("build") or {}),
+            "release": {
+                "folder": root_relative(folder),
+                "manifest_sha256": digest,
+                "name": m.get("name"),
+                "code": m.get("code"),
+                "created": m.get("created"),
+                "control": (m.get("parameters") or {}).get("control"),
+            },
+        }
         (tmp / "manifest.json").write_text(json.dumps(installed, indent=1, default=str), encoding="utf-8")
     log(f"installed the release {root_relative(folder)} into {target}")
     return target
@@ -347,18 +381,22 @@ def sample_config(ds: Dataset, qids: list[str], name: str, split: str = "test") 
     release's), rebuilt from the source end to end: convergence is judged again by the LLM
     (``convergence_stored=False``), the corpus holds the sample's passages only. Output under
     ``build/datasets/<name>`` (its own label checkpoint)."""
-    from .build import BuildConfig
+    from .build_config import BuildConfig
 
-    params = dict((ds.meta.get("built") or {}).get("parameters") or {})
-    names = {f.name for f in fields(BuildConfig)}
-    kw = {k: v for k, v in params.items() if k in names and k not in ("output_dir", "verification_file")}
-    kw.update(questions=list(qids), fixed_splits={q: split for q in qids}, corpus_all_source=False,
-              convergence_stored=False, label_splits=[split], name=name, max_questions=None, n_train=None,
-              n_test=None)
+    params = {k: v for k, v in ((ds.meta.get("built") or {}).get("parameters") or {}).items()
+              if k not in ("output_dir", "verification_file")}
+    changes: dict[str, Any] = dict(
+        questions=list(qids),
+        fixed_splits={q: split for q in qids},
+        corpus_all_source=False,
+        convergence_stored=False,
+        label_splits=[split],
+        name=name, max_questions=None, n_train=None, n_test=None,
+    )
     folder = ds.meta.get("folder") or ds.meta.get("release")
     if folder and (Path(folder) / "verification.json").is_file():  # the decisions the release applied
-        kw["verification_file"] = str(Path(folder) / "verification.json")
-    return BuildConfig(**kw)
+        changes["verification_file"] = str(Path(folder) / "verification.json")
+    return BuildConfig.from_manifest(params, **changes)
 
 
 @dataclass
@@ -386,14 +424,23 @@ def agreement(sample: BuildResult, release: Dataset, seed: int = SEED) -> Agreem
     from ..uncertainty import clustered_ci, cohen_kappa
 
     new = sample.dataset
-    par = set(sample.parametric.loc[sample.parametric["correct"].astype(bool), "qid"]) if len(sample.parametric) else set()
+    par = (
+        set(sample.parametric.loc[sample.parametric["correct"].astype(bool), "qid"])
+        if len(sample.parametric)
+        else set()
+    )
     qrows, prows = [], []
     reasons = dict(zip(sample.questions["qid"], sample.questions["reason"], strict=True))
     for qid in sample.config.questions or []:
         rq, nq = release.questions.get(qid), new.questions.get(qid)
         row = {"qid": qid, "in release": rq is not None, "rebuilt": nq is not None}
         if rq is None or nq is None:
-            qrows.append({**row, "note": f"not rebuilt: {reasons.get(qid, '')}" if nq is None else "not in the release"})
+            qrows.append(
+                {
+                    **row,
+                    "note": f"not rebuilt: {reasons.get(qid, '')}" if nq is None else "not in the release",
+                }
+            )
             continue
         by_text = {p.text: p for p in release.passages_of(qid)}
         rgold = {normalize_answer(a) for a in rq.answers}
@@ -405,10 +452,18 @@ def agreement(sample: BuildResult, release: Dataset, seed: int = SEED) -> Agreem
                 continue
             compared += 1
             rl, nl = release.qrels.get(qid, {}).get(rp.pid), new.qrels.get(qid, {}).get(p.pid)
-            prows.append({"qid": qid, "pid": rp.pid, "passage": p.text, "release label": rl, "rebuilt label": nl,
-                          "release answers": " | ".join((release.generations.get(rp.pid) or {}).values()),
-                          "rebuilt answers": " | ".join((new.generations.get(p.pid) or {}).values()),
-                          "agree": rl == nl})
+            prows.append(
+                {
+                    "qid": qid,
+                    "pid": rp.pid,
+                    "passage": p.text,
+                    "release label": rl,
+                    "rebuilt label": nl,
+                    "release answers": " | ".join((release.generations.get(rp.pid) or {}).values()),
+                    "rebuilt answers": " | ".join((new.generations.get(p.pid) or {}).values()),
+                    "agree": rl == nl,
+                }
+            )
         qrows.append({**row, "same kept hints": rq.hint_texts == nq.hint_texts, "parametric now": qid in par,
                       "passages compared": compared,
                       "release label 2": sum(v == 2 for v in release.qrels.get(qid, {}).values()),
@@ -439,12 +494,33 @@ def agreement(sample: BuildResult, release: Dataset, seed: int = SEED) -> Agreem
                          ("questions parametric now", "parametric now"),
                          ("questions with the same answer pool", "same answer pool")):
         if col in rebuilt:
-            summary.append({"measure": measure, "value": int(rebuilt[col].astype(bool).sum()), "lo": None, "hi": None,
-                            "n": len(rebuilt), "questions": len(qdf)})
-    for measure, col in (("label-2 passages, release", "release label"), ("label-2 passages, rebuilt", "rebuilt label")):
-        summary.append({"measure": measure, "value": int((pdf[col] == 2).sum()) if len(pdf) else 0, "lo": None,
-                        "hi": None, "n": len(pdf), "questions": len(qdf)})
-    return Agreement(qdf, pdf, pd.DataFrame(summary, columns=["measure", "value", "lo", "hi", "n", "questions"]))
+            summary.append(
+                {
+                    "measure": measure,
+                    "value": int(rebuilt[col].astype(bool).sum()),
+                    "lo": None,
+                    "hi": None,
+                    "n": len(rebuilt),
+                    "questions": len(qdf),
+                }
+            )
+    for measure, col in (
+        ("label-2 passages, release", "release label"),
+        ("label-2 passages, rebuilt", "rebuilt label"),
+    ):
+        summary.append(
+            {
+                "measure": measure,
+                "value": int((pdf[col] == 2).sum()) if len(pdf) else 0,
+                "lo": None,
+                "hi": None,
+                "n": len(pdf),
+                "questions": len(qdf),
+            }
+        )
+    return Agreement(
+        qdf, pdf, pd.DataFrame(summary, columns=["measure", "value", "lo", "hi", "n", "questions"])
+    )
 
 
 def quit_rule_differences(ds: Dataset) -> list[tuple[str, str, int, int]]:
@@ -463,7 +539,9 @@ def quit_rule_differences(ds: Dataset) -> list[tuple[str, str, int, int]]:
             gens = ds.generations.get(pid) or {}
             if not gens:
                 continue
-            quit_label = 2 if any(exact_match(gens.get(m, ""), q.answers) for m in labelers if gens.get(m)) else 1
+            quit_label = (
+                2 if any(exact_match(gens.get(m, ""), q.answers) for m in labelers if gens.get(m)) else 1
+            )
             if lab in (1, 2) and quit_label != lab:
                 out.append((qid, pid, lab, quit_label))
     return out

@@ -17,7 +17,7 @@ from .passages import n_subset_permutations
 
 if TYPE_CHECKING:
     from ..datamodel import Dataset, Question
-    from .build import BuildResult
+    from .build_config import BuildResult
 
 
 def dropped_table(res: BuildResult) -> pd.DataFrame:
@@ -51,15 +51,34 @@ def parametric_by_model(res: BuildResult) -> pd.DataFrame:
     knew = per_q["correct"].unstack("model", fill_value=False)
     rows = []
     for m, g in per_q.groupby(level="model"):
-        only = int((knew[m] & ~knew.drop(columns=m).any(axis=1)).sum()) if knew.shape[1] > 1 else int(knew[m].sum())
-        rows.append({"model": m, "questions": len(g), "EM": int(g["em"].sum()), "judged correct": int(g["correct"].sum()),
-                     "judged correct (%)": round(100 * g["correct"].mean(), 1),
-                     "refused by a guard": int(df.loc[df["model"] == m, "guard"].notna().sum()) if "guard" in df else 0,
-                     "only this model": only})
+        only = (
+            int((knew[m] & ~knew.drop(columns=m).any(axis=1)).sum())
+            if knew.shape[1] > 1
+            else int(knew[m].sum())
+        )
+        rows.append(
+            {
+                "model": m,
+                "questions": len(g),
+                "EM": int(g["em"].sum()),
+                "judged correct": int(g["correct"].sum()),
+                "judged correct (%)": round(100 * g["correct"].mean(), 1),
+                "refused by a guard": int(df.loc[df["model"] == m, "guard"].notna().sum())
+                if "guard" in df
+                else 0,
+                "only this model": only,
+            }
+        )
     n = knew.shape[0]
-    rows.append({"model": "any (parametric)", "questions": n, "EM": int(per_q["em"].groupby(level="qid").any().sum()),
-                 "judged correct": int(knew.any(axis=1).sum()),
-                 "judged correct (%)": round(100 * knew.any(axis=1).mean(), 1)})
+    rows.append(
+        {
+            "model": "any (parametric)",
+            "questions": n,
+            "EM": int(per_q["em"].groupby(level="qid").any().sum()),
+            "judged correct": int(knew.any(axis=1).sum()),
+            "judged correct (%)": round(100 * knew.any(axis=1).mean(), 1),
+        }
+    )
     return pd.DataFrame(rows).set_index("model")
 
 
@@ -83,7 +102,12 @@ def repeat_agreement(res: BuildResult) -> pd.DataFrame:
     if df.empty or df["repeat"].nunique() < 2:
         return pd.DataFrame({"note": ["one repeat: greedy decoding makes identical repeats redundant"]})
     g = df.groupby(["model", "qid"])["answer"].nunique()
-    return (g.gt(1).groupby("model").mean() * 100).round(1).rename("questions whose answer changes (%)").to_frame()
+    return (
+        (g.gt(1).groupby("model").mean() * 100)
+        .round(1)
+        .rename("questions whose answer changes (%)")
+        .to_frame()
+    )
 
 
 def type_accuracy(res: BuildResult) -> dict:
@@ -112,7 +136,9 @@ def difficulty_agreement_of(d: pd.DataFrame | None) -> pd.DataFrame | None:
     """:func:`difficulty_agreement` of a difficulty table (columns ``source_difficulty``, ``difficulty``)."""
     if d is None or d.empty or "source_difficulty" not in d or d["source_difficulty"].isna().all():
         return None
-    return pd.crosstab(d["source_difficulty"], d["difficulty"], rownames=["source"], colnames=["reference-based"])
+    return pd.crosstab(
+        d["source_difficulty"], d["difficulty"], rownames=["source"], colnames=["reference-based"]
+    )
 
 
 def leakage_agreement(res: BuildResult) -> pd.DataFrame:
@@ -198,10 +224,12 @@ def build_finding(ds: Dataset, res: BuildResult, release: str | None) -> str:
         commit = ((rel.get("code") or {}).get("commit") or "")[:7]
         made = str(rel.get("created", ""))[:10]
         rebuilt = sum(res.questions["status"] == "kept") if len(res.questions) else 0
-        return (f"{what}, installed from the release `{release}`"
-                + (f" (made by code commit {commit} on {made})" if commit else "")
-                + f" after every file's checksum was verified. This run rebuilt {rebuilt} of its test questions "
-                f"from the source through every step in {secs:.0f} s.")
+        return (
+            f"{what}, installed from the release `{release}`"
+            + (f" (made by code commit {commit} on {made})" if commit else "")
+            + f" after every file's checksum was verified. This run rebuilt {rebuilt} of its test questions "
+            f"from the source through every step in {secs:.0f} s."
+        )
     return (f"{what}, built here from `{res.config.source}` in {secs:.0f} s "
             f"({counts.get('source_questions', len(res.questions))} source questions).")
 
@@ -224,8 +252,9 @@ def leakage_finding(questions: pd.DataFrame, scope: str = "source questions") ->
 def convergence_rules(questions: Sequence[Question], k: int) -> pd.DataFrame:
     """Both convergence rules (:data:`~inferqa_utils.construction.convergence.RULES`) on the stored
     judge votes of ``questions`` (hints with ``scores`` only): one row per hint with the gold vote,
-    the convergence under ``hicos`` and ``true-hints`` (:func:`~inferqa_utils.construction.convergence.convergence_from_scores`)
-    and whether each rule keeps the hint among its question's top ``k`` (convergence descending,
+    the convergence under ``hicos`` and ``true-hints``
+    (:func:`~inferqa_utils.construction.convergence.convergence_from_scores`) and whether each rule keeps the
+    hint among its question's top ``k`` (convergence descending,
     ties in source order, as the build selects)."""
     rows = []
     for q in questions:
@@ -235,9 +264,18 @@ def convergence_rules(questions: Sequence[Question], k: int) -> pd.DataFrame:
         per_rule = {r: [convergence_from_scores(h.scores, gold, r) for h in q.hints] for r in RULES}
         kept = {r: set(sorted(range(len(v)), key=lambda i, v=v: -v[i])[:k]) for r, v in per_rule.items()}
         for i, h in enumerate(q.hints):
-            rows.append({"qid": q.qid, "hint": i, "text": h.text, "strength": h.meta.get("strength", ""),
-                         "gold vote": int(h.scores[gold]), "candidates": len(h.scores),
-                         **{r: per_rule[r][i] for r in RULES}, **{f"kept ({r})": i in kept[r] for r in RULES}})
+            rows.append(
+                {
+                    "qid": q.qid,
+                    "hint": i,
+                    "text": h.text,
+                    "strength": h.meta.get("strength", ""),
+                    "gold vote": int(h.scores[gold]),
+                    "candidates": len(h.scores),
+                    **{r: per_rule[r][i] for r in RULES},
+                    **{f"kept ({r})": i in kept[r] for r in RULES},
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -257,23 +295,33 @@ def convergence_finding(rules: pd.DataFrame, rule: str, k: int) -> str:
     said do not fit their own answer, what a 0 means under each rule, and for how many questions
     the two rules keep different top-``k`` hints."""
     if rules.empty:
-        return (f"The source stores no per-candidate judge votes, so the rules cannot be compared here; this build "
-                f"used `{rule}`.")
+        return (
+            "The source stores no per-candidate judge votes, so the rules cannot be compared here; this "
+            "build "
+            f"used `{rule}`."
+        )
     n = len(rules)
     zero = int((rules["gold vote"] == 0).sum())
     n_q = rules["qid"].nunique()
     differ = int(rules.groupby("qid").apply(lambda g: (g["kept (hicos)"] != g["kept (true-hints)"]).any(),
                                             include_groups=False).sum())
     floor = 1 / rules["candidates"].max()
-    text = (f"{share(zero, n, 'hints')} with stored judge votes have a gold vote of 0 (the judge said the hint "
-            "does not fit its own answer).")
-    text += (f" Under `hicos` each of them scores 0 and falls to the bottom of its question's ranking; under "
-             f"`true-hints` no hint scores 0 — the lowest value, about {floor:.2f}, means the judge accepted every "
-             f"distractor too. The two rules keep different top-{k} hints for {share(differ, n_q)}.")
+    text = (
+        f"{share(zero, n, 'hints')} with stored judge votes have a gold vote of 0 (the judge said the hint "
+        "does not fit its own answer)."
+    )
+    text += (
+        f" Under `hicos` each of them scores 0 and falls to the bottom of its question's ranking; under "
+        f"`true-hints` no hint scores 0 — the lowest value, about {floor:.2f}, means the judge accepted "
+        "every "
+        f"distractor too. The two rules keep different top-{k} hints for {share(differ, n_q)}."
+    )
     kept = rules[rules[f"kept ({rule})"]] if f"kept ({rule})" in rules else rules.iloc[0:0]
     if len(kept):
-        text += (f" This build uses `{rule}`: on the stored votes it keeps hints of mean convergence "
-                 f"{kept[rule].mean():.2f}, {int((kept['gold vote'] == 0).sum())} of them with a gold vote of 0.")
+        text += (
+            f" This build uses `{rule}`: on the stored votes it keeps hints of mean convergence "
+            f"{kept[rule].mean():.2f}, {int((kept['gold vote'] == 0).sum())} of them with a gold vote of 0."
+        )
     return text
 
 
@@ -282,8 +330,11 @@ def types_finding(acc: Mapping[str, Any], agreement: pd.DataFrame | None) -> str
     reference-based difficulty against the source's (:func:`difficulty_agreement`)."""
     parts = []
     if acc.get("n"):
-        parts.append(f"The rule-based classifier agrees with the source's type on {100 * acc['coarse_accuracy']:.1f} % "
-                     f"(coarse) and {100 * acc['fine_accuracy']:.1f} % (fine) of {acc['n']} questions")
+        parts.append(
+            f"The rule-based classifier agrees with the source's type on {100 * acc['coarse_accuracy']:.1f} "
+            "% "
+            f"(coarse) and {100 * acc['fine_accuracy']:.1f} % (fine) of {acc['n']} questions"
+        )
     else:
         parts.append("The source has no type labels to compare with")
     if agreement is not None and len(agreement):
@@ -301,8 +352,10 @@ def parametric_finding(parametric: pd.DataFrame, scope: str = "questions") -> st
     per_q = correct.groupby("qid")["correct"].any()
     per_model = correct.groupby(["model", "qid"])["correct"].any().groupby(level="model").sum()
     models = ", ".join(f"{m} {int(v)}" for m, v in per_model.sort_values(ascending=False).items())
-    return (f"{share(int(per_q.sum()), len(per_q), scope)} are parametric: some closed-book model answered them "
-            f"({models}). They can only go to train; dev and test come from the other {int((~per_q).sum())}.")
+    return (
+        f"{share(int(per_q.sum()), len(per_q), scope)} are parametric: some closed-book model answered them "
+        f"({models}). They can only go to train; dev and test come from the other {int((~per_q).sum())}."
+    )
 
 
 def splits_finding(ds: Dataset, questions: pd.DataFrame) -> str:
@@ -322,8 +375,10 @@ def passages_finding(ds: Dataset, k: int) -> str:
     """Passages per question Σ_{j=1..k} C(k, j)·j! and the corpus size it gives."""
     per_q = n_subset_permutations(k)
     owners = len({p.qid for p in ds.passages.values()})
-    return (f"With k = {k} hints every question has {per_q} passages; the corpus holds {len(ds.passages):,} = "
-            f"{owners} questions × {per_q} (QUIT: k = 5, {n_subset_permutations(5)} per question).")
+    return (
+        f"With k = {k} hints every question has {per_q} passages; the corpus holds {len(ds.passages):,} = "
+        f"{owners} questions × {per_q} (QUIT: k = 5, {n_subset_permutations(5)} per question)."
+    )
 
 
 def labels_finding(ds: Dataset, by_hints: pd.DataFrame) -> str:
@@ -337,7 +392,9 @@ def labels_finding(ds: Dataset, by_hints: pd.DataFrame) -> str:
     text = (f"In the labelled split{'s' if len(labelled) > 1 else ''} ({', '.join(labelled)}), "
             f"{share(n2, len(labels), 'own passages')} are label 2, for {share(with2, len(qids))}")
     if len(by_hints) and "label 2 share (%)" in by_hints:
-        shares = ", ".join(f"{v:.1f} % with {h} hint{'s' if h > 1 else ''}" for h, v in by_hints["label 2 share (%)"].items())
+        shares = ", ".join(
+            f"{v:.1f} % with {h} hint{'s' if h > 1 else ''}" for h, v in by_hints["label 2 share (%)"].items()
+        )
         text += f"; the label-2 share is {shares}"
     return text + "."
 
@@ -350,8 +407,11 @@ def verification_finding(questions: pd.DataFrame) -> str:
         return "No labelled question has an answer pool to verify."
     pools, person, leak, down = (int(q[c].fillna(0).sum()) for c in ("pool_size", "rejected_by_person",
                                                                      "rejected_by_leakage", "downgraded"))
-    return (f"The {len(q)} labelled questions' answer pools hold {pools} answers; a person rejected {person}, the "
-            f"leakage re-check removed {leak}, and {down} passages went from label 2 to 1 as a result.")
+    return (
+        f"The {len(q)} labelled questions' answer pools hold {pools} answers; a person rejected {person}, "
+        "the "
+        f"leakage re-check removed {leak}, and {down} passages went from label 2 to 1 as a result."
+    )
 
 
 def table1_finding(t1: pd.DataFrame, paper_tokens: float | None = None) -> str:
@@ -361,8 +421,11 @@ def table1_finding(t1: pd.DataFrame, paper_tokens: float | None = None) -> str:
     for split, r in t1.iterrows():
         if split == "corpus":
             continue
-        extra = (f", {int(r['label 2'])} label 2" if r.get("labelled") and r.get("label 2") == r.get("label 2")
-                 else "")
+        extra = (
+            f", {int(r['label 2'])} label 2"
+            if r.get("labelled") and r.get("label 2") == r.get("label 2")
+            else ""
+        )
         parts.append(f"{split} {int(r['questions'])} questions / {int(r['passages']):,} passages{extra}")
     tokens = float(t1.loc["corpus", "mean passage tokens"]) if "corpus" in t1.index else float("nan")
     text = "; ".join(parts) + f". A passage has {tokens:.1f} tokens on average"
@@ -377,10 +440,14 @@ def agreement_finding(summary: pd.DataFrame) -> str:
     if "passage agreement (%)" not in s.index:
         return "No passage could be compared (no rebuilt passage has the same text as a released one)."
     a, kap = s.loc["passage agreement (%)"], s.loc["Cohen's kappa"]
-    text = (f"On {int(a['questions'])} rebuilt questions, {int(a['n'])} passages were compared: "
-            f"{a['value']:.1f} % [{a['lo']:.1f}, {a['hi']:.1f}] have the same label as in the release, Cohen's κ "
-            f"{ci(kap['value'], kap['lo'], kap['hi'], 2)}.")
+    text = (
+        f"On {int(a['questions'])} rebuilt questions, {int(a['n'])} passages were compared: "
+        f"{a['value']:.1f} % [{a['lo']:.1f}, {a['hi']:.1f}] have the same label as in the release, Cohen's κ "
+        f"{ci(kap['value'], kap['lo'], kap['hi'], 2)}."
+    )
     said = {"questions with the same kept hints": "kept the same hints",
             "questions with the same answer pool": "have the same answer pool"}
-    parts = [f"{int(s.loc[m, 'value'])} of {int(s.loc[m, 'n'])} {verb}" for m, verb in said.items() if m in s.index]
+    parts = [
+        f"{int(s.loc[m, 'value'])} of {int(s.loc[m, 'n'])} {verb}" for m, verb in said.items() if m in s.index
+    ]
     return text + (f" Questions: {'; '.join(parts)}." if parts else "")

@@ -47,13 +47,19 @@ def table1(ds: Dataset) -> pd.DataFrame:
         is_labelled = split != "corpus" and (labelled is None or split in labelled)
         own = Counter(v for q in qids for v in ds.qrels.get(q, {}).values())
         with2 = sum(any(v == 2 for v in ds.qrels.get(q, {}).values()) for q in qids)
-        rows.append({"split": split, "questions": len(qids) if split != "corpus" else len(by_q),
-                     "passages": len(ps), "labelled": is_labelled if split != "corpus" else None,
-                     "label 2": own.get(2, 0) if is_labelled else None,
-                     "label 1": own.get(1, 0) if is_labelled else None,
-                     "label 2 share (%)": round(100 * own.get(2, 0) / max(1, len(ps)), 1) if is_labelled else None,
-                     "questions with label 2": with2 if is_labelled else None,
-                     "mean passage tokens": round(sum(n_tokens(p.text) for p in ps) / max(1, len(ps)), 2)})
+        rows.append(
+            {
+                "split": split,
+                "questions": len(qids) if split != "corpus" else len(by_q),
+                "passages": len(ps),
+                "labelled": is_labelled if split != "corpus" else None,
+                "label 2": own.get(2, 0) if is_labelled else None,
+                "label 1": own.get(1, 0) if is_labelled else None,
+                "label 2 share (%)": round(100 * own.get(2, 0) / max(1, len(ps)), 1) if is_labelled else None,
+                "questions with label 2": with2 if is_labelled else None,
+                "mean passage tokens": round(sum(n_tokens(p.text) for p in ps) / max(1, len(ps)), 2),
+            }
+        )
     return pd.DataFrame(rows).set_index("split")
 
 
@@ -129,5 +135,11 @@ def check_invariants(ds: Dataset, k_hints: int) -> dict[str, Any]:
     split_q = [q for v in ds.splits.values() for q in v]
     if sorted(split_q) != sorted(ds.questions):
         problems.append("splits do not partition the questions")
-    return {"ok": not problems, "problems": problems[:20], "passages_per_question": per_q,
-            "questions": len(ds.questions), "distractor_questions": n_distractors, "corpus_size": len(ds.passages)}
+    return {
+        "ok": not problems,
+        "problems": problems[:20],
+        "passages_per_question": per_q,
+        "questions": len(ds.questions),
+        "distractor_questions": n_distractors,
+        "corpus_size": len(ds.passages),
+    }

@@ -10,6 +10,7 @@ from ..config import PATHS, require_input
 from ..datamodel import Dataset
 from ..errors import DataFormatError
 from ..sources.quit import load_quit
+from ..stages import Stage
 from ..trec import read_qrels
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def load_built(name: str, folder: str | Path | None = None) -> Dataset:
     splits, passages, generations, and the labels from its TREC qrels (not recomputed)."""
 
     folder = Path(folder) if folder is not None else built_dir(name)
-    manifest = require_input(folder / "manifest.json", "01_dataset_construction",
+    manifest = require_input(folder / "manifest.json", Stage.CONSTRUCTION.notebook,
                              f"the built dataset {name!r}")
     meta = json.loads(manifest.read_text(encoding="utf-8"))
     ds = load_quit(folder, name=name)
@@ -51,16 +52,12 @@ def built_labels(folder: str | Path) -> dict[str, QuestionLabels]:
     """The labeling records of the build in ``folder`` (``build/datasets/<name>``): its checkpoint
     file for the manifest's parameters, read only (a cut last line is skipped, not repaired).
     Empty when the build labelled nothing or has no checkpoint."""
-    from dataclasses import fields
-
-    from .build import BuildConfig
+    from .build_config import BuildConfig
     from .labeling import read_record
 
     folder = Path(folder)
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    names = {f.name for f in fields(BuildConfig)}
-    params = {k: v for k, v in (manifest.get("parameters") or {}).items() if k in names}
-    cfg = BuildConfig(**{**params, "output_dir": str(folder)})
+    cfg = BuildConfig.from_manifest(manifest.get("parameters") or {}, output_dir=str(folder))
     path = cfg.checkpoint_file(manifest.get("source_sha256"))
     out: dict[str, QuestionLabels] = {}
     if not path.exists():

@@ -45,15 +45,23 @@ def load_decisions(path: str | Path) -> Decisions:
     try:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as e:
-        raise DataFormatError(path, f"invalid JSON at column {e.colno}: {e.msg}", record=f"line {e.lineno}") from None
+        raise DataFormatError(
+            path, f"invalid JSON at column {e.colno}: {e.msg}", record=f"line {e.lineno}"
+        ) from None
     if not isinstance(data, dict):
-        raise DataFormatError(path, f"expected an object {{qid: {{answer: true|false}}}}, got {type(data).__name__}")
+        raise DataFormatError(
+            path, f"expected an object {{qid: {{answer: true|false}}}}, got {type(data).__name__}"
+        )
     for qid, ans in data.items():
         if not isinstance(ans, dict):
-            raise DataFormatError(path, f"expected {{answer: true|false}}, got {type(ans).__name__}", record=qid)
+            raise DataFormatError(
+                path, f"expected {{answer: true|false}}, got {type(ans).__name__}", record=qid
+            )
         for answer, accepted in ans.items():
             if not isinstance(accepted, bool):
-                raise DataFormatError(path, f"expected true or false, got {accepted!r:.40}", record=qid, field=answer)
+                raise DataFormatError(
+                    path, f"expected true or false, got {accepted!r:.40}", record=qid, field=answer
+                )
     return data
 
 
@@ -129,9 +137,19 @@ def expansion_table(questions: Mapping[str, Question], results: Mapping[str, Que
                 continue
             fate = ("rejected by person" if upd and ans in upd.rejected_by_person else
                     "rejected by leakage" if upd and ans in upd.rejected_by_leakage else "in pool")
-            rows.append({"qid": qid, "split": split_of.get(qid), "question": q.question if q else "",
-                         "gold": " | ".join(gold), "answer": ans, "labelers": ", ".join(rec.get("labelers", [])),
-                         "passages": rec.get("passages", 0), "admitted_by": "judge", "status": fate})
+            rows.append(
+                {
+                    "qid": qid,
+                    "split": split_of.get(qid),
+                    "question": q.question if q else "",
+                    "gold": " | ".join(gold),
+                    "answer": ans,
+                    "labelers": ", ".join(rec.get("labelers", [])),
+                    "passages": rec.get("passages", 0),
+                    "admitted_by": "judge",
+                    "status": fate,
+                }
+            )
     return pd.DataFrame(rows, columns=["qid", "split", "question", "gold", "answer", "labelers", "passages",
                                        "admitted_by", "status"])
 
@@ -172,14 +190,19 @@ class AnswerEffect:
             return (f"gold match on {self.passages} passage(s): fixed — verification decides the answers the "
                     "judge admitted, a gold answer stays in the pool (paper 000 §3.2.3)")
         if self.kind == "leaks":
-            return (f"the leakage filter removes it from the pool whatever you decide (it matches the question's "
-                    f"own hints: copied, not inferred); {self.flips} of its {self.passages} passage(s) are label 1 "
-                    "because of it")
+            return (
+                f"the leakage filter removes it from the pool whatever you decide (it matches the question's "
+                f"own hints: copied, not inferred); {self.flips} of its {self.passages} passage(s) are label "
+                "1 "
+                "because of it"
+            )
         if self.accepted:
             if self.flips:
                 return f"unticking removes it from the pool and moves {n} 2 → 1"
-            return (f"unticking removes it from the pool; its {self.passages} passage(s) keep label 2 through "
-                    "another accepted answer")
+            return (
+                f"unticking removes it from the pool; its {self.passages} passage(s) keep label 2 through "
+                "another accepted answer"
+            )
         return (f"unticked: out of the pool at the next build ({n} 2 → 1); ticking it again keeps "
                 f"{'them' if self.flips != 1 else 'it'} at 2")
 
@@ -195,8 +218,10 @@ def answer_effects(q: Question, hints: Sequence[str], result: QuestionLabels, de
     generated = [a for a in answers if normalize_answer(a) not in gold]
     leaking = {lk.answer for lk in leakage.find(generated, hints)} if generated else set()
     rejected = {normalize_answer(a) for a in generated if decisions.get(a) is False or a in leaking}
-    count = {a: sum(normalize_answer(a) in {normalize_answer(x) for x in acc} for acc in result.accepted.values())
-             for a in answers}
+    count = {
+        a: sum(normalize_answer(a) in {normalize_answer(x) for x in acc} for acc in result.accepted.values())
+        for a in answers
+    }
     out = []
     for a in sorted(answers, key=lambda a: normalize_answer(a) in gold):
         norm = normalize_answer(a)
@@ -210,8 +235,12 @@ def answer_effects(q: Question, hints: Sequence[str], result: QuestionLabels, de
     return out
 
 
-def verification_widget(questions: Sequence[Question], results: Mapping[str, QuestionLabels], path: str | Path,
-                        leakage: LeakageFilter | None = None):
+def verification_widget(
+    questions: Sequence[Question],
+    results: Mapping[str, QuestionLabels],
+    path: str | Path,
+    leakage: LeakageFilter | None = None,
+):
     """An ipywidgets form (paper Fig. 7). Per question with a judge-admitted answer: the gold
     answer(s), a checkbox per admitted answer with what unticking it changes ("unticking removes
     this answer from the pool and moves 3 passages 2 → 1"), updated as you click; gold matches
@@ -243,19 +272,25 @@ def verification_widget(questions: Sequence[Question], results: Mapping[str, Que
         lines = []
         previews: dict[str, w.HTML] = {}
 
-        def refresh(q: Question = q, res: QuestionLabels = res, previews: dict[str, w.HTML] = previews) -> None:
+        def refresh(
+            q: Question = q, res: QuestionLabels = res, previews: dict[str, w.HTML] = previews
+        ) -> None:
             for e in answer_effects(q, q.hint_texts, res, decisions.get(q.qid, {}), leakage):
                 if e.answer in previews:
                     previews[e.answer].value = _effect_html(e)
 
         for e in effects:
             n_decide += e.decidable
-            cb = w.Checkbox(value=e.accepted, indent=False, disabled=not e.decidable, layout=w.Layout(width="30px"))
+            cb = w.Checkbox(
+                value=e.accepted, indent=False, disabled=not e.decidable, layout=w.Layout(width="30px")
+            )
             label = w.HTML(_effect_html(e))
             previews[e.answer] = label
             if e.decidable:
                 def on_change(change, qid=q.qid, ans=e.answer, refresh=refresh):
-                    now = save_decision(path, qid, ans, bool(change["new"]))  # merged into the file as it is now
+                    now = save_decision(
+                        path, qid, ans, bool(change["new"])
+                    )  # merged into the file as it is now
                     decisions.clear()
                     decisions.update(now)
                     refresh()
@@ -271,8 +306,10 @@ def verification_widget(questions: Sequence[Question], results: Mapping[str, Que
         head = (f"<b>{n_decide} judge-admitted answer(s) to verify</b> in {len(rows)} question(s): tick the "
                 "correct ones, untick the wrong ones; each line says what its decision changes.")
     else:
-        head = ("<b>Nothing to verify</b>: no generated answer beyond the gold answers was admitted by the judge "
-                "(or the leakage filter removes it anyway), so no decision would change a label.")
+        head = (
+            "<b>Nothing to verify</b>: no generated answer beyond the gold answers was admitted by the judge "
+            "(or the leakage filter removes it anyway), so no decision would change a label."
+        )
     gold_line = (f"{len(gold_only)} labelled question(s) have only gold matches among their accepted answers "
                  f"(fixed, nothing to decide): {html.escape(', '.join(gold_only))}" if gold_only else "")
     info = w.HTML(f"{head}<br>Decisions are saved to <code>{html.escape(str(path))}</code> as you click; "
@@ -287,6 +324,8 @@ def _effect_html(e: AnswerEffect) -> str:
 
     name = html.escape(e.answer)
     style = {"gold": "background:#c8f7c5", "leaks": "color:#888;text-decoration:line-through"}.get(e.kind, "")
-    tag = {"gold": "gold (fixed)", "leaks": "removed by the leakage filter", "generated": "judge-admitted"}[e.kind]
+    tag = {"gold": "gold (fixed)", "leaks": "removed by the leakage filter", "generated": "judge-admitted"}[
+        e.kind
+    ]
     return (f"<span style='{style}'><b>{name}</b></span> <small>[{tag}]</small> — "
             f"<span class='inferqa-preview'>{html.escape(e.preview())}</span>")

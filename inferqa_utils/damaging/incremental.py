@@ -8,7 +8,8 @@ strict-EM bits give the **EM pattern** (judge-accepted answers give the SeEM pat
 (paper 000 §5.4, hint level; a control-corpus reference is one unit), so the context of prefix k is the
 context of prefix k − 1 plus the new sentences at its end (or the same text when ``p_k`` adds none).
 
-**Why this is cheap with a decoder.** The reader prompt (:func:`inferqa_utils.answering.prompts.reader_messages`)
+**Why this is cheap with a decoder.** The reader prompt
+  (:func:`inferqa_utils.answering.prompts.reader_messages`)
 is the system turn, five few-shot turns, the rules, *then the context*, then the question. Prompt k
 therefore shares every token up to the end of context k − 1 with prompt k − 1. The llama.cpp
 engine keeps its KV cache between prompts and evaluates only the tokens after the longest common
@@ -173,8 +174,17 @@ def pattern_table(inc: pd.DataFrame) -> pd.DataFrame:
         pe = em_pattern(g["em"].astype(bool).tolist())
         pj = em_pattern(g["judged"].astype(bool).tolist())
         m = int((g["pid"] != "").sum())
-        rows.append({"system": system, "qid": qid, "em_pattern": pe, "judged_pattern": pj,
-                     "em_types": " ".join(real_types(pe, m)), "passages": m, "n_contexts": int(g["adds"].sum())})
+        rows.append(
+            {
+                "system": system,
+                "qid": qid,
+                "em_pattern": pe,
+                "judged_pattern": pj,
+                "em_types": " ".join(real_types(pe, m)),
+                "passages": m,
+                "n_contexts": int(g["adds"].sum()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -205,10 +215,22 @@ def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: 
                 for probe in probes:
                     keep = [i for i in probe_keep(pat, probe, k) if i < len(sents)]
                     ctx = subset_context(sents, keep)
-                    rows.append({"system": system, "qid": qid, "metric": metric, "k": k, "probe": probe,
-                                 "n_kept": len(keep), "kept": " ".join(str(i + 1) for i in keep), "_ctx": ctx})
+                    rows.append(
+                        {
+                            "system": system,
+                            "qid": qid,
+                            "metric": metric,
+                            "k": k,
+                            "probe": probe,
+                            "n_kept": len(keep),
+                            "kept": " ".join(str(i + 1) for i in keep),
+                            "_ctx": ctx,
+                        }
+                    )
                     items.append((qid, ctx))
-    res = read_unique(reader, judge, ds, items, desc=f"probes {system}".strip(), progress=progress, known=known)
+    res = read_unique(
+        reader, judge, ds, items, desc=f"probes {system}".strip(), progress=progress, known=known
+    )
     for r in rows:
         out = res[(r["qid"], r.pop("_ctx"))]
         r["answer"] = out["answer"]
@@ -233,13 +255,17 @@ def em_curves(inc: pd.DataFrame) -> pd.DataFrame:
         for metric in METRICS:
             pats = list(patterns_of(g, metric).values())
             curve = aggregate_em_curves(pats)
-            for name, per_q in (("EM", lambda p, k: float(p[k - 1] == "1")), ("AcEM", lambda p, k: float(acem_at(p, k)))):
+            for name, per_q in (
+                ("EM", lambda p, k: float(p[k - 1] == "1")),
+                ("AcEM", lambda p, k: float(acem_at(p, k))),
+            ):
                 iv = [interval_columns([per_q(p, int(k)) for p in pats], name) for k in curve["k"]]
                 curve[f"{name}_lo"] = [r[f"{name}_lo"] for r in iv]
                 curve[f"{name}_hi"] = [r[f"{name}_hi"] for r in iv]
             frames.append(curve.assign(system=system, metric=metric, n_questions=len(pats)))
-    return pd.concat(frames, ignore_index=True)[["system", "metric", "k", "EM", "EM_lo", "EM_hi", "AcEM", "AcEM_lo",
-                                                 "AcEM_hi", "n_questions"]]
+    return pd.concat(frames, ignore_index=True)[
+        ["system", "metric", "k", "EM", "EM_lo", "EM_hi", "AcEM", "AcEM_lo", "AcEM_hi", "n_questions"]
+    ]
 
 
 def probe_curves(inc: pd.DataFrame, probes_df: pd.DataFrame) -> pd.DataFrame:
@@ -330,18 +356,33 @@ def damaging_intervals(inc_by_corpus: Mapping[str, pd.DataFrame]) -> pd.DataFram
                 em = [float(p[-1] == "1") for p in pats]
                 acem = [float(acem_at(p, len(p))) for p in pats]
                 e, a, d = mean_ci(em).scaled(100), mean_ci(acem).scaled(100), paired_difference(acem, em)
-                rows.append({"corpus": corpus, "system": system, "metric": metric, "N": max(map(len, pats)),
-                             "EM@N": round(e.value, 2), "EM_lo": round(e.lo, 2), "EM_hi": round(e.hi, 2),
-                             "AcEM@N": round(a.value, 2), "AcEM_lo": round(a.lo, 2), "AcEM_hi": round(a.hi, 2),
-                             "AcEM − EM": round(100 * d.diff.value, 2), "diff_lo": round(100 * d.diff.lo, 2),
-                             "diff_hi": round(100 * d.diff.hi, 2), "p (paired)": round(d.p_value, 4),
-                             "damaged questions": int(sum(x > y for x, y in zip(acem, em, strict=True))),
-                             "n_questions": len(pats), "labels": f"{em_name} / {ac_name}"})
+                rows.append(
+                    {
+                        "corpus": corpus,
+                        "system": system,
+                        "metric": metric,
+                        "N": max(map(len, pats)),
+                        "EM@N": round(e.value, 2),
+                        "EM_lo": round(e.lo, 2),
+                        "EM_hi": round(e.hi, 2),
+                        "AcEM@N": round(a.value, 2),
+                        "AcEM_lo": round(a.lo, 2),
+                        "AcEM_hi": round(a.hi, 2),
+                        "AcEM − EM": round(100 * d.diff.value, 2),
+                        "diff_lo": round(100 * d.diff.lo, 2),
+                        "diff_hi": round(100 * d.diff.hi, 2),
+                        "p (paired)": round(d.p_value, 4),
+                        "damaged questions": int(sum(x > y for x, y in zip(acem, em, strict=True))),
+                        "n_questions": len(pats),
+                        "labels": f"{em_name} / {ac_name}",
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 def comparison_finding(comp: pd.DataFrame) -> str:
-    """One generated sentence: on which corpus the strict damaging effect AcEM@N − EM@N is larger, per system."""
+    """One generated sentence: on which corpus the strict damaging effect AcEM@N − EM@N is larger, per
+    system."""
     if comp.empty or comp["corpus"].nunique() < 2:
         return "Only one corpus was analysed: no answer-supporting vs answer-containing comparison."
     parts = []
@@ -353,8 +394,12 @@ def comparison_finding(comp: pd.DataFrame) -> str:
         top = s.idxmax() if s.nunique() > 1 else None
         parts.append(f"{system}: {desc} points" + (f" (larger on the {top} corpus)" if top else " (equal)"))
         never += [f"{system} on the {c} corpus" for c, v in g.set_index("corpus")["AcEM@N"].items() if v == 0]
-    note = (f" No prefix is ever answered correctly ({'; '.join(never)}: AcEM@N = 0), so no passage there can be "
-            "shown to damage an answer." if never else "")
+    note = (
+        f" No prefix is ever answered correctly ({'; '.join(never)}: AcEM@N = 0), so no passage there can be "
+        "shown to damage an answer."
+        if never
+        else ""
+    )
 
     em, acem, probe3 = paper_value("damaging_passages", "b"), paper_value("damaging_passages"), paper_value(
         "probe3_recovers")
@@ -401,8 +446,14 @@ def plot_em_curves(curves_by_corpus: Mapping[str, pd.DataFrame],
                             **bar_style)
                 if pc is not None and "Probe 3" in pc:
                     pg = pc[(pc["system"] == system) & (pc["metric"] == metric)]
-                    ax.errorbar(pg["k"], pg["Probe 3"], yerr=bars(pg, "Probe 3"), color=col, ls="none", marker="x",
-                                ms=7, label=f"{system} Probe 3@k", **bar_style)
+                    ax.errorbar(
+                        pg["k"],
+                        pg["Probe 3"],
+                        yerr=bars(pg, "Probe 3"),
+                        color=col, ls="none", marker="x", ms=7,
+                        label=f"{system} Probe 3@k",
+                        **bar_style,
+                    )
             ax.set_ylim(-3, 103)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             n = int(sub["n_questions"].max()) if len(sub) else 0

@@ -68,10 +68,12 @@ def incremental_finding(patterns: pd.DataFrame) -> str:
         at_n = sum(p[-1] == "1" for p in pats)
         lost = sum("1" in p and p[-1] == "0" for p in pats)
         prefixes, contexts = int(g["passages"].sum()), int(g["n_contexts"].sum())
-        parts.append(f"{system}: {share(some, n)} are answered correctly from some prefix of the top {big_n} "
-                     f"passages, {at_n} from all {big_n}; {lost} lose a correct answer by reading further. "
-                     f"The {prefixes} prefixes gave {contexts} distinct contexts (a passage that adds no new hint "
-                     "repeats the previous context, which is read once)")
+        parts.append(
+            f"{system}: {share(some, n)} are answered correctly from some prefix of the top {big_n} "
+            f"passages, {at_n} from all {big_n}; {lost} lose a correct answer by reading further. "
+            f"The {prefixes} prefixes gave {contexts} distinct contexts (a passage that adds no new hint "
+            "repeats the previous context, which is read once)"
+        )
     return "; ".join(parts) + "."
 
 
@@ -90,8 +92,10 @@ def curves_finding(em_curves: pd.DataFrame) -> str:
                      f"{ci(last['AcEM'], last['AcEM_lo'], last['AcEM_hi'])} — a gap of "
                      f"{last['AcEM'] - last['EM']:.1f} points")
     em, acem = paper_value("damaging_passages", "b"), paper_value("damaging_passages")
-    return ("; ".join(parts) + f". Paper 004 (NQ, DPR, FiD reader): EM@100 {em:g} vs AcEM@100 {acem:g}, a gap of "
-            f"{acem - em:.1f} points.")
+    return (
+        "; ".join(parts) + f". Paper 004 (NQ, DPR, FiD reader): EM@100 {em:g} vs AcEM@100 {acem:g}, a gap of "
+        f"{acem - em:.1f} points."
+    )
 
 
 def types_finding(types: pd.DataFrame, by_rank: pd.DataFrame | None = None) -> str:
@@ -144,13 +148,17 @@ def probes_finding(table6: pd.DataFrame) -> str:
         gap = ac - em
         rec = (f", recovering {p3 - em:.1f} of the {gap:.1f}-point gap" if gap > 0
                else ", with no gap to recover")
-        parts.append(f"{label} (N = {int(r['N'])}): Probe 3 {ci(p3, r['Probe 3_lo'], r['Probe 3_hi'])} vs "
-                     f"EM@N {ci(em, r['EM_lo'], r['EM_hi'])} and AcEM@N {ci(ac, r['AcEM_lo'], r['AcEM_hi'])}{rec}; "
-                     f"the best {'probe is' if len(best) == 1 else 'probes are'} {', '.join(best)} ({top:.1f})")
+        parts.append(
+            f"{label} (N = {int(r['N'])}): Probe 3 {ci(p3, r['Probe 3_lo'], r['Probe 3_hi'])} vs "
+            f"EM@N {ci(em, r['EM_lo'], r['EM_hi'])} and AcEM@N {ci(ac, r['AcEM_lo'], r['AcEM_hi'])}{rec}; "
+            f"the best {'probe is' if len(best) == 1 else 'probes are'} {', '.join(best)} ({top:.1f})"
+        )
     p3, em = paper_value("probe3_recovers"), paper_value("probe3_recovers", "b")
     ac = paper_value("damaging_passages")
-    return ("; ".join(parts) + f". Paper 004 (NQ, DPR): Probe 3@100 {p3:g} vs EM@100 {em:g} and AcEM@100 {ac:g}. "
-            "The probes type passages with the known answer: an upper bound on filtering, not a method.")
+    return (
+        "; ".join(parts) + f". Paper 004 (NQ, DPR): Probe 3@100 {p3:g} vs EM@100 {em:g} and AcEM@100 {ac:g}. "
+        "The probes type passages with the known answer: an upper bound on filtering, not a method."
+    )
 
 
 def ser_long(readings: pd.DataFrame) -> pd.DataFrame:
@@ -162,9 +170,19 @@ def ser_long(readings: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for key, g in readings.groupby(keys, sort=False):
         *corpus, kind, m = key
-        iv = mean_ci(g["changed"].astype(str).str.lower().isin(["true", "1"]).astype(float).to_numpy()).scaled(100)
-        rows.append({"setting": (f"{corpus[0]}: " if corpus else "") + f"SER w/ {kind}", "m": int(m), "value": round(iv.value, 2), "lo": round(iv.lo, 2),
-                     "hi": round(iv.hi, 2), "pairs": len(g)})
+        iv = mean_ci(
+            g["changed"].astype(str).str.lower().isin(["true", "1"]).astype(float).to_numpy()
+        ).scaled(100)
+        rows.append(
+            {
+                "setting": (f"{corpus[0]}: " if corpus else "") + f"SER w/ {kind}",
+                "m": int(m),
+                "value": round(iv.value, 2),
+                "lo": round(iv.lo, 2),
+                "hi": round(iv.hi, 2),
+                "pairs": len(g),
+            }
+        )
     return pd.DataFrame(rows, columns=["setting", "m", "value", "lo", "hi", "pairs"])
 
 
@@ -185,7 +203,10 @@ def ser_finding(long: pd.DataFrame, gold: dict[str, int], n_questions: int) -> s
     and the largest m per setting with intervals (:func:`ser_long`), beside paper 004's Table 1."""
     start = "; ".join(f"{share(n, n_questions)} on the {c} corpus" for c, n in gold.items())
     if long.empty:
-        return f"Answered correctly from one good passage alone: {start or 'none'} — the SER has nothing to start from."
+        return (
+            f"Answered correctly from one good passage alone: {start or 'none'} — the SER has nothing to "
+            "start from."
+        )
     parts = []
     for setting, g in long.groupby("setting", sort=False):
         g = g.sort_values("m")
@@ -196,5 +217,10 @@ def ser_finding(long: pd.DataFrame, gold: dict[str, int], n_questions: int) -> s
     lo_r = paper_value("ser_bm25_above_random", "b")
     lo_b = paper_value("ser_bm25_above_random")
     hi_b = paper_value("ser_bm25_above_random", "SER with BM25 negatives, max (%)")
-    return (f"Answered correctly from one good passage alone: {start}. Added passages change that answer (SER, % of "
-            "pairs): " + "; ".join(parts) + f". Paper 004 (NQ, FiD): random ≤ {lo_r:g} %, BM25 {lo_b:g}–{hi_b:g} %.")
+    return (
+        f"Answered correctly from one good passage alone: {start}. Added passages change that answer (SER, % "
+        "of "
+        "pairs): "
+        + "; ".join(parts)
+        + f". Paper 004 (NQ, FiD): random ≤ {lo_r:g} %, BM25 {lo_b:g}–{hi_b:g} %."
+    )

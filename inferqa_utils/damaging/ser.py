@@ -45,7 +45,9 @@ KINDS = ("random", "BM25")
 def supporting_gold_candidates(ds: Dataset, qid: str) -> list[str]:
     """The question's label-2 passages, most hints first, then by id (answer-supporting corpus)."""
     labels = ds.qrels.get(qid, {})
-    pids = [pid for pid, lab in labels.items() if lab >= 2 and pid in ds.passages and ds.passages[pid].qid == qid]
+    pids = [
+        pid for pid, lab in labels.items() if lab >= 2 and pid in ds.passages and ds.passages[pid].qid == qid
+    ]
     return sorted(pids, key=lambda pid: (-ds.passages[pid].n_hints, pid))
 
 
@@ -85,7 +87,11 @@ def excluded_for(ds: Dataset, qid: str, corpus: Mapping[str, str]) -> set[str]:
     """Passages that may not serve as negatives for ``qid``: its own passages (built passages of
     the question, its reference ``ref:<qid>``) and every corpus passage containing a gold answer."""
     gold = gold_of(ds.questions[qid])
-    own = {pid for pid in corpus if _is_own_reference(pid, qid) or (pid in ds.passages and ds.passages[pid].qid == qid)}
+    own = {
+        pid
+        for pid in corpus
+        if _is_own_reference(pid, qid) or (pid in ds.passages and ds.passages[pid].qid == qid)
+    }
     return own | {pid for pid, text in corpus.items() if any_occurs_folded(gold, text)}
 
 
@@ -107,9 +113,16 @@ def bm25_negatives(ranked: Sequence[str], exclude: Collection[str], m: int) -> l
     return [p for p in ranked if p not in exclude][:m]
 
 
-def sample_negatives(ds: Dataset, gold: Mapping[str, tuple[str, str]], corpus: Mapping[str, str], bm25_run: Run,
-                     max_extra: int = 4, samples: int = 1, seed: int = SEED,
-                     exclude: Callable[[str], set[str]] | None = None) -> dict[str, dict[str, list[list[str]]]]:
+def sample_negatives(
+    ds: Dataset,
+    gold: Mapping[str, tuple[str, str]],
+    corpus: Mapping[str, str],
+    bm25_run: Run,
+    max_extra: int = 4,
+    samples: int = 1,
+    seed: int = SEED,
+    exclude: Callable[[str], set[str]] | None = None,
+) -> dict[str, dict[str, list[list[str]]]]:
     """``{kind: {qid: [extras of sample 0, …]}}`` with ``max_extra`` passages per sample:
     ``samples`` seeded random draws (``random.Random(f"{seed}:{qid}:{s}")``) and one BM25 list
     (questions with fewer than ``max_extra`` BM25 negatives get none)."""
@@ -150,8 +163,12 @@ def ser_inference(reader: LLM, ds: Dataset, gold: Mapping[str, tuple[str, str]],
         out = res[(r["qid"], r.pop("_ctx"))]
         r["answer"], r["em"] = out["answer"], out["em"]
         r["changed"] = stability_error_ratio([r["base_answer"]], [r["answer"]]) > 0
-    return pd.DataFrame(rows, columns=["kind", "qid", "sample", "m", "gold_pid", "extras", "base_answer", "answer",
-                                       "em", "changed"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "kind", "qid", "sample", "m", "gold_pid", "extras", "base_answer", "answer", "em", "changed",
+        ],
+    )
 
 
 def ser_table(readings: pd.DataFrame) -> pd.DataFrame:

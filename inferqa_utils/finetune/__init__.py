@@ -26,19 +26,7 @@ from .training import (
 )
 
 __all__ = [
-    "BIENCODER_KIND",
-    "CROSS_ENCODER_KIND",
-    "PAPER_EPOCHS",
-    "TrainConfig",
-    "TrainedModel",
-    "TrainingExample",
-    "epochs_for",
-    "examples_frame",
-    "models_dir",
-    "positives_of",
-    "register",
-    "sample_examples",
-    "sample_summary",
-    "train_biencoder",
-    "train_cross_encoder",
+    "BIENCODER_KIND", "CROSS_ENCODER_KIND", "PAPER_EPOCHS", "TrainConfig", "TrainedModel", "TrainingExample",
+    "epochs_for", "examples_frame", "models_dir", "positives_of", "register", "sample_examples",
+    "sample_summary", "train_biencoder", "train_cross_encoder",
 ]

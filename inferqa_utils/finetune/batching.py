@@ -47,7 +47,9 @@ def plan_batches(anchor_keys: Sequence[str], negative_keys: Sequence[str | None]
             if n is not None:
                 negs.add(n)
         queue.extendleft(reversed(waiting))
-        if not batch:  # a row conflicting with itself (negative of its own question) — cannot happen from the sampler
+        if (
+            not batch
+        ):  # a row conflicting with itself (negative of its own question) — cannot happen from the sampler
             batch = [queue.popleft()]
         batches.append(batch)
     return batches

@@ -38,14 +38,28 @@ from .training import (
 
 def triplet_columns(ds: Dataset, examples: Sequence[TrainingExample]) -> dict[str, list[str]]:
     """The training dataset: ``anchor`` (question), ``positive`` and ``negative`` passage texts."""
-    return {"anchor": [e.question for e in examples], "positive": [ds.passages[e.positive].text for e in examples],
-            "negative": [ds.passages[e.negative].text for e in examples]}
+    return {
+        "anchor": [e.question for e in examples],
+        "positive": [ds.passages[e.positive].text for e in examples],
+        "negative": [ds.passages[e.negative].text for e in examples],
+    }
 
 
-def biencoder_fingerprint(ds: Dataset, examples: Sequence[TrainingExample], cfg: TrainConfig, base: str) -> str:
-    return fingerprint({"kind": BIENCODER_KIND, "loss": "MultipleNegativesRankingLoss(scale=20, cos)",
-                        "batches": "question-disjoint", "base": base, "base_identity": models.checksum(base),
-                        "examples": examples_fingerprint(ds, examples), "config": cfg.weights_key(), "versions": versions()})
+def biencoder_fingerprint(
+    ds: Dataset, examples: Sequence[TrainingExample], cfg: TrainConfig, base: str
+) -> str:
+    return fingerprint(
+        {
+            "kind": BIENCODER_KIND,
+            "loss": "MultipleNegativesRankingLoss(scale=20, cos)",
+            "batches": "question-disjoint",
+            "base": base,
+            "base_identity": models.checksum(base),
+            "examples": examples_fingerprint(ds, examples),
+            "config": cfg.weights_key(),
+            "versions": versions(),
+        }
+    )
 
 
 def train_biencoder(ds: Dataset, examples: Sequence[TrainingExample], folder: str | Path, *, name: str,
@@ -92,10 +106,13 @@ def disjoint_batch_sampler(anchor_keys: Sequence[str], negative_keys: Sequence[s
     """A picklable factory for sentence-transformers' ``batch_sampler=`` training argument (the
     trainer pickles its arguments into every checkpoint): it builds a
     :class:`~inferqa_utils.finetune.torch_sampler.QuestionDisjointBatchSampler` that yields
-    :func:`~inferqa_utils.finetune.batching.plan_batches` for the rows of the training dataset, re-planned every epoch with
+    :func:`~inferqa_utils.finetune.batching.plan_batches` for the rows of the training dataset, re-planned
+    every epoch with
     ``seed + epoch`` (deterministic, so a resumed run skips exactly the batches it had seen)."""
     from functools import partial
 
     from .torch_sampler import QuestionDisjointBatchSampler
 
-    return partial(QuestionDisjointBatchSampler, anchor_keys=list(anchor_keys), negative_keys=list(negative_keys))
+    return partial(
+        QuestionDisjointBatchSampler, anchor_keys=list(anchor_keys), negative_keys=list(negative_keys)
+    )

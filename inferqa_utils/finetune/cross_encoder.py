@@ -1,4 +1,5 @@
-"""Fine-tuning a cross-encoder reranker from MiniLM with N positives per question (paper 000 §5.2–5.3, A.2–A.3).
+"""Fine-tuning a cross-encoder reranker from MiniLM with N positives per question (paper 000 §5.2–5.3,
+A.2–A.3).
 
 The paper fine-tunes MonoT5 (pointwise: "Query: q Document: d Relevant:" → true/false). No
 reranker weights ship offline, so the packaged ``all-MiniLM-L6-v2`` encoder gets a fresh
@@ -45,15 +46,35 @@ def pair_columns(ds: Dataset, examples: Sequence[TrainingExample]) -> dict[str, 
     return cols
 
 
-def cross_encoder_fingerprint(ds: Dataset, examples: Sequence[TrainingExample], cfg: TrainConfig, base: str) -> str:
-    return fingerprint({"kind": CROSS_ENCODER_KIND, "loss": "BinaryCrossEntropyLoss", "base": base,
-                        "base_identity": models.checksum(base), "examples": examples_fingerprint(ds, examples),
-                        "config": cfg.weights_key(), "versions": versions()})
+def cross_encoder_fingerprint(
+    ds: Dataset, examples: Sequence[TrainingExample], cfg: TrainConfig, base: str
+) -> str:
+    return fingerprint(
+        {
+            "kind": CROSS_ENCODER_KIND,
+            "loss": "BinaryCrossEntropyLoss",
+            "base": base,
+            "base_identity": models.checksum(base),
+            "examples": examples_fingerprint(ds, examples),
+            "config": cfg.weights_key(),
+            "versions": versions(),
+        }
+    )
 
 
-def train_cross_encoder(ds: Dataset, examples: Sequence[TrainingExample], folder: str | Path, *, name: str,
-                        n_positives: int, cfg: TrainConfig, base: str = "minilm", progress: bool = True,
-                        callbacks: list[Any] | None = None, log: Callable[[str], None] = print) -> TrainedModel:
+def train_cross_encoder(
+    ds: Dataset,
+    examples: Sequence[TrainingExample],
+    folder: str | Path,
+    *,
+    name: str,
+    n_positives: int,
+    cfg: TrainConfig,
+    base: str = "minilm",
+    progress: bool = True,
+    callbacks: list[Any] | None = None,
+    log: Callable[[str], None] = print,
+) -> TrainedModel:
     """Fine-tune a one-logit cross-encoder from encoder ``base`` on the pairs of ``examples`` into
     ``folder`` (reuse/resume as in :mod:`.training`). ``cfg.batch_size`` counts pairs."""
     if not examples:

@@ -20,13 +20,12 @@ from .. import artifacts, models, stages
 from ..config import SEED
 from ..datamodel import Dataset
 from ..figures import INTERVAL_NOTE, error_bars
-from ..fingerprint import corpus_sha256, queries_sha256, ranking_sha256
 from ..rerank import make_reranker, oracle_run
 from ..rerank.evaluation import ORACLE_METRICS as ORACLE_METRICS  # notebook 05: fx.ORACLE_METRICS
 from ..rerank.evaluation import oracle_scores, rerank_table
+from ..rerank.stored import per_query, rerank_key
 from ..retrieval.evaluation import metrics_table
-from ..retrieval.registry import retrieve, run_all
-from ..stages import result_path
+from ..retrieval.registry import retrieve, retriever_identity, run_all
 from ..trec import Run, read_run, write_run
 from .biencoder import train_biencoder
 from .cross_encoder import train_cross_encoder
@@ -50,8 +49,14 @@ def variant_name(base: str, n: int, negatives: str = "random") -> str:
     return f"{base}-N{n}" + ("" if negatives == "random" else f"-{negatives}")
 
 
-def sample_sets(ds: Dataset, positives: Sequence[int], train_qids: Sequence[str], negative_qids: Sequence[str],
-                hard_negative_run: Run | None = None, seed: int = SEED) -> dict[SetKey, list[TrainingExample]]:
+def sample_sets(
+    ds: Dataset,
+    positives: Sequence[int],
+    train_qids: Sequence[str],
+    negative_qids: Sequence[str],
+    hard_negative_run: Run | None = None,
+    seed: int = SEED,
+) -> dict[SetKey, list[TrainingExample]]:
     """Triplets for every N (random negatives), plus BM25-hard ones when ``hard_negative_run`` is given."""
     if not positives:
         raise ValueError("no N given: the list of positives per question is empty")
@@ -64,18 +69,36 @@ def sample_sets(ds: Dataset, positives: Sequence[int], train_qids: Sequence[str]
     return sets
 
 
-def sampling_table(sets: Mapping[SetKey, Sequence[TrainingExample]], train_qids: Sequence[str]) -> pd.DataFrame:
-    return pd.DataFrame([{"negative kind": neg, **sample_summary(ex, train_qids, n)} for (n, neg), ex in sets.items()])
+def sampling_table(
+    sets: Mapping[SetKey, Sequence[TrainingExample]], train_qids: Sequence[str]
+) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"negative kind": neg, **sample_summary(ex, train_qids, n)} for (n, neg), ex in sets.items()]
+    )
 
 
-def train_all(ds: Dataset, dataset_name: str, sets: Mapping[SetKey, Sequence[TrainingExample]], *,
-              retriever_name: str, reranker_name: str, epochs: float | None, batch_size: int,
-              learning_rate: float, reranker_learning_rate: float, max_seq_length: int,
-              freeze_embeddings: bool = False, base: str = "minilm", seed: int = SEED, progress: bool = True, log: Callable[[str], None] = print) -> list[TrainedModel]:
+def train_all(
+    ds: Dataset,
+    dataset_name: str,
+    sets: Mapping[SetKey, Sequence[TrainingExample]],
+    *,
+    retriever_name: str,
+    reranker_name: str,
+    epochs: float | None,
+    batch_size: int,
+    learning_rate: float,
+    reranker_learning_rate: float,
+    max_seq_length: int,
+    freeze_embeddings: bool = False,
+    base: str = "minilm",
+    seed: int = SEED,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> list[TrainedModel]:
     """Train (or reuse / resume) and register a bi-encoder and a cross-encoder per sample set.
 
-    ``epochs=None`` uses the paper's schedule by N (paper 000 §5.2–5.3, A.2–A.3). Checkpoints and final models live in
-    ``build/models/<dataset>/<variant>/``.
+    ``epochs=None`` uses the paper's schedule by N (paper 000 §5.2–5.3, A.2–A.3). Checkpoints and final models
+    live in ``build/models/<dataset>/<variant>/``.
     """
     out = []
     for (n, neg), examples in sets.items():
@@ -84,14 +107,23 @@ def train_all(ds: Dataset, dataset_name: str, sets: Mapping[SetKey, Sequence[Tra
                                            (CROSS_ENCODER_KIND, reranker_name, reranker_learning_rate,
                                             train_cross_encoder)):
             name = variant_name(base_name, n, neg)
-            cfg = TrainConfig(epochs=ep, batch_size=batch_size, learning_rate=lr, max_seq_length=max_seq_length,
-                              freeze_embeddings=freeze_embeddings, seed=seed)
+            cfg = TrainConfig(
+                epochs=ep, batch_size=batch_size, learning_rate=lr, max_seq_length=max_seq_length,
+                freeze_embeddings=freeze_embeddings, seed=seed,
+            )
             log(f"[finetune] {name}: {len(examples)} triplets (N={n}, {neg} negatives), {ep:g} epoch(s)")
-            m = train(ds, examples, models_dir(dataset_name) / name, name=name, n_positives=n, cfg=cfg, base=base,
-                      progress=progress, log=log)
+            m = train(
+                ds,
+                examples,
+                models_dir(dataset_name) / name,
+                name=name, n_positives=n, cfg=cfg, base=base, progress=progress, log=log,
+            )
             m.params["negatives"] = neg
-            register(name, kind, m.path, f"{base} fine-tuned on {dataset_name} train: N={n}, {neg} negatives, "
-                                         f"{ep:g} epochs, lr {lr:g}")
+            register(
+                name, kind, m.path,
+                f"{base} fine-tuned on {dataset_name} train: N={n}, {neg} negatives, "
+                f"{ep:g} epochs, lr {lr:g}",
+            )
             out.append(m)
     return out
 
@@ -128,8 +160,12 @@ def chosen_names(kind: str, dataset_name: str) -> list[str]:
     out = []
     for n in models.all_names():
         spec = models.get_spec(n)
-        if (spec.source == "local" and spec.kind == kind and spec.description.startswith(f"{CHOSEN}{dataset_name}:")
-                and _Path(spec.extra["path"]).exists()):
+        if (
+            spec.source == "local"
+            and spec.kind == kind
+            and spec.description.startswith(f"{CHOSEN}{dataset_name}:")
+            and _Path(spec.extra["path"]).exists()
+        ):
             out.append(n)
     return out
 
@@ -148,31 +184,50 @@ def select_variants(ds: Dataset, trained: Sequence[TrainedModel], select_split: 
     queries = stages.queries_of(ds, select_split) if select_split in ds.splits else {}
     queries = {q: t for q, t in queries.items() if any(v >= threshold for v in ds.qrels.get(q, {}).values())}
     if not queries:
-        rows = [{"model": m.name, "kind": m.kind, "N": m.n_positives, "score": None, "chosen": False} for m in trained]
+        rows = [
+            {"model": m.name, "kind": m.kind, "N": m.n_positives, "score": None, "chosen": False}
+            for m in trained
+        ]
         best_bi = max(bi, key=lambda m: m.n_positives)
         best_ce = max(ce, key=lambda m: m.n_positives)
         note = f"no {select_split} question with a relevant passage: largest N taken"
     else:
         qrels = {q: ds.qrels[q] for q in queries}
-        runs = run_all([m.name for m in bi], dict(corpus), queries, dataset_name, f"finetune-{select_split}", k=k)
+        runs = run_all(
+            [m.name for m in bi], dict(corpus), queries, dataset_name, stages.finetune_tag(select_split), k=k
+        )
         bi_scores = metrics_table(runs, qrels, threshold, [metric])[metric].to_dict()
         oracle, _ = oracle_rows([m.name for m in ce], queries, qrels, corpus,
-                                out_dir=stages.run_dir(dataset_name, f"finetune-{select_split}"))
-        ce_scores = oracle["nDCG@10"].drop(index=[i for i in oracle.index if str(i).startswith("no reranker")]).to_dict()
+                                out_dir=stages.run_dir(dataset_name, stages.finetune_tag(select_split)))
+        ce_scores = (
+            oracle["nDCG@10"]
+            .drop(index=[i for i in oracle.index if str(i).startswith("no reranker")])
+            .to_dict()
+        )
         best_bi = next(m for m in bi if m.name == select_best(bi_scores))
         best_ce = next(m for m in ce if m.name == select_best(ce_scores))
         rows = [{"model": m.name, "kind": m.kind, "N": m.n_positives,
                  "score": (bi_scores if m.kind == BIENCODER_KIND else ce_scores)[m.name], "chosen": False}
                 for m in trained]
-        note = f"{select_split}: {len(queries)} questions; bi-encoder by {metric}, cross-encoder by oracle nDCG@10"
+        note = (
+            f"{select_split}: {len(queries)} questions; bi-encoder by {metric}, cross-encoder by oracle "
+            "nDCG@10"
+        )
     table = pd.DataFrame(rows)
     table["chosen"] = table["model"].isin([best_bi.name, best_ce.name])
     table.attrs["note"] = note
     return table, best_bi, best_ce
 
 
-def summary(retrieval: pd.DataFrame, vanilla: str, best_retriever: str, oracle: pd.DataFrame, best_reranker: str,
-            reading: pd.DataFrame | None = None, metric: str = "nDCG@10") -> str:
+def summary(
+    retrieval: pd.DataFrame,
+    vanilla: str,
+    best_retriever: str,
+    oracle: pd.DataFrame,
+    best_reranker: str,
+    reading: pd.DataFrame | None = None,
+    metric: str = "nDCG@10",
+) -> str:
     """A few sentences: fine-tuned vs vanilla retrieval, the cross-encoder under the oracle, reader EM."""
     def delta(a: float, b: float) -> str:
         return f"{a:.2f} vs {b:.2f} ({a - b:+.2f})"
@@ -180,9 +235,11 @@ def summary(retrieval: pd.DataFrame, vanilla: str, best_retriever: str, oracle: 
     parts = []
     if vanilla in retrieval.index and best_retriever in retrieval.index:
         ft = retrieval[retrieval["N"].notna()][metric]
-        parts.append(f"**Retrieval.** {best_retriever} vs vanilla {vanilla}, {metric}: "
-                     f"{delta(retrieval.loc[best_retriever, metric], retrieval.loc[vanilla, metric])}; across N the "
-                     f"fine-tuned {metric} ranges {ft.min():.2f}–{ft.max():.2f}.")
+        parts.append(
+            f"**Retrieval.** {best_retriever} vs vanilla {vanilla}, {metric}: "
+            f"{delta(retrieval.loc[best_retriever, metric], retrieval.loc[vanilla, metric])}; across N the "
+            f"fine-tuned {metric} ranges {ft.min():.2f}–{ft.max():.2f}."
+        )
     base = [i for i in oracle.index if str(i).startswith("no reranker")]
     if best_reranker in oracle.index and base:
         parts.append(f"**Oracle reranker.** {best_reranker} vs the id order, nDCG@10: "
@@ -198,10 +255,12 @@ def summary(retrieval: pd.DataFrame, vanilla: str, best_retriever: str, oracle: 
 
 class FixedRun:
     """A 'retriever' that returns a run computed already — caches a run under an alias name
-    (``FT-MiniLM`` is the same folder as its chosen ``FT-MiniLM-N<n>``) without re-encoding."""
+    (``FT-MiniLM`` is the same folder as its chosen ``FT-MiniLM-N<n>``) without re-encoding;
+    ``identity`` is that of the model the run came from."""
 
-    def __init__(self, name: str, run: Run) -> None:
+    def __init__(self, name: str, run: Run, identity: str) -> None:
         self.name = name
+        self.identity = identity
         self._run = run
 
     def search(self, queries: Mapping[str, str], k: int = 100) -> Run:
@@ -212,48 +271,65 @@ def alias_run(name: str, run: Run, corpus: Mapping[str, str], queries: Mapping[s
               run_path: Path) -> Run:
     """Write ``run`` as the cached run of registry name ``name`` (stamped with that model's identity)."""
 
-    return retrieve(name, corpus, queries, k=k, run_path=run_path, retriever=FixedRun(name, run))
+    return retrieve(
+        name, corpus, queries, k=k, run_path=run_path, retriever=FixedRun(name, run, retriever_identity(name))
+    )
 
 
-def cached_rerank(name: str, queries: Mapping[str, str], run: Run, corpus: Mapping[str, str], depth: int | None,
-                  run_path: Path | None = None) -> tuple[Run, float]:
+def cached_rerank(
+    name: str,
+    queries: Mapping[str, str],
+    run: Run,
+    corpus: Mapping[str, str],
+    depth: int | None,
+    run_path: Path | None = None,
+) -> tuple[Run, float]:
     """Rerank ``run`` with cross-encoder ``name`` (top-``depth``; None: the whole list), cached as an
-    artifact (:mod:`inferqa_utils.artifacts`) keyed by the model's identity (its folder's files, so
-    retraining invalidates it), ``depth`` and sha256 of queries, first-stage ranking and corpus. A
-    valid artifact is read back without loading the model. Returns (run, seconds per query of the
-    run that computed it)."""
-    import time
+    artifact (:func:`inferqa_utils.artifacts.cached`) with the reranked-run key
+    (:func:`inferqa_utils.rerank.stored.rerank_key`) whose identity is the model's checksum (its
+    folder's files, so retraining invalidates it). A valid artifact is read back without loading
+    the model. Returns (run, seconds per query of the run that computed it, loading the model
+    included)."""
 
-    # the reranked run depends on the first stage's order only (not its scores, which lose digits in a TREC file)
-    key = {"schema": 1, "reranker": name, "model": models.checksum(name), "depth": depth,
-           "queries_sha256": queries_sha256(queries), "first_stage_sha256": ranking_sha256(run),
-           "corpus_sha256": corpus_sha256(corpus)}
-    found = artifacts.valid(run_path, key) if run_path is not None else None
-    if found is not None:
-        cached = read_run(run_path, known_docids=set(corpus))
-        # stamps written before the artifact store kept the cost at the top level
-        seconds = artifacts.cost(found).get("seconds_per_query", found.get("seconds_per_query", 0.0))
-        return {q: cached.get(q, []) for q in run}, float(seconds)
-    t0 = time.perf_counter()
-    out = make_reranker(name).rerank(queries, run, corpus, depth=depth)
-    per_query = round((time.perf_counter() - t0) / max(1, len(queries)), 3)
-    if run_path is not None:
-        artifacts.write(run_path, lambda tmp: write_run(out, tmp, tag=Path(run_path).stem), key,
-                        cost={"seconds_per_query": per_query})
-    return out, per_query
+    def load(path: Path) -> Run:
+        found = read_run(path, known_docids=set(corpus))
+        return {q: found.get(q, []) for q in run}
+
+    key = rerank_key(name, models.checksum(name), queries, run, corpus, depth)
+    tag = Path(run_path).stem if run_path is not None else name
+    done = artifacts.cached(
+        run_path,
+        key,
+        lambda: make_reranker(name).rerank(queries, run, corpus, depth=depth),
+        n_queries=len(queries),
+        load=load,
+        save=lambda out, tmp: write_run(out, tmp, tag=tag),
+    )
+    return done.value, per_query(done.cost) or 0.0
 
 
-def oracle_rows(names: Sequence[str], queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
-                corpus: Mapping[str, str], out_dir: Path | None = None) -> tuple[pd.DataFrame, dict[str, Run]]:
+def oracle_rows(
+    names: Sequence[str],
+    queries: Mapping[str, str],
+    qrels: Mapping[str, Mapping[str, int]],
+    corpus: Mapping[str, str],
+    out_dir: Path | None = None,
+) -> tuple[pd.DataFrame, dict[str, Run]]:
     """Oracle-reranker setting (paper 000 §5.3): the question's own passages, in id order as the baseline,
     reordered by each cross-encoder; graded nDCG@5/10/50/100 (%) with 95 % bootstrap intervals over
-    questions (columns ``m_lo`` / ``m_hi``, :func:`inferqa_utils.rerank.evaluation.oracle_scores`). With ``out_dir`` the runs are
+    questions (columns ``m_lo`` / ``m_hi``, :func:`inferqa_utils.rerank.evaluation.oracle_scores`). With
+    ``out_dir`` the runs are
     cached there as ``oracle+<name>.trec`` (notebook 04 reads them)."""
 
     own = {q: dict(qrels[q]) for q in queries}
     first = oracle_run(own)
-    runs = {n: cached_rerank(n, queries, first, corpus, None, None if out_dir is None else
-                             Path(out_dir) / f"oracle+{n}.trec")[0] for n in names}
+    runs = {
+        n: cached_rerank(
+            n, queries, first, corpus, None,
+            None if out_dir is None else stages.run_dir_file(out_dir, stages.reranked_name("oracle", n)),
+        )[0]
+        for n in names
+    }
     return oracle_scores(first, runs, own), runs
 
 
@@ -269,19 +345,22 @@ def rerank_first_stage(name: str, first_name: str, first: Run, queries: Mapping[
     """Cross-encoder ``name`` over the top-``depth`` of a first-stage run, cached as
     ``<first>+<name>.trec``; the two runs' metrics side by side (notebook 03's table)."""
 
-    run, cost = cached_rerank(name, queries, first, corpus, depth, Path(out_dir) / f"{first_name}+{name}.trec")
+    run, cost = cached_rerank(
+        name, queries, first, corpus, depth,
+        stages.run_dir_file(out_dir, stages.reranked_name(first_name, name)),
+    )
     return rerank_table(first_name, first, {name: run}, {name: cost}, qrels, threshold), run
 
 
 def notebook03_oracle(dataset_name: str, split: str) -> pd.DataFrame | None:
-    """The LLM rerankers' oracle rows written by notebook 03 (``results/03_<ds>_<split>_oracle_reranker.csv``),
+    """The LLM rerankers' oracle rows written by notebook 03 (:data:`inferqa_utils.stages.ORACLE_RERANKER`),
     relabelled ``<name> (notebook 03)``; None when notebook 03 has not run."""
-    p = result_path("03", dataset_name, split, "oracle_reranker")
+    p = stages.ORACLE_RERANKER.path(dataset_name, split)
     if not p.exists():
         return None
     t = pd.read_csv(p, index_col=0)
     t = t[[not str(i).startswith("no reranker") for i in t.index]]
-    t.index = [f"{i} (notebook 03)" for i in t.index]
+    t.index = [f"{i} (notebook {stages.ORACLE_RERANKER.stage})" for i in t.index]
     return t
 
 
@@ -289,7 +368,11 @@ def add_n_column(table: pd.DataFrame, trained: Sequence[TrainedModel]) -> pd.Dat
     """Prefix a per-model table with N and the negatives kind (blank for vanilla rows)."""
     by_name = {m.name: m for m in trained}
     t = table.copy()
-    t.insert(0, "negative kind", [by_name[i].params.get("negatives", "random") if i in by_name else "" for i in t.index])
+    t.insert(
+        0,
+        "negative kind",
+        [by_name[i].params.get("negatives", "random") if i in by_name else "" for i in t.index],
+    )
     t.insert(0, "N", [by_name[i].n_positives if i in by_name else None for i in t.index])
     return t
 
@@ -316,7 +399,9 @@ def plot_finetuning(losses: pd.DataFrame, retrieval: pd.DataFrame, vanilla: str,
     import matplotlib.pyplot as plt
     import numpy as np
 
-    def interval(table: pd.DataFrame | None, rows: Sequence[Any], col: str) -> tuple[np.ndarray, np.ndarray] | None:
+    def interval(
+        table: pd.DataFrame | None, rows: Sequence[Any], col: str
+    ) -> tuple[np.ndarray, np.ndarray] | None:
         if table is None or f"{col}_lo" not in table.columns or f"{col}_hi" not in table.columns:
             return None
         t = table.reindex(list(rows))
@@ -348,8 +433,13 @@ def plot_finetuning(losses: pd.DataFrame, retrieval: pd.DataFrame, vanilla: str,
         for neg, g in ft.groupby("negative kind", sort=False):
             iv = interval(intervals, g.index, m)
             yerr = None if iv is None else error_bars(g[m], *iv)
-            ax.errorbar(g["N"] * dodge[i], g[m], yerr=yerr, marker="o", color=color, ls="-" if neg == "random" else ":",
-                        label=f"FT bi-encoder {m}" + ("" if neg == "random" else f" ({neg})"), **bar_style)
+            ax.errorbar(
+                g["N"] * dodge[i],
+                g[m], yerr=yerr, marker="o", color=color,
+                ls="-" if neg == "random" else ":",
+                label=f"FT bi-encoder {m}" + ("" if neg == "random" else f" ({neg})"),
+                **bar_style,
+            )
         if vanilla in retrieval.index:
             ax.axhline(retrieval.loc[vanilla, m], color=color, ls="--", lw=1, label=f"{vanilla} {m}")
             band(ax, intervals, vanilla, m, color)
@@ -357,12 +447,19 @@ def plot_finetuning(losses: pd.DataFrame, retrieval: pd.DataFrame, vanilla: str,
         for neg, g in oft.groupby("negative kind", sort=False):
             iv = interval(oracle, g.index, "nDCG@10")
             yerr = None if iv is None else error_bars(g["nDCG@10"], *iv)
-            ax.errorbar(g["N"] * dodge[-1], g["nDCG@10"], yerr=yerr, marker="s", color="C3",
-                        ls="-" if neg == "random" else ":",
-                        label="FT cross-encoder oracle nDCG@10" + ("" if neg == "random" else f" ({neg})"), **bar_style)
+            ax.errorbar(
+                g["N"] * dodge[-1],
+                g["nDCG@10"],
+                yerr=yerr, marker="s", color="C3",
+                ls="-" if neg == "random" else ":",
+                label="FT cross-encoder oracle nDCG@10" + ("" if neg == "random" else f" ({neg})"),
+                **bar_style,
+            )
         base = [i for i in oracle.index if str(i).startswith("no reranker")]
         if base:
-            ax.axhline(oracle.loc[base[0], "nDCG@10"], color="C3", ls="--", lw=1, label="oracle, id order nDCG@10")
+            ax.axhline(
+                oracle.loc[base[0], "nDCG@10"], color="C3", ls="--", lw=1, label="oracle, id order nDCG@10"
+            )
             band(ax, oracle, base[0], "nDCG@10", "C3")
     ax.set_xscale("log")
     ns = sorted({int(n) for n in pd.concat([ft["N"], oft["N"]]).dropna()})

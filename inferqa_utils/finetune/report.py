@@ -32,17 +32,25 @@ def training_finding(times: pd.DataFrame) -> str:
     secs = float(times.loc[~reused, "train seconds"].sum())
     losses = ", ".join(f"{r['model']} {r['final loss']:.3f}" for _, r in times.iterrows())
     now = (f"{int((~reused).sum())} trained now in {secs:.0f} s" if (~reused).any() else "none trained now")
-    return (f"{len(times)} models: {now}, {int(reused.sum())} reused from `build/models` (same training fingerprint). "
-            f"Final training loss: {losses}.")
+    return (
+        f"{len(times)} models: {now}, {int(reused.sum())} reused from `build/models` (same training "
+        "fingerprint). "
+        f"Final training loss: {losses}."
+    )
 
 
 def selection_finding(selection: pd.DataFrame, metric: str) -> str:
-    """Which N the dev split chose for each kind (:func:`~inferqa_utils.finetune.experiments.select_variants`),
+    """Which N the dev split chose for each kind
+    (:func:`~inferqa_utils.finetune.experiments.select_variants`),
     with every variant's dev score and whether the choice was a tie."""
     parts = []
     for kind, g in selection.groupby("kind", sort=False):
-        scores = ", ".join(f"N = {int(r['N'])} {r['score']:.1f}" if r["score"] == r["score"] and r["score"] is not None
-                           else f"N = {int(r['N'])} —" for _, r in g.iterrows())
+        scores = ", ".join(
+            f"N = {int(r['N'])} {r['score']:.1f}"
+            if r["score"] == r["score"] and r["score"] is not None
+            else f"N = {int(r['N'])} —"
+            for _, r in g.iterrows()
+        )
         chosen = g[g["chosen"].astype(bool)]
         name = chosen["model"].iloc[0] if len(chosen) else "none"
         scored = pd.to_numeric(g["score"], errors="coerce")
@@ -70,7 +78,8 @@ def rerank_change_finding(table: pd.DataFrame, metric: str = "nDCG@10") -> str:
 
 def reading_pairs_finding(answers: pd.DataFrame, em: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> str:
     """Strict EM of each (system, baseline) pair on the same questions: both with their intervals,
-    the paired difference and its randomization-test p (:func:`inferqa_utils.uncertainty.paired_difference`)."""
+    the paired difference and its randomization-test p
+    (:func:`inferqa_utils.uncertainty.paired_difference`)."""
     t = em.set_index("system")
     parts = []
     for a, b in pairs:
@@ -79,9 +88,11 @@ def reading_pairs_finding(answers: pd.DataFrame, em: pd.DataFrame, pairs: Sequen
         wide = answers[answers["system"].isin([a, b])].pivot_table(index="qid", columns="system", values="em",
                                                                     aggfunc="first")
         d = paired_difference(as_outcome(wide[a]), as_outcome(wide[b]))
-        parts.append(f"{a} {ci(t.at[a, 'EM'], t.at[a, 'EM_lo'], t.at[a, 'EM_hi'])} vs {b} "
-                     f"{ci(t.at[b, 'EM'], t.at[b, 'EM_lo'], t.at[b, 'EM_hi'])} ({100 * d.diff.value:+.1f} points, "
-                     f"paired randomization p = {d.p_value:.3g})")
+        parts.append(
+            f"{a} {ci(t.at[a, 'EM'], t.at[a, 'EM_lo'], t.at[a, 'EM_hi'])} vs {b} "
+            f"{ci(t.at[b, 'EM'], t.at[b, 'EM_lo'], t.at[b, 'EM_hi'])} ({100 * d.diff.value:+.1f} points, "
+            f"paired randomization p = {d.p_value:.3g})"
+        )
     n = int(t["n"].max()) if "n" in t and len(t) else 0
     one = f" One question is {100 / n:.1f} points." if n else ""
     return ("Strict EM: " + "; ".join(parts) + "." + one) if parts else "No pair of systems to compare."

@@ -58,7 +58,9 @@ def positives_of(qrels_of_question: Mapping[str, int], min_label: int = 1) -> li
 
 def _check_n(n_positives: int) -> int:
     if isinstance(n_positives, bool) or not isinstance(n_positives, int) or n_positives < 1:
-        raise ValueError(f"the number of positives per question N must be an integer ≥ 1, got {n_positives!r}")
+        raise ValueError(
+            f"the number of positives per question N must be an integer ≥ 1, got {n_positives!r}"
+        )
     return n_positives
 
 
@@ -74,7 +76,9 @@ class _NegativePool:
 
     def allowed(self, qid: str, pid: str) -> bool:
         """A passage may be a negative of ``qid``: in the pool, not its own, not labelled ≥ 1 for it."""
-        return pid in self.owner and self.owner[pid] != qid and int(self.ds.qrels.get(qid, {}).get(pid, 0)) < 1
+        return (
+            pid in self.owner and self.owner[pid] != qid and int(self.ds.qrels.get(qid, {}).get(pid, 0)) < 1
+        )
 
     def n_allowed(self, qid: str) -> int:
         """How many pool passages may be negatives of ``qid``."""
@@ -106,11 +110,15 @@ def sample_examples(ds: Dataset, qids: Sequence[str], n_positives: int, *,
     _check_n(n_positives)
     qids = [str(q) for q in qids]
     if not qids:
-        raise ValueError("no training questions: the training split is empty (build the dataset with a train split, "
-                         "notebook 01)")
+        raise ValueError(
+            "no training questions: the training split is empty (build the dataset with a train split, "
+            "notebook 01)"
+        )
     unknown = [q for q in qids if q not in ds.questions]
     if unknown:
-        raise ValueError(f"{len(unknown)} training question id(s) are not in dataset {ds.name!r}, e.g. {unknown[0]!r}")
+        raise ValueError(
+            f"{len(unknown)} training question id(s) are not in dataset {ds.name!r}, e.g. {unknown[0]!r}"
+        )
     pool = _NegativePool(ds, qids if negative_qids is None else [str(q) for q in negative_qids])
     if not pool.pids:
         raise ValueError("the negative pool is empty: the negative questions have no passages")
@@ -124,9 +132,11 @@ def sample_examples(ds: Dataset, qids: Sequence[str], n_positives: int, *,
         pos = own[:n_positives]
         available = pool.n_allowed(qid)
         if available < len(pos):
-            raise ValueError(f"question {qid!r}: {len(pos)} negatives needed but the negative pool holds only "
-                             f"{available} passages of other questions; add questions to the pool "
-                             f"(negative splits) or lower N")
+            raise ValueError(
+                f"question {qid!r}: {len(pos)} negatives needed but the negative pool holds only "
+                f"{available} passages of other questions; add questions to the pool "
+                f"(negative splits) or lower N"
+            )
         taken: set[str] = set()
         negs: list[tuple[str, bool]] = []
         if hard_negative_run is not None:
@@ -140,22 +150,31 @@ def sample_examples(ds: Dataset, qids: Sequence[str], n_positives: int, *,
         negs += [(pid, False) for pid in pool.draw(qid, len(pos) - len(negs), rng_neg, taken)]
         q = ds.questions[qid]
         for p, (n, hard) in zip(pos, negs, strict=True):
-            examples.append(TrainingExample(qid, q.question, p, int(ds.qrels[qid][p]), n, pool.owner[n], hard))
+            examples.append(
+                TrainingExample(qid, q.question, p, int(ds.qrels[qid][p]), n, pool.owner[n], hard)
+            )
     if not examples:
         raise ValueError(f"none of the {len(qids)} training questions has a passage with label ≥ {min_label}")
     return examples
 
 
-def sample_summary(examples: Sequence[TrainingExample], qids: Sequence[str], n_positives: int) -> dict[str, object]:
+def sample_summary(
+    examples: Sequence[TrainingExample], qids: Sequence[str], n_positives: int
+) -> dict[str, object]:
     """Counts for one N: questions used/skipped, positives and negatives (hard/random), the cap rule."""
     used = {e.qid for e in examples}
     per_q = pd.Series([e.qid for e in examples]).value_counts() if examples else pd.Series(dtype=int)
-    return {"N": n_positives, "questions": len(used), "skipped (no positive)": len([q for q in qids if q not in used]),
-            "positives": len(examples), "negatives": len(examples),
-            "hard negatives": sum(e.hard for e in examples),
-            "label-2 positives": sum(e.positive_label == 2 for e in examples),
-            "positives per question (min/max)": f"{per_q.min()}/{per_q.max()}" if len(per_q) else "0/0",
-            "capped questions": int((per_q < n_positives).sum())}
+    return {
+        "N": n_positives,
+        "questions": len(used),
+        "skipped (no positive)": len([q for q in qids if q not in used]),
+        "positives": len(examples),
+        "negatives": len(examples),
+        "hard negatives": sum(e.hard for e in examples),
+        "label-2 positives": sum(e.positive_label == 2 for e in examples),
+        "positives per question (min/max)": f"{per_q.min()}/{per_q.max()}" if len(per_q) else "0/0",
+        "capped questions": int((per_q < n_positives).sum()),
+    }
 
 
 def examples_fingerprint(ds: Dataset, examples: Sequence[TrainingExample]) -> str:

@@ -29,7 +29,9 @@ class QuestionDisjointBatchSampler(DefaultBatchSampler):
 
     def _plan(self) -> list[list[int]]:
         if self.epoch not in self._plans:
-            plan = plan_batches(self.anchor_keys, self.negative_keys, self.batch_size, int(self.seed) + self.epoch)
+            plan = plan_batches(
+                self.anchor_keys, self.negative_keys, self.batch_size, int(self.seed) + self.epoch
+            )
             self._plans[self.epoch] = [b for b in plan if not (self.drop_last and len(b) < self.batch_size)]
         return self._plans[self.epoch]
 

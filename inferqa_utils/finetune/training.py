@@ -85,7 +85,8 @@ class TrainConfig:
 
 
 def epochs_for(n_positives: int, epochs: float | None) -> float:
-    """``epochs`` when given; otherwise the paper's schedule (paper 000 §5.2–5.3, A.2–A.3) for the largest paper N ≤ ``n_positives``."""
+    """``epochs`` when given; otherwise the paper's schedule (paper 000 §5.2–5.3, A.2–A.3) for the largest
+    paper N ≤ ``n_positives``."""
     if epochs is not None:
         return float(epochs)
     keys = [k for k in sorted(PAPER_EPOCHS) if k <= n_positives]
@@ -156,7 +157,12 @@ def _write_json(p: Path, obj: Mapping[str, Any]) -> None:
 def finished_model(folder: Path, fp: str) -> TrainedModel | None:
     """The stored record when ``folder`` holds a finished model with fingerprint ``fp``."""
     info = _read_json(folder / "training.json")
-    if not info or not info.get("finished") or info.get("fingerprint") != fp or not (folder / "model").is_dir():
+    if (
+        not info
+        or not info.get("finished")
+        or info.get("fingerprint") != fp
+        or not (folder / "model").is_dir()
+    ):
         return None
     rec = {k: v for k, v in info["result"].items() if k in TrainedModel.__dataclass_fields__}
     rec["loss"] = [tuple(x) for x in rec.get("loss", [])]
@@ -193,8 +199,16 @@ def seed_everything(seed: int) -> None:
     set_seed(seed)
 
 
-def trainer_arguments(args_cls: Any, output_dir: Path, cfg: TrainConfig, steps_per_epoch: int, *, progress: bool,
-                      batch_sampler: Any = None, extra: Mapping[str, Any] | None = None) -> Any:
+def trainer_arguments(
+    args_cls: Any,
+    output_dir: Path,
+    cfg: TrainConfig,
+    steps_per_epoch: int,
+    *,
+    progress: bool,
+    batch_sampler: Any = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Any:
     """Training arguments shared by the bi-encoder and cross-encoder (CPU, seeded, linear warmup over
     ⌊warmup_ratio · steps⌋ steps — none for runs under 10 steps, whose first step would otherwise
     have learning rate 0 — then linear decay; checkpoints as :attr:`TrainConfig.checkpoint_steps`
@@ -203,11 +217,17 @@ def trainer_arguments(args_cls: Any, output_dir: Path, cfg: TrainConfig, steps_p
     total = max(1, math.ceil(steps_per_epoch * cfg.epochs))
     save_steps = cfg.checkpoint_steps or max(MIN_CHECKPOINT_STEPS, min(500, steps_per_epoch))
     kw: dict[str, Any] = dict(
-        output_dir=str(output_dir), num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size,
-        learning_rate=cfg.learning_rate, warmup_steps=int(cfg.warmup_ratio * total), weight_decay=cfg.weight_decay,
-        lr_scheduler_type="linear", seed=cfg.seed, data_seed=cfg.seed, use_cpu=True, report_to="none",
-        logging_steps=max(1, total // 50), logging_first_step=True, save_strategy="steps", save_steps=save_steps,
-        save_total_limit=1, disable_tqdm=not progress, dataloader_num_workers=0, dataloader_pin_memory=False,
+        output_dir=str(output_dir),
+        num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size,
+        learning_rate=cfg.learning_rate,
+        warmup_steps=int(cfg.warmup_ratio * total),
+        weight_decay=cfg.weight_decay, lr_scheduler_type="linear", seed=cfg.seed, data_seed=cfg.seed,
+        use_cpu=True, report_to="none",
+        logging_steps=max(1, total // 50),
+        logging_first_step=True, save_strategy="steps", save_steps=save_steps, save_total_limit=1,
+        disable_tqdm=not progress,
+        dataloader_num_workers=0,
+        dataloader_pin_memory=False,
     )
     if batch_sampler is not None:
         kw["batch_sampler"] = batch_sampler
@@ -255,8 +275,11 @@ def _work_folder(name: str, folder: Path, fp: str, log: Callable[[str], None]) -
         log(f"[finetune] {name}: {work} holds another training run (different data or parameters) — replaced")
         shutil.rmtree(work)
     if keep_old:
-        log(f"[finetune] {name}: {folder} holds a model trained on other data or parameters; it stays until the "
-            f"new one is complete (training in {work})")
+        log(
+            f"[finetune] {name}: {folder} holds a model trained on other data or parameters; it stays until "
+            "the "
+            f"new one is complete (training in {work})"
+        )
     return work
 
 
@@ -274,7 +297,9 @@ def run_training(name: str, kind: str, folder: Path, fp: str, meta: Mapping[str,
         replace_dir(staging_folder(folder), folder)
     done = finished_model(folder, fp)
     if done is not None:
-        log(f"[finetune] {name}: finished model with the same training fingerprint found in {folder} — reused")
+        log(
+            f"[finetune] {name}: finished model with the same training fingerprint found in {folder} — reused"
+        )
         return done
     work = _work_folder(name, folder, fp, log)
     info = _read_json(work / "training.json")
@@ -298,12 +323,23 @@ def run_training(name: str, kind: str, folder: Path, fp: str, meta: Mapping[str,
     save_model(trainer, tmp)
     shutil.rmtree(final, ignore_errors=True)
     tmp.replace(final)
-    loss = [(int(r["step"]), float(r["loss"])) for r in trainer.state.log_history if "loss" in r and "step" in r]
-    result = TrainedModel(name=name, kind=kind, path=str(folder / "model"), fingerprint=fp,
-                          n_positives=int(meta.get("n_positives", 0)), n_examples=int(meta.get("n_examples", 0)),
-                          epochs=float(meta.get("epochs", 0)), steps=int(trainer.state.global_step), seconds=seconds,
-                          resumed_from=int(resume.name.split("-")[-1]) if resume else None, loss=loss,
-                          params=dict(meta))
+    loss = [
+        (int(r["step"]), float(r["loss"])) for r in trainer.state.log_history if "loss" in r and "step" in r
+    ]
+    result = TrainedModel(
+        name=name,
+        kind=kind,
+        path=str(folder / "model"),
+        fingerprint=fp,
+        n_positives=int(meta.get("n_positives", 0)),
+        n_examples=int(meta.get("n_examples", 0)),
+        epochs=float(meta.get("epochs", 0)),
+        steps=int(trainer.state.global_step),
+        seconds=seconds,
+        resumed_from=int(resume.name.split("-")[-1]) if resume else None,
+        loss=loss,
+        params=dict(meta),
+    )
     _write_json(work / "training.json", {"fingerprint": fp, "name": name, "kind": kind, "finished": True,
                                          "meta": dict(meta), "result": asdict(result),
                                          "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})

@@ -24,15 +24,19 @@ from .llamacpp import LlamaCppLLM
 from .routing import Route, backend_record, backend_records, server_route, split_served
 from .server import ServerError, ServerLLM
 
-__all__ = ["LLM", "ChatFormat", "GenerationCache", "LLMStats", "Message", "Messages", "ServerError", "ServerLLM",
-           "backend_record", "backend_records", "default_cache", "load_llm"]
+__all__ = [
+    "LLM", "ChatFormat", "GenerationCache", "LLMStats", "Message", "Messages", "ServerError", "ServerLLM",
+    "backend_record", "backend_records", "default_cache", "load_llm",
+]
 
 
 def default_cache() -> GenerationCache:
     """The generation cache at ``$INFERQA_LLM_CACHE`` (default ``.cache/llm/cache.sqlite``), read at
     call time: one open store per path."""
 
-    return _cache_at(str(Path(os.environ.get("INFERQA_LLM_CACHE", PATHS.cache / "llm" / "cache.sqlite")).resolve()))
+    return _cache_at(
+        str(Path(os.environ.get("INFERQA_LLM_CACHE", PATHS.cache / "llm" / "cache.sqlite")).resolve())
+    )
 
 
 @lru_cache(maxsize=8)
@@ -61,7 +65,9 @@ def load_llm(name: str, backend: str | None = None, base_url: str | None = None,
         raise ValueError("base_url is for backend='server' (or leave backend unset)")
     c = default_cache() if use_cache else None
     if backend == "server" or base_url:
-        route = Route(*split_served(base_url, name, "base_url"), "argument") if base_url else server_route(name)
+        route = (
+            Route(*split_served(base_url, name, "base_url"), "argument") if base_url else server_route(name)
+        )
         if route is None:
             raise ValueError("backend='server' needs base_url (or INFERQA_LLM_SERVER / INFERQA_LLM_SERVERS)")
     else:
@@ -78,7 +84,9 @@ def load_llm(name: str, backend: str | None = None, base_url: str | None = None,
     path = models.fetch(name, log=lambda s: None)
     if c is not None:  # persisted few-shot prefixes live beside the generation cache
         kw.setdefault("kv_dir", c.path.parent / "kv")
-    llm = LlamaCppLLM(name, path, models.checksum(name), cache=c, n_ctx=n_ctx, prefix_reuse=prefix_reuse, **kw)
+    llm = LlamaCppLLM(
+        name, path, models.checksum(name), cache=c, n_ctx=n_ctx, prefix_reuse=prefix_reuse, **kw
+    )
     if shared:
         _LOADED[key] = llm
     return llm
@@ -86,8 +94,11 @@ def load_llm(name: str, backend: str | None = None, base_url: str | None = None,
 
 def _server_llm(name: str, route: Route, cache: GenerationCache | None, use_cache: bool, shared: bool,
                 kw: dict[str, Any]) -> ServerLLM:
-    """A :class:`ServerLLM` for ``route``; in-process-only keywords dropped, one instance per configuration."""
-    in_process_only = set(inspect.signature(LlamaCppLLM).parameters) - set(inspect.signature(ServerLLM).parameters)
+    """A :class:`ServerLLM` for ``route``; in-process-only keywords dropped, one instance per
+    configuration."""
+    in_process_only = set(inspect.signature(LlamaCppLLM).parameters) - set(
+        inspect.signature(ServerLLM).parameters
+    )
     kw = {k: v for k, v in kw.items() if k not in in_process_only}
     kw.setdefault("model", route.model)
     key = ("server", name, route.url, use_cache, json.dumps(kw, sort_keys=True, default=str))

@@ -104,8 +104,9 @@ class LLM:
         params: dict[str, Any] = {"max_tokens": max_tokens, "stop": list(stop), "decoding": "greedy"}
         if until:
             params["until"] = list(until)
-        return self._run(batch, "chat", params, lambda m: self._generate(m, max_tokens, stop, tuple(until)), desc,
-                         progress)
+        return self._run(
+            batch, "chat", params, lambda m: self._generate(m, max_tokens, stop, tuple(until)), desc, progress
+        )
 
     def score(self, batch: Sequence[Messages], continuations: Sequence[str] | Sequence[Sequence[str]],
               desc: str | None = None, progress: bool = True) -> list[list[float]]:
@@ -176,9 +177,15 @@ class LLM:
             finally:
                 if bar is not None:
                     bar.close()
-                log_batch(self.name, self.backend, op, desc, before, self.stats.as_dict(), len(batch), time.perf_counter() - t0)
+                log_batch(
+                    self.name, self.backend, op, desc, before, self.stats.as_dict(), len(batch),
+                    time.perf_counter() - t0,
+                )
         elif batch:
-            log_batch(self.name, self.backend, op, desc, before, self.stats.as_dict(), len(batch), time.perf_counter() - t0)
+            log_batch(
+                self.name, self.backend, op, desc, before, self.stats.as_dict(), len(batch),
+                time.perf_counter() - t0,
+            )
         return results
 
     def close(self) -> None:

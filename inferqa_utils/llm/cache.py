@@ -32,7 +32,9 @@ class GenerationCache:
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, model TEXT, op TEXT, value TEXT)")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, model TEXT, op TEXT, value TEXT)"
+        )
         self._db.commit()
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:

@@ -59,7 +59,9 @@ def _compiled_template(template: str) -> Any:
     return env.from_string(template)
 
 
-def render_template(template: str, messages: Messages, bos: str, eos: str, add_generation_prompt: bool) -> str:
+def render_template(
+    template: str, messages: Messages, bos: str, eos: str, add_generation_prompt: bool
+) -> str:
     """Apply a model's own chat template (Jinja, sandboxed; compiled once per template) the way
     :meth:`~inferqa_utils.llm.llamacpp.LlamaCppLLM.render` and :meth:`ChatFormat.render` do:
     ``bos_token``/``eos_token`` given, ``raise_exception`` raising ``ValueError``, thinking off."""
@@ -147,8 +149,11 @@ class HFTokenizerVocab:
         p = Path(path)
         config = p / "tokenizer_config.json" if p.is_dir() else p
         if not config.is_file():
-            raise DataFormatError(config, "no such file: INFERQA_CHAT_TEMPLATES needs a Hugging Face model folder, "
-                                          "its tokenizer_config.json or a GGUF file")
+            raise DataFormatError(
+                config,
+                "no such file: INFERQA_CHAT_TEMPLATES needs a Hugging Face model folder, "
+                "its tokenizer_config.json or a GGUF file",
+            )
         self.path = str(config)
         try:
             cfg = json.loads(config.read_text(encoding="utf-8"))
@@ -162,8 +167,10 @@ class HFTokenizerVocab:
             named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
             template = named.get("default")
         if not isinstance(template, str) or not template.strip():
-            raise DataFormatError(config, "no chat template (chat_template, or chat_template.jinja beside it)",
-                                  field="chat_template")
+            raise DataFormatError(
+                config, "no chat template (chat_template, or chat_template.jinja beside it)",
+                field="chat_template",
+            )
         bos = _token_text(cfg.get("bos_token"), "bos_token", config)
         eos = _token_text(cfg.get("eos_token"), "eos_token", config)
         self._tok: Any = None

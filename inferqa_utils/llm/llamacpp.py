@@ -86,9 +86,20 @@ def _multi_sequence_llama(n_seq_max: int, **kw: Any):
 class LlamaCppLLM(LLM):
     backend = "llamacpp"
 
-    def __init__(self, name: str, model_path: str | Path, identity: str, cache: GenerationCache | None = None,
-                 n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 512, prefix_reuse: bool = True,
-                 order_prompts: bool = True, seed: int = 13, kv_dir: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        model_path: str | Path,
+        identity: str,
+        cache: GenerationCache | None = None,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        n_batch: int = 512,
+        prefix_reuse: bool = True,
+        order_prompts: bool = True,
+        seed: int = 13,
+        kv_dir: str | Path | None = None,
+    ) -> None:
         super().__init__(name, identity, cache)
         import llama_cpp
 
@@ -98,8 +109,8 @@ class LlamaCppLLM(LLM):
         self.order_prompts = order_prompts
         self.llm = _multi_sequence_llama(
             n_seq_max=self.N_SEQ_MAX, model_path=self.model_path, n_ctx=n_ctx,
-            n_threads=n_threads or max(1, os.cpu_count() or 1), n_batch=n_batch, logits_all=False, verbose=False,
-            seed=seed,
+            n_threads=n_threads or max(1, os.cpu_count() or 1),
+            n_batch=n_batch, logits_all=False, verbose=False, seed=seed,
         )
         self._mem = llama_cpp.llama_get_memory(self.llm._ctx.ctx)
         self.n_ctx = n_ctx
@@ -148,8 +159,10 @@ class LlamaCppLLM(LLM):
         """Evaluate ``tokens`` after the current ``n_tokens``; return logits (last row, or every row)."""
         llm = self.llm
         if llm.n_tokens + len(tokens) > self.n_ctx:
-            raise ValueError(f"{self.name}: prompt of {llm.n_tokens + len(tokens)} tokens exceeds n_ctx={self.n_ctx}; "
-                             "use fewer/shorter passages or a larger n_ctx")
+            raise ValueError(
+                f"{self.name}: prompt of {llm.n_tokens + len(tokens)} tokens exceeds n_ctx={self.n_ctx}; "
+                "use fewer/shorter passages or a larger n_ctx"
+            )
         llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
         rows: list[np.ndarray] = []
         for i in range(0, len(tokens), llm.n_batch):
@@ -168,7 +181,9 @@ class LlamaCppLLM(LLM):
 
     def _logits_ith(self, i: int) -> np.ndarray:
         ptr = self._lc.llama_get_logits_ith(self._ctx, i)
-        return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,)).copy()
+        return np.ctypeslib.as_array(
+            ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,)
+        ).copy()
 
     #: at most this many KV snapshots are kept in memory (LRU)
     MAX_SNAPSHOTS = 4
@@ -354,7 +369,9 @@ class LlamaCppLLM(LLM):
         toks = [self.tokenize(self.render(m)) for m in batch]
         return sorted(range(len(batch)), key=lambda i: toks[i])
 
-    def _generate(self, messages: Messages, max_tokens: int, stop: Sequence[str], until: Sequence[str] = ()) -> str:
+    def _generate(
+        self, messages: Messages, max_tokens: int, stop: Sequence[str], until: Sequence[str] = ()
+    ) -> str:
         return self.generate_tokens(self.tokenize(self.render(messages)), max_tokens, stop, until)
 
     def _score(self, messages: Messages, continuations: Sequence[str]) -> list[float]:
@@ -399,7 +416,9 @@ class LlamaCppLLM(LLM):
         try:
             llm._ctx.decode(llm._batch)
             for i, idx in zip(group, rows, strict=True):
-                out[i] += sum(_log_softmax(self._logits_ith(j), t) for j, t in zip(idx, ctoks[i][1:], strict=True))
+                out[i] += sum(
+                    _log_softmax(self._logits_ith(j), t) for j, t in zip(idx, ctoks[i][1:], strict=True)
+                )
         finally:
             for s in range(1, len(group) + 1):
                 lc.llama_memory_seq_rm(self._mem, s, -1, -1)

@@ -116,7 +116,9 @@ def public_url(url: str) -> str:
 #: ``scheme://user:password@`` in free text (the user information of a URL, up to its last ``@``)
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s'\"]*@")
 #: query parameters that carry a secret (``?token=…``, ``&api_key=…``)
-_SECRET_QUERY = re.compile(r"(?i)([?&](?:token|api[_-]?key|key|password|passwd|secret|access_token)=)[^&#\s'\"]*")
+_SECRET_QUERY = re.compile(
+    r"(?i)([?&](?:token|api[_-]?key|key|password|passwd|secret|access_token)=)[^&#\s'\"]*"
+)
 
 
 def redact_credentials(text: str) -> str:
@@ -138,14 +140,17 @@ def is_loopback(url: str) -> bool:
 
 def backend_record(name: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """What serves ``name`` under the environment, as a manifest records it (no API key):
-    ``{"backend": "server", "url": ..., "model": served id, "via": env var}`` or ``{"backend": "llamacpp"}``."""
+    ``{"backend": "server", "url": ..., "model": served id, "via": env var}`` or ``{"backend":
+    "llamacpp"}``."""
     route = server_route(name, environ)
     if route is None:
         return {"backend": "llamacpp"}
     return {"backend": "server", "url": public_url(route.url), "model": route.model, "via": route.source}
 
 
-def backend_records(names: Iterable[str], environ: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+def backend_records(
+    names: Iterable[str], environ: Mapping[str, str] | None = None
+) -> dict[str, dict[str, Any]]:
     """:func:`backend_record` of each name (sorted, once)."""
     return {n: backend_record(n, environ) for n in sorted(set(names))}
 

@@ -99,9 +99,12 @@ def warn_plain_http_token(url: str) -> bool:
     if urlsplit(url).scheme != "http" or is_loopback(url) or where in _warned_plain_http:
         return False
     _warned_plain_http.add(where)
-    _log.warning("an API key is sent as a bearer token over plain http:// to %s, which is not this machine: "
-                 "anyone on the network path can read it. Serve the API over https:// (or reach it through an "
-                 "SSH tunnel to 127.0.0.1)", where)
+    _log.warning(
+        "an API key is sent as a bearer token over plain http:// to %s, which is not this machine: "
+        "anyone on the network path can read it. Serve the API over https:// (or reach it through an "
+        "SSH tunnel to 127.0.0.1)",
+        where,
+    )
     return True
 
 
@@ -133,7 +136,9 @@ class HTTPBackend:
         self.concurrency = concurrency
         self.max_retries = max_retries
         if self.concurrency < 1 or self.max_retries < 0:
-            raise ValueError(f"concurrency must be >= 1 and max_retries >= 0 (got {concurrency}, {max_retries})")
+            raise ValueError(
+                f"concurrency must be >= 1 and max_retries >= 0 (got {concurrency}, {max_retries})"
+            )
         self.backoff = backoff
         self.max_backoff = max_backoff
         self._client: httpx.Client | None = None
@@ -146,7 +151,9 @@ class HTTPBackend:
             if self._client is None:
                 import httpx
 
-                key = self._api_key or next((os.environ[v] for v in self._api_key_envs if os.environ.get(v)), "")
+                key = self._api_key or next(
+                    (os.environ[v] for v in self._api_key_envs if os.environ.get(v)), ""
+                )
                 if key:
                     warn_plain_http_token(self.base_url)
                 headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -202,7 +209,9 @@ class HTTPBackend:
                 if message:
                     raise ServerError(message)
                 if r.status_code not in RETRY_STATUS and r.status_code < 500:
-                    raise ServerError(f"{public_url(url)}: HTTP {r.status_code} (not retried): {r.text[:300]!r}")
+                    raise ServerError(
+                        f"{public_url(url)}: HTTP {r.status_code} (not retried): {r.text[:300]!r}"
+                    )
                 why = f"HTTP {r.status_code}: {r.text[:200]!r}"
                 delay = min(self.max_backoff, max(delay, _retry_after(r.headers.get("retry-after"))))
             if attempt == self.max_retries:
@@ -213,8 +222,10 @@ class HTTPBackend:
                     raise _Aborted
             else:
                 time.sleep(delay)
-        raise ServerError(f"the {self.server_kind} at {public_url(self.base_url)} failed {self.max_retries + 1} "
-                          f"times on {path} (last: {why}); is it still running?")
+        raise ServerError(
+            f"the {self.server_kind} at {public_url(self.base_url)} failed {self.max_retries + 1} "
+            f"times on {path} (last: {why}); is it still running?"
+        )
 
     def _get_json(self, path: str) -> dict[str, Any] | None:
         """``GET path`` once (no retries); the decoded reply, ``None`` on any failure."""
@@ -248,7 +259,9 @@ class HTTPBackend:
                 self._client = None
 
     # ------------------------------------------------------------------ execution
-    def _run_concurrently(self, todo: list[int], call: Callable[[int], Any], done: Callable[[int, Any], None]) -> None:
+    def _run_concurrently(
+        self, todo: list[int], call: Callable[[int], Any], done: Callable[[int, Any], None]
+    ) -> None:
         """Up to ``concurrency`` calls in flight; ``done`` runs in this thread as each finishes.
 
         On the first failure no further request starts, the ones in flight finish (and are cached),
@@ -264,7 +277,9 @@ class HTTPBackend:
             finally:
                 _local.abort = None
 
-        pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(todo)), thread_name_prefix="inferqa-http")
+        pool = ThreadPoolExecutor(
+            max_workers=min(self.concurrency, len(todo)), thread_name_prefix="inferqa-http"
+        )
         t0 = time.perf_counter()
         error: BaseException | None = None
         try:
@@ -301,23 +316,47 @@ class ServerLLM(HTTPBackend, LLM):
 
     backend = "server"
 
-    def __init__(self, name: str, base_url: str, model: str | None = None, cache: GenerationCache | None = None,
-                 api_key: str | None = None, timeout: float = 120.0, top_logprobs: int = 20, seed: int = 13,
-                 concurrency: int | None = None, max_retries: int | None = None, backoff: float = 0.5,
-                 max_backoff: float = 8.0, connect_timeout: float = 5.0,
-                 extra_body: dict[str, Any] | None = None, chat_format: ChatFormat | None = None) -> None:
-        self._setup_http(base_url, api_key, (API_KEY_ENV,), timeout, connect_timeout,
-                         concurrency if concurrency is not None else env_int(CONCURRENCY_ENV, 8, minimum=1),
-                         max_retries if max_retries is not None else env_int(RETRIES_ENV, 4), backoff, max_backoff)
+    def __init__(
+        self,
+        name: str,
+        base_url: str,
+        model: str | None = None,
+        cache: GenerationCache | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        top_logprobs: int = 20,
+        seed: int = 13,
+        concurrency: int | None = None,
+        max_retries: int | None = None,
+        backoff: float = 0.5,
+        max_backoff: float = 8.0,
+        connect_timeout: float = 5.0,
+        extra_body: dict[str, Any] | None = None,
+        chat_format: ChatFormat | None = None,
+    ) -> None:
+        self._setup_http(
+            base_url,
+            api_key,
+            (API_KEY_ENV,),
+            timeout,
+            connect_timeout,
+            concurrency if concurrency is not None else env_int(CONCURRENCY_ENV, 8, minimum=1),
+            max_retries if max_retries is not None else env_int(RETRIES_ENV, 4),
+            backoff,
+            max_backoff,
+        )
         self.model = model or name
         self.top_logprobs = top_logprobs
         self.seed = seed
-        #: extra request fields (default :data:`GREEDY_EXTRA`; ``{}`` for endpoints that reject unknown fields)
+        #: extra request fields (default :data:`GREEDY_EXTRA`; ``{}`` for endpoints that reject unknown
+        # fields)
         self.extra_body = dict(GREEDY_EXTRA if extra_body is None else extra_body)
         self._chat_format = chat_format
         self._vocab: GGUFVocab | HFTokenizerVocab | None = None
         self._vocab_loaded = False  # the registry GGUF's vocabulary is looked up on first use
-        self._is_llama_cpp_python: bool | None = None  # llama-cpp-python's misaligned echo (see the module docstring)
+        self._is_llama_cpp_python: bool | None = (
+            None  # llama-cpp-python's misaligned echo (see the module docstring)
+        )
         super().__init__(name, f"server:{self.model}", cache)
 
     def describe(self) -> dict[str, Any]:
@@ -344,13 +383,18 @@ class ServerLLM(HTTPBackend, LLM):
             vocab = self._local_vocab()
             if vocab is None:
                 raise ServerError(
-                    f"{public_url(self.base_url)}: scoring a multi-token continuation renders the chat prompt in "
-                    f"this process, and model {self.name!r} is neither a registry GGUF on this machine nor named in "
+                    f"{public_url(self.base_url)}: scoring a multi-token continuation renders the chat "
+                    "prompt in "
+                    f"this process, and model {self.name!r} is neither a registry GGUF on this machine nor "
+                    "named in "
                     "INFERQA_CHAT_TEMPLATES, so its chat "
-                    "template is unknown. Set INFERQA_CHAT_TEMPLATES=" + self.name + "=<its Hugging Face model "
+                    "template is unknown. Set INFERQA_CHAT_TEMPLATES="
+                    + self.name
+                    + "=<its Hugging Face model "
                     "folder, tokenizer_config.json or a GGUF file>, fetch its GGUF (python -m inferqa_utils "
                     "models fetch NAME), pass chat_format=ChatFormat(template, bos, eos, add_bos) to "
-                    "load_llm/ServerLLM, or score in process: load_llm(name, backend='llamacpp')")
+                    "load_llm/ServerLLM, or score in process: load_llm(name, backend='llamacpp')"
+                )
             self._chat_format = vocab.format
         return self._chat_format
 
@@ -369,8 +413,13 @@ class ServerLLM(HTTPBackend, LLM):
         keys = [json.dumps(m) for m in batch]
         return sorted(range(len(batch)), key=lambda i: keys[i])
 
-    def _chat(self, messages: Messages, max_tokens: int, fatal: Callable[[int, str], str | None] | None = None,
-              **extra: Any) -> dict[str, Any]:
+    def _chat(
+        self,
+        messages: Messages,
+        max_tokens: int,
+        fatal: Callable[[int, str], str | None] | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
         payload = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": 0.0,
                    "top_p": 1.0, "seed": self.seed, **self.extra_body, **extra}
         out = self._post("/v1/chat/completions", payload, fatal)
@@ -380,7 +429,9 @@ class ServerLLM(HTTPBackend, LLM):
                     generated_tokens=int(usage.get("completion_tokens", 0)))
         return out
 
-    def _generate(self, messages: Messages, max_tokens: int, stop: Sequence[str], until: Sequence[str] = ()) -> str:
+    def _generate(
+        self, messages: Messages, max_tokens: int, stop: Sequence[str], until: Sequence[str] = ()
+    ) -> str:
         # ``until`` is not sent: the server generates up to max_tokens, which decides the same
         extra = {"stop": list(stop)} if stop else {}
         out = self._chat(messages, max_tokens, **extra)
@@ -390,19 +441,27 @@ class ServerLLM(HTTPBackend, LLM):
         """The final error for a reply that shows the server cannot return log-probabilities."""
         low = body.lower()
         if "logits_all" in low:
-            return (f"the LLM server at {public_url(self.base_url)} cannot return log-probabilities: llama_cpp.server "
-                    f"needs --logits_all true for logprobs and echo+logprobs (HTTP {status}: {body[:200]!r})")
+            return (
+                f"the LLM server at {public_url(self.base_url)} cannot return log-probabilities: "
+                "llama_cpp.server "
+                f"needs --logits_all true for logprobs and echo+logprobs (HTTP {status}: {body[:200]!r})"
+            )
         if status < 500 and status not in RETRY_STATUS and "echo" in low:
-            return (f"the LLM server at {public_url(self.base_url)} does not support echo + logprobs on "
-                    f"/v1/completions (HTTP {status}: {body[:200]!r}); multi-token scoring needs prompt "
-                    "log-probabilities (vLLM, or llama_cpp.server with --logits_all true; llama.cpp's "
-                    "llama-server and TGI do not return them). Score in process: load_llm(name, backend='llamacpp')")
+            return (
+                f"the LLM server at {public_url(self.base_url)} does not support echo + logprobs on "
+                f"/v1/completions (HTTP {status}: {body[:200]!r}); multi-token scoring needs prompt "
+                "log-probabilities (vLLM, or llama_cpp.server with --logits_all true; llama.cpp's "
+                "llama-server and TGI do not return them). Score in process: load_llm(name, "
+                "backend='llamacpp')"
+            )
         return None
 
     def _score(self, messages: Messages, continuations: Sequence[str]) -> list[float]:
         res: dict[int, float] = {}
         if any(c.strip() and not any(ch.isspace() for ch in c.strip()) for c in continuations):
-            out = self._chat(messages, 1, fatal=self._missing_logprobs, logprobs=True, top_logprobs=self.top_logprobs)
+            out = self._chat(
+                messages, 1, fatal=self._missing_logprobs, logprobs=True, top_logprobs=self.top_logprobs
+            )
             content = (out["choices"][0].get("logprobs") or {}).get("content") or []
             if not content:
                 raise ServerError(f"the LLM server at {public_url(self.base_url)} returned no logprobs "
@@ -425,10 +484,13 @@ class ServerLLM(HTTPBackend, LLM):
         fmt = self.chat_format()
         if not fmt.starts_with_bos(messages) and self._llama_cpp_python():
             raise ServerError(
-                f"{public_url(self.base_url)} is llama-cpp-python's server, whose echoed log-probabilities are "
+                f"{public_url(self.base_url)} is llama-cpp-python's server, whose echoed log-probabilities "
+                "are "
                 f"shifted by one token when the prompt does not start with the BOS token, as {self.name!r}'s "
-                "prompts do not: refusing to score with them. Serve the model with vLLM, or score in process: "
-                "load_llm(name, backend='llamacpp')")
+                "prompts do not: refusing to score with them. Serve the model with vLLM, or score in "
+                "process: "
+                "load_llm(name, backend='llamacpp')"
+            )
         prompt = fmt.completion_prompt(messages)
         text = prompt + continuation
         payload = {"model": self.model, "prompt": text, "max_tokens": 1, "temperature": 0.0, "echo": True,
@@ -446,8 +508,10 @@ class ServerLLM(HTTPBackend, LLM):
             raise ServerError(
                 f"the LLM server at {public_url(self.base_url)} returned no log-probabilities for the prompt "
                 "tokens of a /v1/completions request with echo + logprobs: multi-token scoring needs prompt "
-                "log-probabilities (vLLM, or llama_cpp.server with --logits_all true; llama.cpp's llama-server "
-                "and TGI do not return them). Score in process: load_llm(name, backend='llamacpp')")
+                "log-probabilities (vLLM, or llama_cpp.server with --logits_all true; llama.cpp's "
+                "llama-server "
+                "and TGI do not return them). Score in process: load_llm(name, backend='llamacpp')"
+            )
         echoed = len(tokens) - n_gen
         end = offsets[echoed] if n_gen else offsets[-1] + len(tokens[-1])
         start = end - len(continuation)
@@ -455,9 +519,12 @@ class ServerLLM(HTTPBackend, LLM):
         if not idx or offsets[idx[0]] != start or any(values[i] is None for i in idx):
             near = [(tokens[i], offsets[i]) for i in range(max(0, echoed - 12), echoed)]
             raise ServerError(
-                f"{public_url(self.base_url)}: cannot find where the continuation {continuation[:40]!r} starts among "
-                f"the echoed tokens (it should start at text offset {start}; last tokens and offsets: {near}): "
-                "the server tokenised a token across the prompt/continuation boundary")
+                f"{public_url(self.base_url)}: cannot find where the continuation {continuation[:40]!r} "
+                "starts among "
+                f"the echoed tokens (it should start at text offset {start}; last tokens and offsets: "
+                f"{near}): "
+                "the server tokenised a token across the prompt/continuation boundary"
+            )
         return float(sum(values[i] for i in idx))
 
     def _llama_cpp_python(self) -> bool:

@@ -63,12 +63,14 @@ def _paths(root: str | Path | None) -> Paths:
 
 
 def decide(finding: Finding, lo: float, hi: float) -> tuple[str, str]:
-    """The verdict of an interval ``[lo, hi]`` of a finding's statistic (:func:`inferqa_utils.findings.decide`)."""
+    """The verdict of an interval ``[lo, hi]`` of a finding's statistic
+    (:func:`inferqa_utils.findings.decide`)."""
     return _findings.decide(finding, lo, hi)
 
 
-def standard_verdicts(root: str | Path | None, params: Mapping[str, Any], dataset: str = DATASET,
-                      split: str = SPLIT) -> pd.DataFrame:
+def standard_verdicts(
+    root: str | Path | None, params: Mapping[str, Any], dataset: str = DATASET, split: str = SPLIT
+) -> pd.DataFrame:
     """The findings table of ``paper_numbers.yaml`` scored on the imported tables exactly as on a
     notebook run (:func:`inferqa_utils.findings.verdict_table`); ``params`` are a profile's
     (``first_stage``, ``reader_model``, ``reading_k``, ``reading_union``)."""

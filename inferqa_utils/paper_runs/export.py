@@ -99,14 +99,26 @@ def per_question_tables(release: Release, ft_base: str = FT_BASE) -> dict[str, p
     rows += per_question_rows(release, first, HIT_ONLY, 2, contract.SUPPORTING)
     rows += per_question_rows(release, first, HIT_ONLY, 2, contract.JUDGED_SUPPORTING)
     for rk in base:
-        corpus = contract.JUDGED_CONTAINING if rk.corpus == "msmarco" else f"{contract.JUDGED_CONTAINING}, {rk.corpus}"
+        corpus = (
+            contract.JUDGED_CONTAINING
+            if rk.corpus == "msmarco"
+            else f"{contract.JUDGED_CONTAINING}, {rk.corpus}"
+        )
         rows += per_question_rows(release, [rk], HIT_ONLY, 2, corpus)
     t02 = _frame(rows)
-    t03 = _frame(per_question_rows(release, [r for r in quit_ if r.family in RANKING_03], ("Hit@1", "Hit@10", "nDCG@10"),
-                                   1, contract.SUPPORTING))
+    t03 = _frame(
+        per_question_rows(
+            release, [r for r in quit_ if r.family in RANKING_03], ("Hit@1", "Hit@10", "nDCG@10"), 1,
+            contract.SUPPORTING,
+        )
+    )
     ft = [r for r in quit_ if r.family == "ft_retriever" and r.names.get("retriever") == ft_base]
-    t05 = _frame(per_question_rows(release, [*ft, *(r for r in first if r.system == ft_base)] if ft else [],
-                                   ("Hit@10", "nDCG@10"), 1, contract.SUPPORTING))
+    t05 = _frame(
+        per_question_rows(
+            release, [*ft, *(r for r in first if r.system == ft_base)] if ft else [], ("Hit@10", "nDCG@10"),
+            1, contract.SUPPORTING,
+        )
+    )
     return {contract.RETRIEVAL: t02, contract.RERANKING: t03, contract.FINETUNING: t05}
 
 
@@ -133,20 +145,24 @@ def import_record(release: Release, source: str | Path, params: dict[str, Any]) 
     the counts and the parameters."""
     return {
         "source": str(source), "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "questions": len(release.questions), "readers": release.readers,
-        "rankings": len(release.rankings), "readings": len(release.readings),
-        "baselines": release.baseline_labels is not None, "parameters": params,
-        "ranked_lists": {rk.released: rk.key for rk in release.rankings},
-        "files": [{"released": f.released, "file": f.file.relative_to(release.folder).as_posix(),
-                   "compressed": f.compressed, "bytes": f.file.stat().st_size, "sha256": _sha256(f.file)}
-                  for f in release.found],
+        "questions": len(release.questions), "readers": release.readers, "rankings": len(release.rankings),
+        "readings": len(release.readings), "baselines": release.baseline_labels is not None,
+        "parameters": params, "ranked_lists": {rk.released: rk.key for rk in release.rankings},
+        "files": [
+            {
+                "released": f.released, "file": f.file.relative_to(release.folder).as_posix(),
+                "compressed": f.compressed, "bytes": f.file.stat().st_size, "sha256": _sha256(f.file),
+            }
+            for f in release.found
+        ],
         "unrecognised": release.unknown,
     }
 
 
-def write_all(root: str | Path | None, release: Release, tables: Tables, record: dict[str, Any],
-              dataset: str = contract.DATASET, ft_base: str = FT_BASE,
-              log: Callable[[str], Any] | None = None) -> list[Path]:
+def write_all(
+    root: str | Path | None, release: Release, tables: Tables, record: dict[str, Any],
+    dataset: str = contract.DATASET, ft_base: str = FT_BASE, log: Callable[[str], Any] | None = None,
+) -> list[Path]:
     """Write every file of the module docstring; returns their paths."""
     say = log or (lambda s: None)
     written = write_runs(root, release, dataset)
@@ -160,8 +176,10 @@ def write_all(root: str | Path | None, release: Release, tables: Tables, record:
         table(nb, "per_question", df)
     for nb, df in answers_tables(release, tables.answers).items():
         table(nb, "answers", df)
-    for name, df in (("retrieval", tables.retrieval), ("em", tables.em), ("findings", tables.findings),
-                     ("findings_summary", tables.summary)):
+    for name, df in (
+        ("retrieval", tables.retrieval), ("em", tables.em), ("findings", tables.findings),
+        ("findings_summary", tables.summary),
+    ):
         table(contract.PAPER_RUNS, name, df)
     path = contract.table_path(root, contract.PAPER_RUNS, "import", dataset).with_suffix(".json")
     path.parent.mkdir(parents=True, exist_ok=True)

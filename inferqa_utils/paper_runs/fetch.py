@@ -35,8 +35,10 @@ from . import files as F
 #: where ``fetch`` writes by default (git-ignored)
 DEFAULT_DIR = PATHS.cache / "paper-runs"
 WHAT = f"The paper's released result files (hub dataset {HUB_REPO}, folder results/)"
-HINT = ("Copy that folder to this machine (its .zsd files or the decompressed .json/.jsonl files) and read it with "
-        "`python -m inferqa_utils paper-runs import DIR`.")
+HINT = (
+    "Copy that folder to this machine (its .zsd files or the decompressed .json/.jsonl files) and read it "
+    "with `python -m inferqa_utils paper-runs import DIR`."
+)
 
 
 def default_patterns() -> list[str]:
@@ -81,14 +83,20 @@ def decompress_tree(src: Path, dst: Path, log: Callable[[str], Any] | None = Non
         else:
             shutil.copyfile(p, out)
             size = out.stat().st_size
-        entries.append({"released": released, "stored": rel, "stored_bytes": p.stat().st_size,
-                        "stored_sha256": _sha256(p), "bytes": size, "sha256": _sha256(out)})
+        entries.append(
+            {
+                "released": released, "stored": rel, "stored_bytes": p.stat().st_size,
+                "stored_sha256": _sha256(p), "bytes": size, "sha256": _sha256(out),
+            }
+        )
         say(f"[paper-runs] {rel} -> {released} ({size:,} bytes)")
     return entries
 
 
-def fetch(to: str | Path | None = None, include: Sequence[str] | None = None, keep_compressed: bool = False,
-          verify: bool = True, log: Callable[[str], Any] = print) -> Path:
+def fetch(
+    to: str | Path | None = None, include: Sequence[str] | None = None, keep_compressed: bool = False,
+    verify: bool = True, log: Callable[[str], Any] = print,
+) -> Path:
     """Download, decompress and verify the released result files (module docstring); returns
     ``<to>/results``. Offline: :class:`~inferqa_utils.errors.OfflineError` within seconds."""
     t0 = time.perf_counter()
@@ -107,14 +115,18 @@ def fetch(to: str | Path | None = None, include: Sequence[str] | None = None, ke
         raise DataFormatError(download, f"the download holds no results/ folder (patterns {patterns})")
     dst = to / "results"
     entries = decompress_tree(src, dst, log)
-    (to / "MANIFEST.json").write_text(json.dumps({"repo": HUB_REPO, "patterns": patterns, "files": entries},
-                                                  indent=1) + "\n", encoding="utf-8")
+    (to / "MANIFEST.json").write_text(
+        json.dumps({"repo": HUB_REPO, "patterns": patterns, "files": entries}, indent=1) + "\n",
+        encoding="utf-8",
+    )
     if verify:
         from .load import load_release
 
         rel = load_release(dst)
-        log(f"[paper-runs] verified: {len(rel.questions)} questions, {len(rel.rankings)} rankings, "
-            f"{len(rel.readings)} reader files, readers {', '.join(rel.readers)}")
+        log(
+            f"[paper-runs] verified: {len(rel.questions)} questions, {len(rel.rankings)} rankings, "
+            f"{len(rel.readings)} reader files, readers {', '.join(rel.readers)}"
+        )
     if not keep_compressed:
         shutil.rmtree(download, ignore_errors=True)
     log(f"[paper-runs] {dst}: {len(entries)} files in {time.perf_counter() - t0:.1f} s")

@@ -75,53 +75,89 @@ class Entry:
 #: every released file the importer reads (see the module docstring)
 LAYOUT: tuple[Entry, ...] = (
     Entry("index/test/retriever.jsonl", INDEX, "results/rag/rag.py (also every script's load_index_file)"),
-    Entry("retriever/{retriever}/retriever.json", RANKING, "results/retriever/retriever.py", "ctxs", "{retriever}",
-          family="retriever"),
-    Entry("retriever/{retriever}/rag.json", RAG, "results/retriever/retriever_rag.py", system="{retriever}",
-          family="retriever"),
-    Entry("reranker/{reranker}/reranker.json", RANKING, "results/reranker/reranker.py", "reranked_ctxs",
-          "oracle+{reranker}", "oracle", "oracle"),
-    Entry("reranker/{reranker}/rag.json", RAG, "results/reranker/reranker_rag.py", system="oracle+{reranker}",
-          setting="oracle", family="oracle"),
-    Entry("retriever_reranker/{retriever}/{reranker}/reranker.json", RANKING,
-          "results/retriever_reranker/retriever_reranker.py", "reranked_ctxs", "{retriever}+{reranker}",
-          family="retriever_reranker"),
-    Entry("retriever_reranker/{retriever}/{reranker}/rag.json", RAG,
-          "results/retriever_reranker/retriever_reranker_rag.py", system="{retriever}+{reranker}",
-          family="retriever_reranker"),
-    Entry("ft_retriever/{retriever}/{n}_positive/retriever.json", RANKING, "results/ft_retriever/retriever.py",
-          "ctxs", "FT-{retriever}-N{n}", family="ft_retriever"),
-    Entry("ft_retriever/{retriever}/{n}_positive/rag.json", RAG, "results/ft_retriever/retriever_rag.py",
-          system="FT-{retriever}-N{n}", family="ft_retriever"),
-    Entry("ft_reranker/{n}_positive/reranker.json", RANKING, "results/ft_reranker/reranker.py", "reranked_ctxs",
-          "oracle+FT-monot5-N{n}", "oracle", "ft_reranker"),
-    Entry("ft_reranker/{n}_positive/rag.json", RAG, "results/ft_reranker/reranker_rag.py",
-          system="oracle+FT-monot5-N{n}", setting="oracle", family="ft_reranker"),
-    Entry("retriever_ft_reranker/{retriever}/retriever.json", RANKING,
-          "results/retriever_ft_reranker/retriever_reranker.py", "ctxs", "{retriever}+FT-monot5",
-          family="retriever_ft_reranker"),
-    Entry("retriever_ft_reranker/{retriever}/rag.json", RAG,
-          "results/retriever_ft_reranker/retriever_reranker_rag.py", system="{retriever}+FT-monot5",
-          family="retriever_ft_reranker"),
-    Entry("ft_retriever_reranker/{retriever}/{reranker}/reranker.json", RANKING,
-          "results/ft_retriever_reranker/retriever_reranker.py", "reranked_ctxs", "FT-{retriever}+{reranker}",
-          family="ft_retriever_reranker"),
-    Entry("ft_retriever_reranker/{retriever}/{reranker}/rag.json", RAG,
-          "results/ft_retriever_reranker/retriever_reranker_rag.py", system="FT-{retriever}+{reranker}",
-          family="ft_retriever_reranker"),
-    Entry("ft_retriever_ft_reranker/{retriever}/reranker.json", RANKING,
-          "results/ft_retriever_ft_reranker/retriever_reranker.py", "ctxs", "FT-{retriever}+FT-monot5",
-          family="ft_retriever_ft_reranker"),
-    Entry("ft_retriever_ft_reranker/{retriever}/rag.json", RAG,
-          "results/ft_retriever_ft_reranker/retriever_reranker_rag.py", system="FT-{retriever}+FT-monot5",
-          family="ft_retriever_ft_reranker"),
+    Entry(
+        "retriever/{retriever}/retriever.json", RANKING, "results/retriever/retriever.py", "ctxs",
+        "{retriever}", family="retriever",
+    ),
+    Entry(
+        "retriever/{retriever}/rag.json", RAG, "results/retriever/retriever_rag.py", system="{retriever}",
+        family="retriever",
+    ),
+    Entry(
+        "reranker/{reranker}/reranker.json", RANKING, "results/reranker/reranker.py", "reranked_ctxs",
+        "oracle+{reranker}", "oracle", "oracle",
+    ),
+    Entry(
+        "reranker/{reranker}/rag.json", RAG, "results/reranker/reranker_rag.py", system="oracle+{reranker}",
+        setting="oracle", family="oracle",
+    ),
+    Entry(
+        "retriever_reranker/{retriever}/{reranker}/reranker.json", RANKING,
+        "results/retriever_reranker/retriever_reranker.py", "reranked_ctxs", "{retriever}+{reranker}",
+        family="retriever_reranker",
+    ),
+    Entry(
+        "retriever_reranker/{retriever}/{reranker}/rag.json", RAG,
+        "results/retriever_reranker/retriever_reranker_rag.py", system="{retriever}+{reranker}",
+        family="retriever_reranker",
+    ),
+    Entry(
+        "ft_retriever/{retriever}/{n}_positive/retriever.json", RANKING, "results/ft_retriever/retriever.py",
+        "ctxs", "FT-{retriever}-N{n}", family="ft_retriever",
+    ),
+    Entry(
+        "ft_retriever/{retriever}/{n}_positive/rag.json", RAG, "results/ft_retriever/retriever_rag.py",
+        system="FT-{retriever}-N{n}", family="ft_retriever",
+    ),
+    Entry(
+        "ft_reranker/{n}_positive/reranker.json", RANKING, "results/ft_reranker/reranker.py", "reranked_ctxs",
+        "oracle+FT-monot5-N{n}", "oracle", "ft_reranker",
+    ),
+    Entry(
+        "ft_reranker/{n}_positive/rag.json", RAG, "results/ft_reranker/reranker_rag.py",
+        system="oracle+FT-monot5-N{n}", setting="oracle", family="ft_reranker",
+    ),
+    Entry(
+        "retriever_ft_reranker/{retriever}/retriever.json", RANKING,
+        "results/retriever_ft_reranker/retriever_reranker.py", "ctxs", "{retriever}+FT-monot5",
+        family="retriever_ft_reranker",
+    ),
+    Entry(
+        "retriever_ft_reranker/{retriever}/rag.json", RAG,
+        "results/retriever_ft_reranker/retriever_reranker_rag.py", system="{retriever}+FT-monot5",
+        family="retriever_ft_reranker",
+    ),
+    Entry(
+        "ft_retriever_reranker/{retriever}/{reranker}/reranker.json", RANKING,
+        "results/ft_retriever_reranker/retriever_reranker.py", "reranked_ctxs", "FT-{retriever}+{reranker}",
+        family="ft_retriever_reranker",
+    ),
+    Entry(
+        "ft_retriever_reranker/{retriever}/{reranker}/rag.json", RAG,
+        "results/ft_retriever_reranker/retriever_reranker_rag.py", system="FT-{retriever}+{reranker}",
+        family="ft_retriever_reranker",
+    ),
+    Entry(
+        "ft_retriever_ft_reranker/{retriever}/reranker.json", RANKING,
+        "results/ft_retriever_ft_reranker/retriever_reranker.py", "ctxs", "FT-{retriever}+FT-monot5",
+        family="ft_retriever_ft_reranker",
+    ),
+    Entry(
+        "ft_retriever_ft_reranker/{retriever}/rag.json", RAG,
+        "results/ft_retriever_ft_reranker/retriever_reranker_rag.py", system="FT-{retriever}+FT-monot5",
+        family="ft_retriever_ft_reranker",
+    ),
     Entry("baselines/baseline.json", BASELINE_LABELS, "results/baselines_retriever/retriever-msmarco.py"),
-    Entry("baselines_retriever/{corpus}/{retriever}/retriever.json", RANKING,
-          "results/baselines_retriever/retriever-{msmarco,wiki}.py", "ctxs", "{retriever}", "baseline",
-          "baselines_retriever"),
-    Entry("baselines_reranker/{corpus}/{retriever}/{reranker}/reranker.json", RANKING,
-          "results/baselines_reranker/retriever_reranker_{msmarco,wiki}.py", "reranked_ctxs",
-          "{retriever}+{reranker}", "baseline", "baselines_reranker"),
+    Entry(
+        "baselines_retriever/{corpus}/{retriever}/retriever.json", RANKING,
+        "results/baselines_retriever/retriever-{msmarco,wiki}.py", "ctxs", "{retriever}", "baseline",
+        "baselines_retriever",
+    ),
+    Entry(
+        "baselines_reranker/{corpus}/{retriever}/{reranker}/reranker.json", RANKING,
+        "results/baselines_reranker/retriever_reranker_{msmarco,wiki}.py", "reranked_ctxs",
+        "{retriever}+{reranker}", "baseline", "baselines_reranker",
+    ),
 )
 
 INDEX_PATH = LAYOUT[0].path
@@ -198,12 +234,16 @@ def scan(folder: Path) -> tuple[list[Found], list[str]]:
 
 # ----------------------------------------------------------------------------- zstandard
 
+
 def _zstd() -> Any:
     try:
         import zstandard
     except ImportError:  # pragma: no cover - depends on the environment
-        raise DataFormatError(None, "reading a zstandard-compressed release file needs the zstandard package "
-                                    "(pinned in requirements.txt: pip install zstandard)") from None
+        raise DataFormatError(
+            None,
+            "reading a zstandard-compressed release file needs the zstandard package "
+            "(pinned in requirements.txt: pip install zstandard)",
+        ) from None
     return zstandard
 
 
@@ -218,8 +258,12 @@ def iter_decompressed(path: Path, chunk: int = 1 << 22) -> Iterator[bytes]:
     with open(path, "rb") as fh:
         head = fh.read(4)
         if head[:4] != ZSTD_MAGIC:
-            raise DataFormatError(path, f"not a zstandard file: starts with {head!r}, expected the zstandard magic "
-                                        f"number {ZSTD_MAGIC!r}", record="byte 0")
+            raise DataFormatError(
+                path,
+                f"not a zstandard file: starts with {head!r}, expected the zstandard magic "
+                f"number {ZSTD_MAGIC!r}",
+                record="byte 0",
+            )
         fh.seek(0)
         obj, fed, pending = dctx.decompressobj(), 0, b""
         while True:
@@ -230,7 +274,9 @@ def iter_decompressed(path: Path, chunk: int = 1 << 22) -> Iterator[bytes]:
             try:
                 out = obj.decompress(data)
             except zstd.ZstdError as exc:
-                raise DataFormatError(path, f"corrupt zstandard data ({exc})", record=f"frame at byte {offset}") from None
+                raise DataFormatError(
+                    path, f"corrupt zstandard data ({exc})", record=f"frame at byte {offset}"
+                ) from None
             fed += len(data)
             if out:
                 yield out
@@ -241,8 +287,11 @@ def iter_decompressed(path: Path, chunk: int = 1 << 22) -> Iterator[bytes]:
                 obj = dctx.decompressobj()
                 pending = rest
         if fed or offset == 0:
-            raise DataFormatError(path, "truncated zstandard file: the last frame is incomplete (download cut "
-                                        "short? fetch it again)", record=f"frame at byte {offset}")
+            raise DataFormatError(
+                path,
+                "truncated zstandard file: the last frame is incomplete (download cut short? fetch it again)",
+                record=f"frame at byte {offset}",
+            )
 
 
 def decompress_to(src: Path, dst: Path) -> int:
@@ -266,13 +315,17 @@ def read_text(path: Path) -> str:
     number), decoded as UTF-8 (a leading byte-order mark dropped)."""
     with open(path, "rb") as fh:
         head = fh.read(4)
-    data = b"".join(iter_decompressed(path)) if path.suffix in COMPRESSED or head == ZSTD_MAGIC \
+    data = (
+        b"".join(iter_decompressed(path))
+        if path.suffix in COMPRESSED or head == ZSTD_MAGIC
         else path.read_bytes()
+    )
     skip = len(BOM) if data.startswith(BOM) else 0
     return decode_utf8(path, data[skip:], offset=skip)
 
 
 # ----------------------------------------------------------------------------- JSON records
+
 
 def _where(text: str, pos: int) -> str:
     line = text.count("\n", 0, pos) + 1
@@ -293,16 +346,18 @@ def iter_records(path: Path, jsonl: bool) -> Iterator[tuple[int, Any]]:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
-                raise DataFormatError(path, f"invalid JSON on line {lineno}, column {e.colno}: {e.msg}",
-                                      record=n) from None
+                raise DataFormatError(
+                    path, f"invalid JSON on line {lineno}, column {e.colno}: {e.msg}", record=n
+                ) from None
             yield n, rec
             n += 1
         return
     dec = json.JSONDecoder()
     i = _skip_ws(text, 0)
     if i >= len(text) or text[i] != "[":
-        raise DataFormatError(path, "expected a JSON list of records (the file starts with "
-                                    f"{text[i:i + 20]!r})")
+        raise DataFormatError(
+            path, f"expected a JSON list of records (the file starts with {text[i : i + 20]!r})"
+        )
     i = _skip_ws(text, i + 1)
     n = 0
     if i < len(text) and text[i] == "]":
@@ -311,8 +366,9 @@ def iter_records(path: Path, jsonl: bool) -> Iterator[tuple[int, Any]]:
         try:
             rec, i = dec.raw_decode(text, i)
         except json.JSONDecodeError as e:
-            raise DataFormatError(path, f"invalid JSON (truncated or corrupted?) at {_where(text, e.pos)}: {e.msg}",
-                                  record=n) from None
+            raise DataFormatError(
+                path, f"invalid JSON (truncated or corrupted?) at {_where(text, e.pos)}: {e.msg}", record=n
+            ) from None
         yield n, rec
         n += 1
         i = _skip_ws(text, i)
@@ -320,11 +376,15 @@ def iter_records(path: Path, jsonl: bool) -> Iterator[tuple[int, Any]]:
             i = _skip_ws(text, i + 1)
             continue
         if i < len(text) and text[i] == "]":
-            if text[i + 1:].strip():
+            if text[i + 1 :].strip():
                 raise DataFormatError(path, f"text after the end of the JSON list at {_where(text, i + 1)}")
             return
-        raise DataFormatError(path, f"invalid JSON (truncated or corrupted?) at {_where(text, i)}: expected ',' or "
-                                    "']' after a record", record=n)
+        raise DataFormatError(
+            path,
+            f"invalid JSON (truncated or corrupted?) at {_where(text, i)}: expected ',' or "
+            "']' after a record",
+            record=n,
+        )
 
 
 def _skip_ws(text: str, i: int) -> int:

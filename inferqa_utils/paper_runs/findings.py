@@ -70,14 +70,22 @@ K, UNION = 3, "norm"
 LOCAL_FINDINGS: dict[str, Finding] = {
     "ft_reranker_best_in_oracle": Finding(
         "ft_reranker_best_in_oracle",
-        "F5. Under the oracle retriever the fine-tuned MonoT5 orders the question's own passages better than the "
-        "vanilla MonoT5 (nDCG@10 84.24 vs 82.95)",
-        "paper 000 §5.3, Table 7", "FT-MonoT5 oracle nDCG@10", 84.24, "MonoT5 oracle nDCG@10", 82.95, "a > b"),
+        "F5. Under the oracle retriever the fine-tuned MonoT5 orders the question's own passages better than "
+        "the vanilla MonoT5 (nDCG@10 84.24 vs 82.95)",
+        "paper 000 §5.3, Table 7",
+        "FT-MonoT5 oracle nDCG@10",
+        84.24,
+        "MonoT5 oracle nDCG@10",
+        82.95,
+        "a > b",
+    ),
 }
 FAMILIES = ("F1", "F2", "F3", "F5", "reasoning reader", "union")
-COLUMNS = ("family", "finding", "comparison", "metric", "reader", "scoring", "k", "union", "n", "a", "a_lo", "a_hi",
-           "b", "b_lo", "b_hi", "statistic", "value", "lo", "hi", "p", "p_holm", "rule", "verdict", "why",
-           "paper_a", "paper_b")
+COLUMNS = (
+    "family", "finding", "comparison", "metric", "reader", "scoring", "k", "union", "n", "a", "a_lo", "a_hi",
+    "b", "b_lo", "b_hi", "statistic", "value", "lo", "hi", "p", "p_holm", "rule", "verdict", "why", "paper_a",
+    "paper_b",
+)
 
 
 @dataclass
@@ -107,6 +115,7 @@ def findings_by_id() -> dict[str, Finding]:
 
 # ----------------------------------------------------------------------------- per-question vectors
 
+
 class Vectors:
     """Per-question vectors of one release, in the index's question order, cached."""
 
@@ -120,7 +129,9 @@ class Vectors:
             self._cache[key] = make()
         return self._cache[key]
 
-    def retrieval(self, system: str, metric: str, threshold: int = 1, corpus: str = "quit") -> np.ndarray | None:
+    def retrieval(
+        self, system: str, metric: str, threshold: int = 1, corpus: str = "quit"
+    ) -> np.ndarray | None:
         rk = self.release.ranking(system, corpus)
         if rk is None:
             return None
@@ -131,27 +142,35 @@ class Vectors:
 
         return self._get(("ret", system, metric, threshold, corpus), make)
 
-    def em(self, system: str, reader: str, scoring: str, k: int | None = None, union: str | None = None
-           ) -> np.ndarray | None:
+    def em(
+        self, system: str, reader: str, scoring: str, k: int | None = None, union: str | None = None
+    ) -> np.ndarray | None:
         """EM per question of ``system`` (``"Optimal"``: the Optimal setting) for ``reader``."""
         score = em_norm if scoring == "normalised" else em_raw
         if system == "Optimal":
             qs = self.release.questions
             if not any(reader in a for q in qs.values() for a in q.rag_answers.values()):
                 return None
-            return self._get(("opt", reader, scoring),
-                             lambda: np.array([float(optimal(qs[q], reader, score)) for q in self.qids]))
+            return self._get(
+                ("opt", reader, scoring),
+                lambda: np.array([float(optimal(qs[q], reader, score)) for q in self.qids]),
+            )
         rd = self.release.reading(system)
         if rd is None or (reader, union, k) not in rd.predictions:
             return None
         preds = rd.predictions[(reader, union, k)]
-        return self._get(("em", system, reader, scoring, k, union),
-                         lambda: np.array([float(score(preds[q], rd.answers[q])) for q in self.qids]))
+        return self._get(
+            ("em", system, reader, scoring, k, union),
+            lambda: np.array([float(score(preds[q], rd.answers[q])) for q in self.qids]),
+        )
 
     def best(self, systems: Iterable[str], reader: str, scoring: str, k: int, union: str) -> str | None:
         """The system with the highest mean EM (ties: the first in ``systems``)."""
-        scored = [(float(np.mean(v)), s) for s in systems
-                  if (v := self.em(s, reader, scoring, k, union)) is not None]
+        scored = [
+            (float(np.mean(v)), s)
+            for s in systems
+            if (v := self.em(s, reader, scoring, k, union)) is not None
+        ]
         return max(scored, key=lambda t: t[0])[1] if scored else None
 
 
@@ -169,21 +188,29 @@ def _split_pair(system: str) -> tuple[str, str] | None:
 
 # ----------------------------------------------------------------------------- the comparisons
 
-def comparisons(release: Release, k: int = K, union: str = UNION, rules: Mapping[str, Finding] | None = None,
-                vanilla_monot5: str = VANILLA_MONOT5) -> list[Comparison]:
+
+def comparisons(
+    release: Release, k: int = K, union: str = UNION, rules: Mapping[str, Finding] | None = None,
+    vanilla_monot5: str = VANILLA_MONOT5,
+) -> list[Comparison]:
     """Every comparison of the families the release has files for (module docstring)."""
     rules = dict(rules) if rules is not None else findings_by_id()
     v = Vectors(release)
     readers = release.readers
     out: list[Comparison] = []
 
-    def em_pair(family: str, fid: str, a: str, b: str, reader: str, scoring: str, kk: int = k,
-                uu: str = union, ua: str | None = None, ub: str | None = None) -> None:
+    def em_pair(
+        family: str, fid: str, a: str, b: str, reader: str, scoring: str, kk: int = k, uu: str = union,
+        ua: str | None = None, ub: str | None = None,
+    ) -> None:
         xa = v.em(a, reader, scoring, None if a == "Optimal" else kk, None if a == "Optimal" else (ua or uu))
         xb = v.em(b, reader, scoring, None if b == "Optimal" else kk, None if b == "Optimal" else (ub or uu))
         if xa is not None and xb is not None:
-            out.append(Comparison(family, rules.get(fid) if fid else None, a, b, "EM", xa, xb, reader, scoring,
-                                  kk, uu))
+            out.append(
+                Comparison(
+                    family, rules.get(fid) if fid else None, a, b, "EM", xa, xb, reader, scoring, kk, uu
+                )
+            )
 
     # F1: answer-containing corpora vs QUIT, Hit@100 at label 2
     for rk in release.rankings:
@@ -192,8 +219,12 @@ def comparisons(release: Release, k: int = K, union: str = UNION, rules: Mapping
         a = v.retrieval(rk.system, "Hit@100", 2, rk.corpus)
         b = v.retrieval(rk.system, "Hit@100", 2, "quit")
         if a is not None and b is not None:
-            out.append(Comparison("F1", rules["containing_beats_supporting"], f"{rk.corpus} {rk.system}",
-                                  f"QUIT {rk.system}", "Hit@100 (label 2)", a, b))
+            out.append(
+                Comparison(
+                    "F1", rules["containing_beats_supporting"], f"{rk.corpus} {rk.system}",
+                    f"QUIT {rk.system}", "Hit@100 (label 2)", a, b,
+                )
+            )
 
     # F2: first stage + reranker vs the first stage
     for rk in release.rankings:
@@ -202,7 +233,9 @@ def comparisons(release: Release, k: int = K, union: str = UNION, rules: Mapping
             continue
         a, b = v.retrieval(rk.system, "Hit@10"), v.retrieval(pair[0], "Hit@10")
         if a is not None and b is not None:
-            out.append(Comparison("F2", rules["rerankers_marginal_ranking"], rk.system, pair[0], "Hit@10", a, b))
+            out.append(
+                Comparison("F2", rules["rerankers_marginal_ranking"], rk.system, pair[0], "Hit@10", a, b)
+            )
     for s in _systems(release, lambda s, st: st == "pipeline"):
         pair = _split_pair(s)
         rd = release.reading(s)
@@ -245,13 +278,20 @@ def comparisons(release: Release, k: int = K, union: str = UNION, rules: Mapping
             first = rd.system.split("+")[0]  # <retriever> or FT-<retriever>
             for reader in readers:
                 for scoring in SCORINGS:
-                    em_pair("F5", "ft_reranker_oracle_only", rd.system, f"{first}+{vanilla_monot5}", reader, scoring)
+                    em_pair(
+                        "F5", "ft_reranker_oracle_only", rd.system, f"{first}+{vanilla_monot5}", reader,
+                        scoring,
+                    )
     for rk in release.rankings:
         if rk.family == "ft_reranker":
             a, b = v.retrieval(rk.system, "nDCG@10"), v.retrieval(f"oracle+{vanilla_monot5}", "nDCG@10")
             if a is not None and b is not None:
-                out.append(Comparison("F5", rules["ft_reranker_best_in_oracle"], rk.system,
-                                      f"oracle+{vanilla_monot5}", "nDCG@10", a, b))
+                out.append(
+                    Comparison(
+                        "F5", rules["ft_reranker_best_in_oracle"], rk.system, f"oracle+{vanilla_monot5}",
+                        "nDCG@10", a, b,
+                    )
+                )
 
     # the reasoning reader: Gemma 3 4B vs Qwen 3 8B
     if GENERAL_READER in readers and REASONING_READER in readers:
@@ -260,10 +300,14 @@ def comparisons(release: Release, k: int = K, union: str = UNION, rules: Mapping
                 xa = v.em(s, GENERAL_READER, scoring, k, union)
                 xb = v.em(s, REASONING_READER, scoring, k, union)
                 if xa is not None and xb is not None:
-                    out.append(Comparison("reasoning reader", rules["general_reader_beats_reasoning"],
-                                          f"{GENERAL_READER}, {s}", f"{REASONING_READER}, {s}", "EM", xa, xb,
-                                          f"{GENERAL_READER} vs {REASONING_READER}", scoring,
-                                          None if s == "Optimal" else k, None if s == "Optimal" else union))
+                    out.append(
+                        Comparison(
+                            "reasoning reader", rules["general_reader_beats_reasoning"],
+                            f"{GENERAL_READER}, {s}", f"{REASONING_READER}, {s}", "EM", xa, xb,
+                            f"{GENERAL_READER} vs {REASONING_READER}", scoring, None if s == "Optimal" else k,
+                            None if s == "Optimal" else union,
+                        )
+                    )
 
     # ours: Union_freq vs Union_norm
     ks = sorted({kk for r in release.readings for (_, _, kk) in r.predictions})
@@ -274,12 +318,17 @@ def comparisons(release: Release, k: int = K, union: str = UNION, rules: Mapping
                     xa = v.em(rd.system, reader, scoring, kk, "freq")
                     xb = v.em(rd.system, reader, scoring, kk, "norm")
                     if xa is not None and xb is not None:
-                        out.append(Comparison("union", None, f"{rd.system}, Union_freq", f"{rd.system}, Union_norm",
-                                              "EM", xa, xb, reader, scoring, kk, "freq vs norm"))
+                        out.append(
+                            Comparison(
+                                "union", None, f"{rd.system}, Union_freq", f"{rd.system}, Union_norm", "EM",
+                                xa, xb, reader, scoring, kk, "freq vs norm",
+                            )
+                        )
     return out
 
 
 # ----------------------------------------------------------------------------- scoring a comparison
+
 
 def score(c: Comparison) -> dict[str, Any]:
     """One comparison as a row of :data:`COLUMNS` (module docstring); ``p_holm`` is filled by
@@ -291,18 +340,25 @@ def score(c: Comparison) -> dict[str, Any]:
         "family": c.family, "finding": f.id if f else "", "comparison": f"{c.a_name} vs {c.b_name}",
         "metric": c.metric, "reader": c.reader, "scoring": c.scoring, "k": c.k, "union": c.union, "n": len(a),
         "rule": f.rule() if f else "none (our comparison)",
-        "paper_a": _paper(f.a_label, f.a_value) if f else "", "paper_b": _paper(f.b_label, f.b_value) if f else "",
+        "paper_a": _paper(f.a_label, f.a_value) if f else "",
+        "paper_b": _paper(f.b_label, f.b_value) if f else "",
     }
     if not len(a):
-        return {**row, "verdict": contract.INCONCLUSIVE if f else "", "why": "no question counts on both sides"}
+        return {
+            **row, "verdict": contract.INCONCLUSIVE if f else "", "why": "no question counts on both sides",
+        }
     ia, ib = mean_interval(a).scaled(100), mean_interval(b).scaled(100)
     pr = paired(a, b)
     ratio = f is not None and f.statistic == "ratio"
     stat = ratio_interval(a, b) if ratio else pr.diff.scaled(100)
-    row.update({"a": _r(ia.value), "a_lo": _r(ia.lo), "a_hi": _r(ia.hi), "b": _r(ib.value), "b_lo": _r(ib.lo),
-                "b_hi": _r(ib.hi), "statistic": "ratio" if ratio else "diff",
-                "value": _r(stat.value, 4 if ratio else 2), "lo": _r(stat.lo, 4 if ratio else 2),
-                "hi": _r(stat.hi, 4 if ratio else 2), "p": pr.p_value})
+    row.update(
+        {
+            "a": _r(ia.value), "a_lo": _r(ia.lo), "a_hi": _r(ia.hi), "b": _r(ib.value), "b_lo": _r(ib.lo),
+            "b_hi": _r(ib.hi), "statistic": "ratio" if ratio else "diff",
+            "value": _r(stat.value, 4 if ratio else 2), "lo": _r(stat.lo, 4 if ratio else 2),
+            "hi": _r(stat.hi, 4 if ratio else 2), "p": pr.p_value,
+        }
+    )
     verdict, why = _verdict(f, a, b, stat.lo, stat.hi)
     return {**row, "verdict": verdict, "why": why}
 
@@ -313,14 +369,19 @@ def _verdict(f: Finding | None, a: np.ndarray, b: np.ndarray, lo: float, hi: flo
         return "", "no paper claim: the difference and its Holm-adjusted p only"
     flat = np.concatenate([a, b])
     if np.all(flat == flat[0]):
-        return contract.INCONCLUSIVE, f"no variation: every one of the {n} questions scores {flat[0] * 100:g} on both sides"
+        return (
+            contract.INCONCLUSIVE,
+            f"no variation: every one of the {n} questions scores {flat[0] * 100:g} on both sides",
+        )
     if n < contract.MIN_UNITS:
         return contract.INCONCLUSIVE, f"too few questions: {n} < {contract.MIN_UNITS}"
     d = a - b
     informative = int(np.sum((a != 0) | (b != 0)))
     if np.all(d == d[0]) and informative < contract.MIN_UNITS:
-        return contract.INCONCLUSIVE, (f"no question differs and only {informative} of {n} score above 0 on either "
-                                       f"side (< {contract.MIN_UNITS})")
+        return contract.INCONCLUSIVE, (
+            f"no question differs and only {informative} of {n} score above 0 on either "
+            f"side (< {contract.MIN_UNITS})"
+        )
     return contract.decide(f, lo, hi)
 
 
@@ -332,8 +393,10 @@ def _paper(label: str, value: float | None) -> str:
     return f"{label}: {'—' if value is None else f'{value:g}'}"
 
 
-def findings_table(release: Release, k: int = K, union: str = UNION, rules: Mapping[str, Finding] | None = None,
-                   vanilla_monot5: str = VANILLA_MONOT5, comps: Sequence[Comparison] | None = None) -> pd.DataFrame:
+def findings_table(
+    release: Release, k: int = K, union: str = UNION, rules: Mapping[str, Finding] | None = None,
+    vanilla_monot5: str = VANILLA_MONOT5, comps: Sequence[Comparison] | None = None,
+) -> pd.DataFrame:
     """Every comparison scored (:func:`score`), Holm-adjusted within each (family, finding, metric,
     scoring) group, in the order of :data:`FAMILIES`."""
     import pandas as pd
@@ -360,8 +423,12 @@ def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
 
     t = table[table["finding"] != ""]
     if t.empty:
-        return pd.DataFrame(columns=["family", "finding", "metric", "scoring", "comparisons", contract.HOLDS,
-                                     contract.CONTRADICTED, contract.INCONCLUSIVE])
+        return pd.DataFrame(
+            columns=[
+                "family", "finding", "metric", "scoring", "comparisons", contract.HOLDS,
+                contract.CONTRADICTED, contract.INCONCLUSIVE,
+            ]
+        )
     g = t.groupby(["family", "finding", "metric", "scoring"], sort=False)["verdict"]
     out = g.size().rename("comparisons").to_frame()
     for v in (contract.HOLDS, contract.CONTRADICTED, contract.INCONCLUSIVE):

@@ -31,28 +31,36 @@ class Imported:
     seconds: float
 
 
-def score_release(release: Release, k: int = K, union: str = UNION, vanilla_monot5: str = VANILLA_MONOT5) -> Tables:
+def score_release(
+    release: Release, k: int = K, union: str = UNION, vanilla_monot5: str = VANILLA_MONOT5
+) -> Tables:
     """Every table of an import, computed in memory (nothing written)."""
     answers = answers_frame(release)
     findings = findings_table(release, k, union, vanilla_monot5=vanilla_monot5)
     return Tables(answers, em_table(answers), retrieval_summary(release), findings, verdict_counts(findings))
 
 
-def import_release(source: str | Path, root: str | Path | None = None, dataset: str = contract.DATASET,
-                   k: int = K, union: str = UNION, depth: int = DEPTH, ft_base: str = FT_BASE,
-                   vanilla_monot5: str = VANILLA_MONOT5, log: Callable[[str], Any] = print) -> Imported:
+def import_release(
+    source: str | Path, root: str | Path | None = None, dataset: str = contract.DATASET, k: int = K,
+    union: str = UNION, depth: int = DEPTH, ft_base: str = FT_BASE, vanilla_monot5: str = VANILLA_MONOT5,
+    log: Callable[[str], Any] = print,
+) -> Imported:
     """Load, validate and score the release under ``source``, then write it under ``root`` (the
     repository root by default) as dataset ``dataset``, split ``test``."""
     if union not in ("norm", "freq"):
         raise ValueError(f"union must be 'norm' or 'freq', got {union!r}")
     t0 = time.perf_counter()
     release = load_release(source, depth, log)
-    log(f"[paper-runs] {len(release.questions)} questions, {len(release.rankings)} rankings, "
+    log(
+        f"[paper-runs] {len(release.questions)} questions, {len(release.rankings)} rankings, "
         f"{len(release.readings)} reader files, readers {', '.join(release.readers) or 'none'}"
-        + (f"; not recognised: {', '.join(release.unknown)}" if release.unknown else ""))
+        + (f"; not recognised: {', '.join(release.unknown)}" if release.unknown else "")
+    )
     tables = score_release(release, k, union, vanilla_monot5)
-    params = {"dataset": dataset, "split": contract.SPLIT, "k": k, "union": union, "depth": depth,
-              "ft_base": ft_base, "vanilla_monot5": vanilla_monot5}
+    params = {
+        "dataset": dataset, "split": contract.SPLIT, "k": k, "union": union, "depth": depth,
+        "ft_base": ft_base, "vanilla_monot5": vanilla_monot5,
+    }
     record = import_record(release, source, params)
     written = write_all(root, release, tables, record, dataset, ft_base, log)
     seconds = time.perf_counter() - t0

@@ -87,7 +87,8 @@ class Ranking:
     released: str
     lists: dict[str, list[str]]
     first_stage: dict[str, list[str]] | None = None
-    names: dict[str, str] = field(default_factory=dict)  # the path's placeholders: retriever, reranker, n, corpus
+    #: the path's placeholders: retriever, reranker, n, corpus
+    names: dict[str, str] = field(default_factory=dict)
     key: str = "ctxs"  # the list ranked: reranked_ctxs when the file has it, else ctxs
 
 
@@ -158,8 +159,10 @@ class _Rec:
     def fail(self, problem: str, fld: str | None = None) -> NoReturn:
         raise DataFormatError(self.path, problem, record=self.label, field=fld)
 
-    def get(self, key: str, types: type | tuple[type, ...], obj: dict[str, Any] | None = None,
-            name: str | None = None) -> Any:
+    def get(
+        self, key: str, types: type | tuple[type, ...], obj: dict[str, Any] | None = None,
+        name: str | None = None,
+    ) -> Any:
         src = self.obj if obj is None else obj
         name = name or key
         if key not in src or src[key] is None:
@@ -171,7 +174,9 @@ class _Rec:
             self.fail(f"expected {want}, got {type(v).__name__} ({_short(v)})", name)
         return v
 
-    def strings(self, key: str, obj: dict[str, Any] | None = None, name: str | None = None) -> tuple[str, ...]:
+    def strings(
+        self, key: str, obj: dict[str, Any] | None = None, name: str | None = None
+    ) -> tuple[str, ...]:
         name = name or key
         v = self.get(key, list, obj, name)
         if not v:
@@ -205,6 +210,7 @@ def _qid_of(pid: str) -> str | None:
 
 # ----------------------------------------------------------------------------- index
 
+
 def load_index(path: Path, released: str = F.INDEX_PATH) -> dict[str, Question]:
     """The questions of ``index/test/retriever.jsonl`` in file order (module docstring)."""
     out: dict[str, Question] = {}
@@ -236,8 +242,10 @@ def load_index(path: Path, released: str = F.INDEX_PATH) -> dict[str, Question]:
             ans = r.get("rag_answers", dict, ctx, f"{where}.rag_answers")
             for reader, a in ans.items():
                 if not isinstance(a, str):
-                    r.fail(f"expected a string answer, got {type(a).__name__} ({_short(a)})",
-                           f"{where}.rag_answers.{reader}")
+                    r.fail(
+                        f"expected a string answer, got {type(a).__name__} ({_short(a)})",
+                        f"{where}.rag_answers.{reader}",
+                    )
             rag[pid] = dict(ans)
         if qid is None:
             r.fail("the question has no passage (cannot tell its id)", "contexts")
@@ -260,12 +268,17 @@ def _same_readers(path: Path, questions: dict[str, Question]) -> None:
                 want = set(ans)
             elif set(ans) != want:
                 missing = sorted(want - set(ans)) or sorted(set(ans) - want)
-                raise DataFormatError(path, f"passage {pid!r} has readers {sorted(ans)}, the index's first passage "
-                                            f"{sorted(want)} (differs in {missing})", record=_label(i, q.qid),
-                                      field=f"contexts[{j}].rag_answers")
+                raise DataFormatError(
+                    path,
+                    f"passage {pid!r} has readers {sorted(ans)}, the index's first passage "
+                    f"{sorted(want)} (differs in {missing})",
+                    record=_label(i, q.qid),
+                    field=f"contexts[{j}].rag_answers",
+                )
 
 
 # ----------------------------------------------------------------------------- rankings
+
 
 def _ids(r: _Rec, items: Any, name: str, depth: int | None) -> list[str]:
     if not isinstance(items, list):
@@ -277,7 +290,9 @@ def _ids(r: _Rec, items: Any, name: str, depth: int | None) -> list[str]:
             r.fail(f"expected a passage object, got {type(it).__name__}", f"{name}[{j}]")
         pid = r.get("id", str, it, f"{name}[{j}].id")
         if not pid or _SPACE.search(pid):
-            r.fail(f"passage id {pid!r} is empty or holds whitespace (TREC runs split on it)", f"{name}[{j}].id")
+            r.fail(
+                f"passage id {pid!r} is empty or holds whitespace (TREC runs split on it)", f"{name}[{j}].id"
+            )
         if pid in seen:
             r.fail(f"passage {pid!r} is ranked twice (first at position {out.index(pid)})", f"{name}[{j}].id")
         seen.add(pid)
@@ -285,8 +300,10 @@ def _ids(r: _Rec, items: Any, name: str, depth: int | None) -> list[str]:
     return out
 
 
-def load_ranking(found: F.Found, questions: dict[str, Question], depth: int = DEPTH,
-                 baseline: dict[str, dict[str, int]] | None = None) -> Ranking:
+def load_ranking(
+    found: F.Found, questions: dict[str, Question], depth: int = DEPTH,
+    baseline: dict[str, dict[str, int]] | None = None,
+) -> Ranking:
     """One ranking file, aligned by position with the index (module docstring)."""
     e = found.entry
     path = found.file
@@ -304,8 +321,11 @@ def load_ranking(found: F.Found, questions: dict[str, Question], depth: int = DE
             r.fail(f"the file has more records than the index ({len(qids)} questions)")
         q = questions[qid]
         if isinstance(r.obj.get("question"), str) and r.obj["question"].strip() != q.question.strip():
-            r.fail(f"question text {_short(r.obj['question'])} differs from the index's {_short(q.question)} "
-                   "(records are paired with the index by position)", "question")
+            r.fail(
+                f"question text {_short(r.obj['question'])} differs from the index's {_short(q.question)} "
+                "(records are paired with the index by position)",
+                "question",
+            )
         if isinstance(r.obj.get("id"), str) and r.obj["id"] != qid:
             r.fail(f"id {r.obj['id']!r} differs from the index question {qid!r} at this position", "id")
         key = RERANKED if RERANKED in r.obj else e.ranked
@@ -314,12 +334,18 @@ def load_ranking(found: F.Found, questions: dict[str, Question], depth: int = DE
         if e.setting == "oracle":
             for j, pid in enumerate(ids):
                 if pid not in q.labels:
-                    r.fail(f"unknown passage id {pid!r}: an oracle ranking reorders the question's own "
-                           f"{len(q.labels)} passages", f"{key}[{j}].id")
+                    r.fail(
+                        f"unknown passage id {pid!r}: an oracle ranking reorders the question's own "
+                        f"{len(q.labels)} passages",
+                        f"{key}[{j}].id",
+                    )
         if e.setting == "baseline":
             if baseline is None:
-                r.fail("a baseline ranking is scored with the labels of baselines/baseline.json, which the release "
-                       "folder lacks", e.ranked)
+                r.fail(
+                    "a baseline ranking is scored with the labels of baselines/baseline.json, which the "
+                    "release folder lacks",
+                    e.ranked,
+                )
             known = baseline[qid]
             for j, pid in enumerate(ids):
                 if pid not in known:
@@ -329,13 +355,21 @@ def load_ranking(found: F.Found, questions: dict[str, Question], depth: int = DE
         if key == RERANKED and "ctxs" in r.obj:
             first[qid] = _ids(r, r.obj["ctxs"], "ctxs", depth)
     if n != len(qids):
-        raise DataFormatError(path, f"{n} records, the index has {len(qids)} questions (records are paired with the "
-                                    "index by position)")
+        raise DataFormatError(
+            path,
+            f"{n} records, the index has {len(qids)} questions (records are paired with the "
+            "index by position)",
+        )
     if len(keys) > 1:
-        raise DataFormatError(path, "some records rank under 'reranked_ctxs', others under 'ctxs' only: one file "
-                                    "holds one system's ranking")
-    return Ranking(found.system, e.setting, corpus, e.family, found.released, lists,
-                   first if first else None, dict(found.names), keys.pop() if keys else e.ranked)
+        raise DataFormatError(
+            path,
+            "some records rank under 'reranked_ctxs', others under 'ctxs' only: one file "
+            "holds one system's ranking",
+        )
+    return Ranking(
+        found.system, e.setting, corpus, e.family, found.released, lists, first if first else None,
+        dict(found.names), keys.pop() if keys else e.ranked,
+    )
 
 
 def load_baseline_labels(path: Path, questions: dict[str, Question]) -> dict[str, dict[str, int]]:
@@ -355,12 +389,16 @@ def load_baseline_labels(path: Path, questions: dict[str, Question]) -> dict[str
             labels[pid] = r.grade(v.get("label"), f"ctxs.{pid}.label")
         out[qid] = labels
     if len(out) != len(qids):
-        raise DataFormatError(path, f"{len(out)} records, the index has {len(qids)} questions (records are paired "
-                                    "with the index by position)")
+        raise DataFormatError(
+            path,
+            f"{len(out)} records, the index has {len(qids)} questions (records are paired "
+            "with the index by position)",
+        )
     return out
 
 
 # ----------------------------------------------------------------------------- readings
+
 
 def load_readings(found: F.Found, questions: dict[str, Question]) -> Readings:
     """One ``rag.json`` (module docstring)."""
@@ -383,7 +421,10 @@ def load_readings(found: F.Found, questions: dict[str, Question]) -> Readings:
         keys: set[tuple[str, str, int]] = set()
         for reader, per in pa.items():
             if not isinstance(per, dict):
-                r.fail(f"expected {{'<id>_un_<k>': answer}}, got {type(per).__name__}", f"predicted_answer.{reader}")
+                r.fail(
+                    f"expected {{'<id>_un_<k>': answer}}, got {type(per).__name__}",
+                    f"predicted_answer.{reader}",
+                )
             for key, a in per.items():
                 name = f"predicted_answer.{reader}.{key}"
                 m = _ANSWER_KEY.match(key)
@@ -406,18 +447,26 @@ def load_readings(found: F.Found, questions: dict[str, Question]) -> Readings:
         if keys != every:
             reader, union, k = sorted(every - keys)[0]
             u = next(x for x, y in UNIONS.items() if y == union)
-            raise DataFormatError(path, f"no answer of reader {reader!r} for {u}_{k}, which other questions have",
-                                  record=_label(int(where_of[qid]), qid), field=f"predicted_answer.{reader}")
+            raise DataFormatError(
+                path, f"no answer of reader {reader!r} for {u}_{k}, which other questions have",
+                record=_label(int(where_of[qid]), qid), field=f"predicted_answer.{reader}",
+            )
     missing = [q for q in questions if q not in answers]
     if missing:
-        raise DataFormatError(path, f"{len(missing)} index question(s) have no record, e.g. {missing[0]!r} (a "
-                                    "comparison pairs every question)")
+        raise DataFormatError(
+            path,
+            f"{len(missing)} index question(s) have no record, e.g. {missing[0]!r} (a "
+            "comparison pairs every question)",
+        )
     ordered = {q: answers[q] for q in questions}
-    return Readings(found.system, found.entry.setting, found.entry.family, found.released, ordered,
-                    {t: {q: p[q] for q in questions} for t, p in sorted(preds.items())}, dict(found.names))
+    return Readings(
+        found.system, found.entry.setting, found.entry.family, found.released, ordered,
+        {t: {q: p[q] for q in questions} for t, p in sorted(preds.items())}, dict(found.names),
+    )
 
 
 # ----------------------------------------------------------------------------- the release
+
 
 def release_folder(folder: str | Path) -> Path:
     """The folder that holds ``index/``: ``folder`` itself or its ``results/`` (what ``fetch`` writes)."""
@@ -425,14 +474,18 @@ def release_folder(folder: str | Path) -> Path:
     if not folder.exists():
         raise DataFormatError(folder, "folder does not exist")
     if not folder.is_dir():
-        raise DataFormatError(folder, "is a file: pass the folder that holds index/ (or its parent holding results/)")
+        raise DataFormatError(
+            folder, "is a file: pass the folder that holds index/ (or its parent holding results/)"
+        )
     if not (folder / "index").is_dir() and (folder / "results").is_dir():
         return folder / "results"
     return folder
 
 
-def load_release(folder: str | Path, depth: int = DEPTH, log: Callable[[str], Any] | None = None,
-                 only: Iterable[str] | None = None) -> Release:
+def load_release(
+    folder: str | Path, depth: int = DEPTH, log: Callable[[str], Any] | None = None,
+    only: Iterable[str] | None = None,
+) -> Release:
     """Read and validate every released file under ``folder`` (:func:`release_folder`); ``only``
     keeps the files whose released path starts with one of these prefixes (the index is always
     read). Nothing is written."""
@@ -443,9 +496,12 @@ def load_release(folder: str | Path, depth: int = DEPTH, log: Callable[[str], An
         found = [f for f in found if f.entry.kind == F.INDEX or f.released.startswith(prefixes)]
     index = next((f for f in found if f.entry.kind == F.INDEX), None)
     if index is None:
-        raise DataFormatError(root, f"missing required file {F.INDEX_PATH} (or its hub copy "
-                                    f"{F.compressed_name(F.INDEX_PATH)}): every number is scored against its labels "
-                                    "and answer pools")
+        raise DataFormatError(
+            root,
+            f"missing required file {F.INDEX_PATH} (or its hub copy "
+            f"{F.compressed_name(F.INDEX_PATH)}): every number is scored against its labels "
+            "and answer pools",
+        )
     say = log or (lambda s: None)
     say(f"[paper-runs] {index.released}")
     questions = load_index(index.file)

@@ -44,17 +44,21 @@ if TYPE_CHECKING:
 HIT_KS = (1, 5, 10, 20, 50, 100)
 RECALL_KS = (1, 5, 10, 20, 50, 100)
 #: the per-question measures written for each ranking (notebook 02's table names)
-MEASURES = (*(f"Hit@{k}" for k in HIT_KS), "Recall@5", "Recall@10", "Recall@50", "MRR@100", "nDCG@10", "nDCG@100")
-#: the measures of the retrieval summary: the authors' Hit@k and Recall@k (``results/retriever/retriever.py``),
-#: MRR@100 and nDCG@10/100
-AUTHORS_MEASURES = (*(f"Hit@{k}" for k in HIT_KS), *(f"Recall@{k}" for k in RECALL_KS), "MRR@100", "nDCG@10",
-                    "nDCG@100")
+MEASURES = (
+    *(f"Hit@{k}" for k in HIT_KS), "Recall@5", "Recall@10", "Recall@50", "MRR@100", "nDCG@10", "nDCG@100",
+)
+#: the measures of the retrieval summary: the authors' Hit@k and Recall@k
+#: (``results/retriever/retriever.py``), MRR@100 and nDCG@10/100
+AUTHORS_MEASURES = (
+    *(f"Hit@{k}" for k in HIT_KS), *(f"Recall@{k}" for k in RECALL_KS), "MRR@100", "nDCG@10", "nDCG@100",
+)
 #: the settings' names in our answers tables (notebook 04)
 OPTIMAL_SYSTEM = "every label ≥ 1 passage"
 SCORINGS = ("normalised", "raw")
 
 
 # ----------------------------------------------------------------------------- retrieval
+
 
 def relevant(labels: Mapping[str, int], threshold: int = 1) -> set[str]:
     return {p for p, lab in labels.items() if lab >= threshold}
@@ -81,14 +85,19 @@ def mrr_at(ranked: Sequence[str], rel: set[str], k: int) -> float:
     return 0.0
 
 
-def ndcg_at(ranked: Sequence[str], labels: Mapping[str, int], k: int, ideal: Sequence[int] | None = None) -> float:
+def ndcg_at(
+    ranked: Sequence[str], labels: Mapping[str, int], k: int, ideal: Sequence[int] | None = None
+) -> float:
     """Graded nDCG@k: gain 2^label − 1, discount log2(rank + 1), ideal from the question's labels
     (``ideal``: the question's positive labels sorted descending, when already computed)."""
-    dcg = sum((2 ** labels.get(p, 0) - 1) / math.log2(r + 1) for r, p in enumerate(ranked[:k], 1)
-              if labels.get(p, 0) > 0)
+    dcg = sum(
+        (2 ** labels.get(p, 0) - 1) / math.log2(r + 1)
+        for r, p in enumerate(ranked[:k], 1)
+        if labels.get(p, 0) > 0
+    )
     if ideal is None:
         ideal = sorted((lab for lab in labels.values() if lab > 0), reverse=True)
-    idcg = sum((2 ** lab - 1) / math.log2(r + 1) for r, lab in enumerate(ideal[:k], 1))
+    idcg = sum((2**lab - 1) / math.log2(r + 1) for r, lab in enumerate(ideal[:k], 1))
     return dcg / idcg if idcg > 0 else 0.0
 
 
@@ -99,8 +108,10 @@ def _parse(name: str) -> tuple[str, int]:
     return kind, int(k)
 
 
-def _value(kind: str, k: int, ranked: Sequence[str], labels: Mapping[str, int], rel: set[str], skip: bool,
-           ideal: Sequence[int] | None = None) -> float | None:
+def _value(
+    kind: str, k: int, ranked: Sequence[str], labels: Mapping[str, int], rel: set[str], skip: bool,
+    ideal: Sequence[int] | None = None,
+) -> float | None:
     if kind == "MRR":
         return mrr_at(ranked, rel, k)
     if kind == "nDCG":
@@ -109,8 +120,9 @@ def _value(kind: str, k: int, ranked: Sequence[str], labels: Mapping[str, int], 
     return v if skip or v is not None else 0.0
 
 
-def measure(name: str, ranked: Sequence[str], labels: Mapping[str, int], threshold: int = 1,
-            skip: bool = True) -> float | None:
+def measure(
+    name: str, ranked: Sequence[str], labels: Mapping[str, int], threshold: int = 1, skip: bool = True
+) -> float | None:
     """One per-question value of ``Hit@k``, ``Recall@k``, ``MRR@k`` or ``nDCG@k`` (module
     docstring); with ``skip=False`` a question without a relevant passage scores 0 for Hit and
     Recall instead of being skipped (the baselines' convention)."""
@@ -125,8 +137,9 @@ def labels_for(release: Release, ranking: Ranking) -> dict[str, dict[str, int]]:
     return {q.qid: q.labels for q in release.questions.values()}
 
 
-def per_question(release: Release, ranking: Ranking, measures: Iterable[str] = MEASURES,
-                 threshold: int = 1) -> dict[str, dict[str, float | None]]:
+def per_question(
+    release: Release, ranking: Ranking, measures: Iterable[str] = MEASURES, threshold: int = 1
+) -> dict[str, dict[str, float | None]]:
     """measure → {qid: value or None (skipped)} of one ranking (module docstring)."""
     labels = labels_for(release, ranking)
     skip = ranking.corpus == "quit"
@@ -136,8 +149,11 @@ def per_question(release: Release, ranking: Ranking, measures: Iterable[str] = M
         lab = labels.get(q, {})
         ranked = ranking.lists.get(q, [])
         rel = relevant(lab, threshold)
-        ideal = sorted((v for v in lab.values() if v > 0), reverse=True) \
-            if any(kind == "nDCG" for _, kind, _ in parsed) else None
+        ideal = (
+            sorted((v for v in lab.values() if v > 0), reverse=True)
+            if any(kind == "nDCG" for _, kind, _ in parsed)
+            else None
+        )
         for m, kind, k in parsed:
             out[m][q] = _value(kind, k, ranked, lab, rel, skip, ideal)
     return out
@@ -151,6 +167,7 @@ def authors_mean(values: Iterable[float | None]) -> float:
 
 
 # ----------------------------------------------------------------------------- reading
+
 
 def em_raw(prediction: str, answers: Sequence[str]) -> bool:
     """The authors' EM: the prediction is one of the answers, character for character."""
@@ -171,13 +188,18 @@ def em_norm(prediction: str, answers: Sequence[str]) -> bool:
 
 def optimal(question: Question, reader: str, score: Any = em_raw) -> bool:
     """The Optimal setting: some passage with label ≥ 1 lets the reader answer correctly."""
-    return any(score(question.rag_answers[p].get(reader, ""), question.answers)
-               for p, lab in question.labels.items() if lab >= 1 and reader in question.rag_answers[p])
+    return any(
+        score(question.rag_answers[p].get(reader, ""), question.answers)
+        for p, lab in question.labels.items()
+        if lab >= 1 and reader in question.rag_answers[p]
+    )
 
 
 #: the columns of the answers table (notebook 04's, plus ``em_raw``)
-ANSWER_COLUMNS = ("qid", "answer", "em", "em_raw", "judged", "no_answer", "guard", "context_chars", "setting",
-                  "system", "k", "union", "reader")
+ANSWER_COLUMNS = (
+    "qid", "answer", "em", "em_raw", "judged", "no_answer", "guard", "context_chars", "setting", "system",
+    "k", "union", "reader",
+)
 
 
 def answers_frame(release: Release) -> pd.DataFrame:
@@ -196,16 +218,24 @@ def answers_frame(release: Release) -> pd.DataFrame:
         have = [q for q in qs if any(reader in a for a in q.rag_answers.values())]
         if not have:
             continue
-        chunks.append(_chunk([q.qid for q in have], [_optimal_answer(q, reader) for q in have],
-                             [optimal(q, reader, em_norm) for q in have], [optimal(q, reader, em_raw) for q in have],
-                             "Optimal", OPTIMAL_SYSTEM, None, None, reader))
+        chunks.append(
+            _chunk(
+                [q.qid for q in have], [_optimal_answer(q, reader) for q in have],
+                [optimal(q, reader, em_norm) for q in have], [optimal(q, reader, em_raw) for q in have],
+                "Optimal", OPTIMAL_SYSTEM, None, None, reader,
+            )
+        )
     for rd in release.readings:
         qids = list(rd.answers)
         for (reader, union, k), preds in rd.predictions.items():
             answers = [preds[q] for q in qids]
-            chunks.append(_chunk(qids, answers, [em_norm(a, rd.answers[q]) for q, a in zip(qids, answers, strict=True)],
-                                 [em_raw(a, rd.answers[q]) for q, a in zip(qids, answers, strict=True)],
-                                 rd.setting, rd.system, k, union, reader))
+            chunks.append(
+                _chunk(
+                    qids, answers, [em_norm(a, rd.answers[q]) for q, a in zip(qids, answers, strict=True)],
+                    [em_raw(a, rd.answers[q]) for q, a in zip(qids, answers, strict=True)], rd.setting,
+                    rd.system, k, union, reader,
+                )
+            )
     if not chunks:
         return pd.DataFrame({c: [] for c in ANSWER_COLUMNS})
     df = pd.concat(chunks, ignore_index=True)
@@ -213,21 +243,28 @@ def answers_frame(release: Release) -> pd.DataFrame:
     return df
 
 
-def _chunk(qids: list[str], answers: list[str], norm: list[bool], raw: list[bool], setting: str, system: str,
-           k: int | None, union: str | None, reader: str) -> pd.DataFrame:
+def _chunk(
+    qids: list[str], answers: list[str], norm: list[bool], raw: list[bool], setting: str, system: str,
+    k: int | None, union: str | None, reader: str,
+) -> pd.DataFrame:
     import pandas as pd
 
     n = len(qids)
-    return pd.DataFrame({
-        "qid": qids, "answer": answers, "em": norm, "em_raw": raw, "judged": [None] * n,
-        "no_answer": [_normalized(a) == "no answer" for a in answers], "guard": [None] * n,
-        "context_chars": [None] * n, "setting": [setting] * n, "system": [system] * n,
-        "k": pd.array([k] * n, dtype="Int64"), "union": [union] * n, "reader": [reader] * n,
-    }, columns=list(ANSWER_COLUMNS))
+    return pd.DataFrame(
+        {
+            "qid": qids, "answer": answers, "em": norm, "em_raw": raw, "judged": [None] * n,
+            "no_answer": [_normalized(a) == "no answer" for a in answers], "guard": [None] * n,
+            "context_chars": [None] * n, "setting": [setting] * n, "system": [system] * n,
+            "k": pd.array([k] * n, dtype="Int64"), "union": [union] * n, "reader": [reader] * n,
+        },
+        columns=list(ANSWER_COLUMNS),
+    )
 
 
 def _optimal_answer(q: Question, reader: str) -> str:
-    answers = [q.rag_answers[p][reader] for p, lab in q.labels.items() if lab >= 1 and reader in q.rag_answers[p]]
+    answers = [
+        q.rag_answers[p][reader] for p, lab in q.labels.items() if lab >= 1 and reader in q.rag_answers[p]
+    ]
     return next((a for a in answers if em_norm(a, q.answers)), answers[0] if answers else "")
 
 
@@ -240,8 +277,10 @@ def em_table(answers: pd.DataFrame) -> pd.DataFrame:
     n, r = answers["em"].astype(bool), answers["em_raw"].astype(bool)
     a = answers[keys].assign(_n=n, _r=r, _d=n != r, _no=n & ~r, _ro=~n & r)
     g = a.groupby(keys, dropna=False, sort=False)
-    out = g.agg(n=("_n", "size"), em_raw=("_r", "mean"), em_norm=("_n", "mean"), n_disagree=("_d", "sum"),
-                norm_only=("_no", "sum"), raw_only=("_ro", "sum")).reset_index()
+    out = g.agg(
+        n=("_n", "size"), em_raw=("_r", "mean"), em_norm=("_n", "mean"), n_disagree=("_d", "sum"),
+        norm_only=("_no", "sum"), raw_only=("_ro", "sum"),
+    ).reset_index()
     out["em_raw"] = (100 * out["em_raw"]).round(2)
     out["em_norm"] = (100 * out["em_norm"]).round(2)
     out["delta"] = (out["em_norm"] - out["em_raw"]).round(2)
@@ -250,20 +289,30 @@ def em_table(answers: pd.DataFrame) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------- tables
 
-def per_question_rows(release: Release, rankings: Iterable[Ranking], measures: Iterable[str] = MEASURES,
-                      threshold: int = 1, corpus: str | None = None) -> list[dict[str, Any]]:
+
+def per_question_rows(
+    release: Release, rankings: Iterable[Ranking], measures: Iterable[str] = MEASURES, threshold: int = 1,
+    corpus: str | None = None,
+) -> list[dict[str, Any]]:
     """The long per-question table of notebooks 02/03/05 (``system, measure, threshold, qid, value,
     corpus``) for ``rankings``; skipped questions have no row."""
     rows: list[dict[str, Any]] = []
     for rk in rankings:
         for m, vals in per_question(release, rk, measures, threshold).items():
-            rows += [{"system": rk.system, "measure": m, "threshold": threshold, "qid": q, "value": v,
-                      "corpus": corpus or rk.corpus} for q, v in vals.items() if v is not None]
+            rows += [
+                {
+                    "system": rk.system, "measure": m, "threshold": threshold, "qid": q, "value": v,
+                    "corpus": corpus or rk.corpus,
+                }
+                for q, v in vals.items()
+                if v is not None
+            ]
     return rows
 
 
-def retrieval_summary(release: Release, measures: Sequence[str] = AUTHORS_MEASURES, thresholds: Sequence[int] = (1, 2)
-                      ) -> pd.DataFrame:
+def retrieval_summary(
+    release: Release, measures: Sequence[str] = AUTHORS_MEASURES, thresholds: Sequence[int] = (1, 2)
+) -> pd.DataFrame:
     """Every released ranking scored as the authors' scripts score it (module docstring): one row
     per (corpus, system, threshold), the released file and the list read (``ctxs`` or
     ``reranked_ctxs``), each measure's point estimate in %, and ``n`` the questions Hit/Recall
@@ -274,8 +323,10 @@ def retrieval_summary(release: Release, measures: Sequence[str] = AUTHORS_MEASUR
     for rk in release.rankings:
         for t in thresholds:
             pq = per_question(release, rk, measures, t)
-            row: dict[str, Any] = {"corpus": rk.corpus, "setting": rk.setting, "system": rk.system, "threshold": t,
-                                   "released": rk.released, "list": rk.key}
+            row: dict[str, Any] = {
+                "corpus": rk.corpus, "setting": rk.setting, "system": rk.system, "threshold": t,
+                "released": rk.released, "list": rk.key,
+            }
             for m in measures:
                 row[m] = authors_mean(pq[m].values())
             hit = next((m for m in measures if m.startswith("Hit@")), None)

@@ -59,8 +59,10 @@ def _resampled_means(x: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     return draws @ values / len(x)
 
 
-def mean_interval(values: Sequence[float] | np.ndarray, confidence: float = 0.95, n_resamples: int = N_RESAMPLES,
-                  seed: int = SEED) -> Interval:
+def mean_interval(
+    values: Sequence[float] | np.ndarray, confidence: float = 0.95, n_resamples: int = N_RESAMPLES,
+    seed: int = SEED,
+) -> Interval:
     """Mean of per-question values with its percentile-bootstrap interval (module docstring)."""
     x = np.asarray(values, dtype=float)
     if x.ndim != 1 or not len(x):
@@ -90,13 +92,17 @@ def sign_test_p(d: np.ndarray) -> float | None:
     return min(1.0, 2 * min(at_most, at_least))
 
 
-def paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, confidence: float = 0.95,
-           n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Paired:
+def paired(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES, seed: int = SEED,
+) -> Paired:
     """``a − b`` over the same questions: mean difference, its paired-bootstrap interval and the
     two-sided paired randomization p-value (module docstring)."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(f"paired: {x.shape} vs {y.shape}; a paired test needs one value per question on both sides")
+        raise ValueError(
+            f"paired: {x.shape} vs {y.shape}; a paired test needs one value per question on both sides"
+        )
     d = x - y
     ci = mean_interval(d, confidence, n_resamples, seed)
     p = sign_test_p(d)
@@ -105,8 +111,10 @@ def paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, con
     return Paired(ci, p)
 
 
-def ratio_interval(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, confidence: float = 0.95,
-                   n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Interval:
+def ratio_interval(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES, seed: int = SEED,
+) -> Interval:
     """``mean(a) / mean(b)`` with a paired percentile-bootstrap interval (resamples whose ``b``
     mean is 0 are dropped; NaN when ``mean(b) = 0``)."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)

@@ -38,7 +38,8 @@ passage_sentences = Dataset.passage_sentences
 
 
 def known_answers(ds: Dataset, model: str) -> KnownAnswers:
-    """The answers ``model`` gave while the dataset was built, for :func:`~inferqa_utils.answering.reader.read`
+    """The answers ``model`` gave while the dataset was built, for
+    :func:`~inferqa_utils.answering.reader.read`
     to reuse: its labelling answer to every labelled passage (the passage text as the context), and
     — for a dataset installed from a release — its answers in the release's pooled control
     judgments (notebook 02; supporting-corpus passages and control references), each under the
@@ -57,9 +58,14 @@ def known_answers(ds: Dataset, model: str) -> KnownAnswers:
     judgments = released_judgments(ds) if control.get("reader_model") == model else None
     if judgments is not None and len(judgments):
         refs = control_texts(installed_release(ds))
-        for corpus, qid, pid, a in zip(judgments["corpus"], judgments["qid"], judgments["pid"], judgments["answer"],
-                                       strict=True):
-            text = refs.get(pid) if corpus == CONTAINING_JUDGED else (ds.passages[pid].text if pid in ds.passages else None)
+        for corpus, qid, pid, a in zip(
+            judgments["corpus"], judgments["qid"], judgments["pid"], judgments["answer"], strict=True
+        ):
+            text = (
+                refs.get(pid)
+                if corpus == CONTAINING_JUDGED
+                else (ds.passages[pid].text if pid in ds.passages else None)
+            )
             if a and text is not None and qid in ds.questions:
                 answers.setdefault((ds.questions[qid].question, text), a)
     return KnownAnswers(model, built.get("reader_layout", "context-first"), answers)
@@ -80,7 +86,9 @@ def optimal(reader: LLM | str, judge: LLM | None, ds: Dataset, qids: Sequence[st
     for qid in qids:
         for pid, lab in sorted(ds.qrels.get(qid, {}).items()):
             if lab >= min_label and pid in ds.passages:
-                rows.append((qid, pid, lab, (ds.generations.get(pid) or {}).get(name) if reuse_generations else None))
+                rows.append(
+                    (qid, pid, lab, (ds.generations.get(pid) or {}).get(name) if reuse_generations else None)
+                )
     todo = [i for i, r in enumerate(rows) if r[3] is None]
     answers = [r[3] for r in rows]
     if todo:
@@ -102,8 +110,13 @@ def optimal(reader: LLM | str, judge: LLM | None, ds: Dataset, qids: Sequence[st
 
 def optimal_per_question(per_passage: pd.DataFrame, qids: Sequence[str], reader: str) -> pd.DataFrame:
     """Any-correct aggregation of :func:`optimal` (questions without label ≥ 1 passages count as
-    wrong), shaped like :func:`~inferqa_utils.reading.topk.read_run` rows (setting ``Optimal``, k and union empty)."""
-    g = per_passage.groupby("qid")[["em", "judged"]].any() if len(per_passage) else pd.DataFrame(columns=["em", "judged"])
+    wrong), shaped like :func:`~inferqa_utils.reading.topk.read_run` rows (setting ``Optimal``, k and union
+    empty)."""
+    g = (
+        per_passage.groupby("qid")[["em", "judged"]].any()
+        if len(per_passage)
+        else pd.DataFrame(columns=["em", "judged"])
+    )
     out = pd.DataFrame({"qid": list(qids)}).set_index("qid").join(g)
     out = out.fillna(False).astype(bool).reset_index()
     out["no_answer"] = False
@@ -118,7 +131,9 @@ def grid_search_union(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qid
     for alpha, beta in grid:
         ctx = contexts_from_run(ds, run, qids, k, "freq", alpha, beta)
         df = read_contexts(reader, judge, ds, ctx, progress=progress, desc=f"grid α={alpha} β={beta}")
-        rows.append({"alpha": alpha, "beta": beta, "EM": 100 * df["em"].mean(), "judged": 100 * df["judged"].mean()})
+        rows.append(
+            {"alpha": alpha, "beta": beta, "EM": 100 * df["em"].mean(), "judged": 100 * df["judged"].mean()}
+        )
     return pd.DataFrame(rows).sort_values(["EM", "judged"], ascending=False).round(2).reset_index(drop=True)
 
 
@@ -130,7 +145,9 @@ def em_table(answers: pd.DataFrame) -> pd.DataFrame:
     keys = [c for c in ("reader", "setting", "system", "k", "union") if c in answers.columns]
     answers = answers.assign(k=answers["k"].astype("Int64")) if "k" in answers.columns else answers
     groups = answers.groupby(keys, sort=False, dropna=False)
-    t = groups.agg(EM=("em", "mean"), judged=("judged", "mean"), no_answer=("no_answer", "mean"), n=("qid", "nunique"))
+    t = groups.agg(
+        EM=("em", "mean"), judged=("judged", "mean"), no_answer=("no_answer", "mean"), n=("qid", "nunique")
+    )
     for col, src in (("EM", "em"), ("judged", "judged")):
         cis = [mean_ci(g[src].astype(float).to_numpy()) for _, g in groups]
         t[f"{col}_lo"] = [100 * c.lo for c in cis]
@@ -177,7 +194,10 @@ def read_settings(ds: Dataset, runs: Mapping[str, Run], settings: Mapping[str, s
         per_passage, counts = optimal(reader, judge, ds, qids)
         optimal_rows.append(per_passage)
         frames.append(optimal_per_question(per_passage, qids, name))
-        reuse[name] = counts | {"model calls": reader.stats.model_calls, "cache hits": reader.stats.cache_hits}
+        reuse[name] = counts | {
+            "model calls": reader.stats.model_calls,
+            "cache hits": reader.stats.cache_hits,
+        }
     answers = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     opt = pd.concat(optimal_rows, ignore_index=True) if optimal_rows else pd.DataFrame()
     table = pd.DataFrame.from_dict(reuse, orient="index")

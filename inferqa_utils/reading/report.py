@@ -19,8 +19,11 @@ def table8(em: pd.DataFrame, value: str = "EM") -> pd.DataFrame:
     """Paper Table 8 shape from :func:`inferqa_utils.reading.experiments.em_table`: rows reader × setting ×
     system, columns (union, k); Optimal (no k / union) appears under its own column."""
     rows = em[em["setting"] != "Optimal"]
-    t = rows.pivot_table(index=["reader", "setting", "system"], columns=["union", "k"], values=value, sort=False,
-                         aggfunc="first")
+    t = rows.pivot_table(
+        index=["reader", "setting", "system"],
+        columns=["union", "k"],
+        values=value, sort=False, aggfunc="first",
+    )
     t.columns = [f"{u} k={int(k)}" for u, k in t.columns]
     opt = em[em["setting"] == "Optimal"].set_index(["reader", "setting", "system"])[value].rename("Optimal")
     return pd.concat([t, opt], axis=0).sort_index(level=[0], sort_remaining=False) if len(opt) else t
@@ -29,8 +32,10 @@ def table8(em: pd.DataFrame, value: str = "EM") -> pd.DataFrame:
 def with_interval(em: pd.DataFrame, value: str = "EM") -> pd.DataFrame:
     """``em`` plus a text column ``"<value> [95 % CI]"`` ("12.5 [4.2, 22.9]") for :func:`table8`."""
     col = f"{value} [95 % CI]"
-    text = [f"{v:.1f} [{lo:.1f}, {hi:.1f}]" for v, lo, hi in zip(em[value], em[f"{value}_lo"], em[f"{value}_hi"],
-                                                                 strict=True)]
+    text = [
+        f"{v:.1f} [{lo:.1f}, {hi:.1f}]"
+        for v, lo, hi in zip(em[value], em[f"{value}_lo"], em[f"{value}_hi"], strict=True)
+    ]
     return em.assign(**{col: text})
 
 
@@ -42,10 +47,14 @@ def optimal_note(readers: Sequence[str], labelers: Sequence[str]) -> str:
     parts = []
     for r in readers:
         if r in labelers:
-            parts.append(f"**{r}** is a labeler of this build: its Optimal = the share of questions with a label-2 "
-                         "passage it produced itself (by construction, not an independent measurement)")
+            parts.append(
+                f"**{r}** is a labeler of this build: its Optimal = the share of questions with a label-2 "
+                "passage it produced itself (by construction, not an independent measurement)"
+            )
         else:
-            parts.append(f"**{r}** is not a labeler: its Optimal is an independent reading of every label ≥ 1 passage")
+            parts.append(
+                f"**{r}** is not a labeler: its Optimal is an independent reading of every label ≥ 1 passage"
+            )
     if not any(r not in labelers for r in readers):
         parts.append("no reader here is independent of the labels — add one with `-p reader_models=[...]`")
     return "Optimal: " + "; ".join(parts) + "."
@@ -86,11 +95,15 @@ def pattern_sentences(best: pd.DataFrame, paper: Mapping[str, float] | None = No
                    None: "not every setting was run, so the pattern cannot be checked"}[holds[reader]]
         parts.append(f"With {reader} as reader, best {value}: {nums} — {verdict}.")
     if paper:
-        parts.append("Paper (paper 000 §5.4, Table 8): " + ", ".join(f"{k} {v:.2f}%" for k, v in paper.items()) + ".")
+        parts.append(
+            "Paper (paper 000 §5.4, Table 8): " + ", ".join(f"{k} {v:.2f}%" for k, v in paper.items()) + "."
+        )
     return " ".join(parts)
 
 
-def first_passage_hints(ds: Dataset, runs: Mapping[str, Mapping[str, list]], qids: Sequence[str]) -> pd.DataFrame:
+def first_passage_hints(
+    ds: Dataset, runs: Mapping[str, Mapping[str, list]], qids: Sequence[str]
+) -> pd.DataFrame:
     """Fig. 6 (left): number of hints in the passage each run ranks first, per question
     (only passages of the built corpus)."""
     rows = []
@@ -202,15 +215,21 @@ def table8_finding(em: pd.DataFrame, value: str = "EM") -> str:
         return "No pipeline or oracle reading."
     parts = []
     if rows["union"].nunique() > 1:
-        wide = rows.pivot_table(index=["reader", "system", "k"], columns="union", values=value, aggfunc="first")
+        wide = rows.pivot_table(
+            index=["reader", "system", "k"], columns="union", values=value, aggfunc="first"
+        )
         same = int((wide.nunique(axis=1) == 1).sum())
-        parts.append(f"Union_norm and Union_freq give the same {value} in {same} of {len(wide)} (system, k) cells")
+        parts.append(
+            f"Union_norm and Union_freq give the same {value} in {same} of {len(wide)} (system, k) cells"
+        )
     spread = rows.groupby(["reader", "system"])[value].agg(lambda v: v.max() - v.min())
     widest = spread.idxmax()
     parts.append(f"{value} moves with k and the union by at most {spread.max():.1f} points per system "
                  f"(widest: {widest[1]})")
     worst = rows.loc[rows["no_answer"].idxmax()]
-    parts.append(f"the highest NO ANSWER rate is {worst['no_answer']:.1f} % ({worst['system']}, k = {int(worst['k'])})")
+    parts.append(
+        f"the highest NO ANSWER rate is {worst['no_answer']:.1f} % ({worst['system']}, k = {int(worst['k'])})"
+    )
     return "; ".join(parts) + "."
 
 
@@ -247,8 +266,10 @@ def settings_finding(answers: pd.DataFrame, em: pd.DataFrame, value: str = "EM")
             both = pd.concat([a.rename("a"), base.rename("b")], axis=1, join="inner")
             pd_ = paired_difference(both["a"], both["b"])
             d, p = pd_.diff.scaled(100), pd_.p_value
-            bits.append(f"{setting} {other[value]:.1f} %, a difference of {d.value:+.1f} [{d.lo:.1f}, {d.hi:.1f}] "
-                        f"points (paired randomization p = {p:.3g})")
+            bits.append(
+                f"{setting} {other[value]:.1f} %, a difference of {d.value:+.1f} [{d.lo:.1f}, {d.hi:.1f}] "
+                f"points (paired randomization p = {p:.3g})"
+            )
         parts.append(f"{reader}: best pipeline {pipe['system']} (k = {int(pipe['k'])}, {pipe['union']}) "
                      f"{ci(pipe[value], pipe[f'{value}_lo'], pipe[f'{value}_hi'])} %; " + "; ".join(bits))
     return " · ".join(parts) + "."
@@ -263,7 +284,9 @@ def hints_finding(dist: pd.DataFrame) -> str:
     hints = [int(c.split()[0]) for c in cols]
 
     def mean(row: pd.Series) -> float:
-        return sum(h * float(row[c]) for h, c in zip(hints, cols, strict=True)) / max(1e-9, sum(row[c] for c in cols))
+        return sum(h * float(row[c]) for h, c in zip(hints, cols, strict=True)) / max(
+            1e-9, sum(row[c] for c in cols)
+        )
 
     opt = [i for i in dist.index if str(i).startswith("Optimal")]
     runs = {i: mean(dist.loc[i]) for i in dist.index if i not in opt}
@@ -282,6 +305,10 @@ def grid_finding(grid: pd.DataFrame | None, run: str, alpha: float, beta: float,
         return f"The α, β grid search was not run: Union_freq uses α = {alpha:g}, β = {beta:g}."
     best = grid.iloc[0]
     ties = int((grid["EM"] == best["EM"]).sum())
-    return (f"On {split} ({run}), the best Union_freq weights are α = {best['alpha']:g}, β = {best['beta']:g} with EM "
-            f"{best['EM']:.1f} %" + (f" ({ties} grid points tie)" if ties > 1 else "") +
-            f"; this run used α = {alpha:g}, β = {beta:g}.")
+    return (
+        f"On {split} ({run}), the best Union_freq weights are α = {best['alpha']:g}, β = {best['beta']:g} "
+        "with EM "
+        f"{best['EM']:.1f} %"
+        + (f" ({ties} grid points tie)" if ties > 1 else "")
+        + f"; this run used α = {alpha:g}, β = {beta:g}."
+    )

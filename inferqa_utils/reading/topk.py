@@ -34,7 +34,11 @@ def contexts_from_run(ds: Dataset, run: Run, qids: Iterable[str], k: int, union:
     out = {}
     for qid in qids:
         top = ranked_ids(run, qid, k)
-        out[qid] = build_context([ds.passage_sentences(pid, corpus) for pid in top], k, union, alpha, beta) if top else ""
+        out[qid] = (
+            build_context([ds.passage_sentences(pid, corpus) for pid in top], k, union, alpha, beta)
+            if top
+            else ""
+        )
     return out
 
 
@@ -51,10 +55,22 @@ def read_contexts(reader: LLM, judge: LLM | None, ds: Dataset, contexts: Mapping
     return df
 
 
-def read_run(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[str],
-             ks: Sequence[int] = (1, 3, 5), unions: Sequence[str] = UNIONS, alpha: float = ALPHA,
-             beta: float = BETA, corpus: Mapping[str, str] | None = None, system: str = "",
-             setting: str = "pipeline", progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
+def read_run(
+    reader: LLM,
+    judge: LLM | None,
+    ds: Dataset,
+    run: Run,
+    qids: Sequence[str],
+    ks: Sequence[int] = (1, 3, 5),
+    unions: Sequence[str] = UNIONS,
+    alpha: float = ALPHA,
+    beta: float = BETA,
+    corpus: Mapping[str, str] | None = None,
+    system: str = "",
+    setting: str = "pipeline",
+    progress: bool = True,
+    known: KnownAnswers | None = None,
+) -> pd.DataFrame:
     """Per-question answers for every (k, union) over one run (:func:`read_runs` of one run)."""
     return read_runs(reader, judge, ds, {system: run}, qids, ks, unions, alpha, beta, corpus,
                      settings={system: setting}, progress=progress, known=known)
@@ -82,10 +98,21 @@ def read_runs(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Ru
     if not jobs:
         return pd.DataFrame()
     contexts = [j[4] for j in jobs]
-    outs = read(reader, [ds.questions[j[3]].question for j in jobs], contexts,
-                desc=f"read {len(runs)} run(s) × k {list(ks)} × {list(unions)}", progress=progress, known=known)
+    outs = read(
+        reader,
+        [ds.questions[j[3]].question for j in jobs],
+        contexts,
+        desc=f"read {len(runs)} run(s) × k {list(ks)} × {list(unions)}",
+        progress=progress,
+        known=known,
+    )
     df = score_answers(ds, [j[3] for j in jobs], [o.answer for o in outs], judge, progress=progress,
                        contexts=contexts)
     df["context_chars"] = [len(c) for c in contexts]
-    return df.assign(setting=[(settings or {}).get(j[0], "pipeline") for j in jobs], system=[j[0] for j in jobs],
-                     k=[j[1] for j in jobs], union=[j[2] for j in jobs], reader=reader.name)
+    return df.assign(
+        setting=[(settings or {}).get(j[0], "pipeline") for j in jobs],
+        system=[j[0] for j in jobs],
+        k=[j[1] for j in jobs],
+        union=[j[2] for j in jobs],
+        reader=reader.name,
+    )

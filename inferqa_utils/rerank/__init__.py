@@ -31,24 +31,8 @@ from .llm_rerankers import (
 from .registry import RERANKERS, RerankerSpec, make_reranker, needs_llm, reranker_spec
 
 __all__ = [
-    "RERANKERS",
-    "CrossEncoderReranker",
-    "DenseReranker",
-    "ListwiseLLMReranker",
-    "PairwiseScoreReranker",
-    "PointwiseLLMReranker",
-    "QueryLikelihoodReranker",
-    "Reranker",
-    "RerankerSpec",
-    "listwise_messages",
-    "make_reranker",
-    "needs_llm",
-    "oracle_candidates",
-    "oracle_run",
-    "parse_permutation",
-    "pointwise_messages",
-    "reranker_spec",
-    "resolve_cross_encoder",
-    "sliding_windows",
-    "upr_messages",
+    "RERANKERS", "CrossEncoderReranker", "DenseReranker", "ListwiseLLMReranker", "PairwiseScoreReranker",
+    "PointwiseLLMReranker", "QueryLikelihoodReranker", "Reranker", "RerankerSpec", "listwise_messages",
+    "make_reranker", "needs_llm", "oracle_candidates", "oracle_run", "parse_permutation",
+    "pointwise_messages", "reranker_spec", "resolve_cross_encoder", "sliding_windows", "upr_messages",
 ]

@@ -30,7 +30,8 @@ def resolve_cross_encoder(model_path_or_name: str | Path) -> Path:
             return p
         raise models.ModelError(
             f"cross-encoder {name!r} is neither a registered model nor a folder. Train it first (fine-tuning "
-            f"notebook) and register it with models.register_local({name!r}, {CROSS_ENCODER_KIND!r}, <folder>)"
+            f"notebook) and register it with models.register_local({name!r}, {CROSS_ENCODER_KIND!r}, "
+            "<folder>)"
         ) from None
     if spec.kind != CROSS_ENCODER_KIND:
         raise models.ModelError(f"model {name!r} is a {spec.kind} model, not a {CROSS_ENCODER_KIND}")

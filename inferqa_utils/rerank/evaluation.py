@@ -35,10 +35,15 @@ def oracle_scores(first: Run, runs: Mapping[str, Run], own: Mapping[str, Mapping
     return table[[*cols, "n_questions_ndcg"]]
 
 
-def rerank_table(first_name: str, first: Run, reranked: Mapping[str, Run], cost: Mapping[str, float],
-                 qrels: Mapping[str, Mapping[str, int]], threshold: int,
-                 metrics: Sequence[str] = ("Hit@1", "Hit@5", "Hit@10", "Hit@20", "MRR@100", "nDCG@10", "nDCG@100"),
-                 ) -> pd.DataFrame:
+def rerank_table(
+    first_name: str,
+    first: Run,
+    reranked: Mapping[str, Run],
+    cost: Mapping[str, float],
+    qrels: Mapping[str, Mapping[str, int]],
+    threshold: int,
+    metrics: Sequence[str] = ("Hit@1", "Hit@5", "Hit@10", "Hit@20", "MRR@100", "nDCG@10", "nDCG@100"),
+) -> pd.DataFrame:
     """The first-stage run and each reranked run side by side (metrics in %), with seconds per query."""
     rows = [evaluate(first, qrels, threshold, metrics, name=first_name)]
     rows += [evaluate(r, qrels, threshold, metrics, name=f"{first_name} + {n}") for n, r in reranked.items()]

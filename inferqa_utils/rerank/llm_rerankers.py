@@ -25,7 +25,12 @@ POINTWISE_QUESTION = "Is the document relevant to the query? Answer Yes or No."
 def pointwise_messages(query: str, passage: str) -> Messages:
     """The pointwise prompt. The query comes first so that all candidates of one query share the
     prompt prefix (system turn + query) and the engine reuses its KV cache across them."""
-    return [{"role": "user", "content": f"Query: {query.strip()}\nDocument: {passage.strip()}\n{POINTWISE_QUESTION}"}]
+    return [
+        {
+            "role": "user",
+            "content": f"Query: {query.strip()}\nDocument: {passage.strip()}\n{POINTWISE_QUESTION}",
+        }
+    ]
 
 
 class PointwiseLLMReranker(PairwiseScoreReranker):
@@ -76,8 +81,8 @@ class QueryLikelihoodReranker(PairwiseScoreReranker):
 
     Needs multi-token continuation scoring: the in-process llama.cpp backend, or a server that
     returns prompt log-probabilities (``/v1/completions`` echo + logprobs: vLLM, llama_cpp.server
-    with ``--logits_all true``; see :mod:`inferqa_utils.llm.server`). The passage comes first, so prompts of one query
-    share only the system turn; there is little KV reuse.
+    with ``--logits_all true``; see :mod:`inferqa_utils.llm.server`). The passage comes first, so prompts of
+    one query share only the system turn; there is little KV reuse.
     """
 
     name = "upr"
@@ -101,7 +106,9 @@ class QueryLikelihoodReranker(PairwiseScoreReranker):
         batch = [upr_messages(d) for _, d in pairs]
         conts = [[q.strip()] for q, _ in pairs]
         out = self.llm.score(batch, conts, desc=f"{self.llm.name} upr", progress=self.progress)
-        return [lp[0] / (self.n_tokens(q) if self.normalize else 1) for (q, _), lp in zip(pairs, out, strict=True)]
+        return [
+            lp[0] / (self.n_tokens(q) if self.normalize else 1) for (q, _), lp in zip(pairs, out, strict=True)
+        ]
 
 
 # --------------------------------------------------------------------------- listwise (RankGPT)

@@ -76,18 +76,38 @@ def _dense(name: str, llm: None, **kw: Any) -> Reranker:
 _QUIET = MappingProxyType({"progress": False})
 
 #: canonical name → spec, in the order the names are listed to users
-RERANKERS: dict[str, RerankerSpec] = {s.name: s for s in (
-    RerankerSpec("pointwise", "llm", _llm_class(PointwiseLLMReranker),
-                 "monoT5-style yes/no log-odds with an instruction LLM", ("monot5-llm",), _QUIET),
-    RerankerSpec("upr", "llm", _llm_class(QueryLikelihoodReranker),
-                 "UPR: mean log P(question | passage) with an instruction LLM", ("query-likelihood",), _QUIET),
-    RerankerSpec("listwise", "llm", _llm_class(ListwiseLLMReranker),
-                 "RankGPT sliding windows (20/10) with an instruction LLM", ("rankgpt",)),
-    RerankerSpec("cross-encoder", "cross-encoder", _cross_encoder,
-                 "a registered cross-encoder (model=, default FT-CrossEncoder)", ("crossencoder",), _QUIET),
-    RerankerSpec("dense", "dense", _dense,
-                 "bi-encoder cosine, dense:<embedder> (or minilm, e5-small)", DENSE_SHORTHANDS),
-)}
+RERANKERS: dict[str, RerankerSpec] = {
+    s.name: s
+    for s in (
+        RerankerSpec(
+            "pointwise", "llm", _llm_class(PointwiseLLMReranker),
+            "monoT5-style yes/no log-odds with an instruction LLM",
+            ("monot5-llm",),
+            _QUIET,
+        ),
+        RerankerSpec(
+            "upr", "llm", _llm_class(QueryLikelihoodReranker),
+            "UPR: mean log P(question | passage) with an instruction LLM",
+            ("query-likelihood",),
+            _QUIET,
+        ),
+        RerankerSpec(
+            "listwise", "llm", _llm_class(ListwiseLLMReranker),
+            "RankGPT sliding windows (20/10) with an instruction LLM",
+            ("rankgpt",),
+        ),
+        RerankerSpec(
+            "cross-encoder", "cross-encoder", _cross_encoder,
+            "a registered cross-encoder (model=, default FT-CrossEncoder)",
+            ("crossencoder",),
+            _QUIET,
+        ),
+        RerankerSpec(
+            "dense", "dense", _dense, "bi-encoder cosine, dense:<embedder> (or minilm, e5-small)",
+            DENSE_SHORTHANDS,
+        ),
+    )
+}
 
 
 def reranker_spec(name: str) -> RerankerSpec | None:
@@ -122,12 +142,16 @@ def make_reranker(name: str, llm: LLM | str | None = None, **kw: Any) -> Reranke
     spec = reranker_spec(name)
     if spec is not None and spec.needs_llm:
         if llm is None:
-            raise ValueError(f"reranker {name!r} needs an LLM: make_reranker({name!r}, llm='qwen2.5-coder-1.5b')")
+            raise ValueError(
+                f"reranker {name!r} needs an LLM: make_reranker({name!r}, llm='qwen2.5-coder-1.5b')"
+            )
         if isinstance(llm, str):
             llm = load_llm(llm)
         return spec.build(name, llm, **kw)
     if llm is not None:
-        raise ValueError(f"reranker {name!r} does not take an LLM; LLM rerankers: {', '.join(llm_reranker_names())}")
+        raise ValueError(
+            f"reranker {name!r} does not take an LLM; LLM rerankers: {', '.join(llm_reranker_names())}"
+        )
     if spec is not None:
         return spec.build(name, None, **kw)
     try:

@@ -1,4 +1,5 @@
-"""Dense retrieval: a bi-encoder from the model registry + exact inner-product search (paper 000 §4, §5.1–5.2, §10).
+"""Dense retrieval: a bi-encoder from the model registry + exact inner-product search (paper 000 §4, §5.1–5.2,
+§10).
 
 Passages are encoded once with :func:`inferqa_utils.embeddings.load_embedder` (``role="passage"``;
 vectors are L2-normalised, so inner product = cosine, and cached on disk by the embedder), queries
@@ -18,10 +19,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import models
 from ..embeddings import load_embedder
+from ..fingerprint import dir_fingerprint
 from ..lexical import EmptyQueryError
 from ..llm.routing import embed_route
 from ..trec import Run
@@ -50,6 +53,15 @@ def dense_model_names() -> list[str]:
     return [n for n in models.all_names() if is_dense_spec(models.get_spec(n))]
 
 
+def dense_identity(spec: ModelSpec) -> str:
+    """What besides corpus, queries and ``k`` decides a dense run of registry model ``spec``: a
+    local checkpoint's folder fingerprint (retraining changes it), else the model's sha256, else its
+    name and where it comes from."""
+    if spec.source == "local":
+        return f"local:{dir_fingerprint(Path(spec.extra['path']))}"
+    return spec.sha256 or f"{spec.name}:{spec.pip or spec.hub_repo or spec.source}"
+
+
 def check_dense_model(name: str) -> ModelSpec:
     """The registry entry of ``name``; ``ValueError`` when it is unknown or not a bi-encoder."""
     try:
@@ -57,8 +69,10 @@ def check_dense_model(name: str) -> ModelSpec:
     except models.ModelError as exc:
         raise ValueError(f"unknown dense model {name!r}; usable: {', '.join(dense_model_names())}") from exc
     if not is_dense_spec(spec):
-        raise ValueError(f"model {name!r} ({spec.kind}, {spec.source}) is not a bi-encoder the embedder can load; "
-                         f"usable dense models: {', '.join(dense_model_names())}")
+        raise ValueError(
+            f"model {name!r} ({spec.kind}, {spec.source}) is not a bi-encoder the embedder can load; "
+            f"usable dense models: {', '.join(dense_model_names())}"
+        )
     return spec
 
 
@@ -90,6 +104,18 @@ class DenseRetriever:
         self.index = _flat_ip_index(vectors)
 
     @property
+    def identity(self) -> str:
+        """:func:`dense_identity` of the registry model; for a served model outside the registry,
+        the embedder's identity."""
+        try:
+            spec = models.get_spec(self.name)
+        except models.ModelError:
+            spec = None
+        if spec is not None and is_dense_spec(spec):
+            return dense_identity(spec)
+        return f"embedder:{getattr(self.embedder, 'identity', self.name)}"
+
+    @property
     def dim(self) -> int:
         return int(self.index.d)
 
@@ -107,7 +133,9 @@ class DenseRetriever:
         if not qids:
             return {}
         qv = self.embedder.encode(texts, role="query", progress=False)
-        scores, idx = self.index.search(np.ascontiguousarray(qv, dtype=np.float32), min(int(k), self.index.ntotal))
+        scores, idx = self.index.search(
+            np.ascontiguousarray(qv, dtype=np.float32), min(int(k), self.index.ntotal)
+        )
         return {qid: [(self.doc_ids[int(i)], float(s)) for s, i in zip(srow, irow, strict=True) if i >= 0]
                 for qid, srow, irow in zip(qids, scores, idx, strict=True)}
 

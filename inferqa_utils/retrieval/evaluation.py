@@ -16,8 +16,10 @@ from ..metrics import evaluate
 from ..trec import Run
 
 #: the metrics of the main retrieval table (notebook 02) and of a retriever's selection (notebook 05)
-MAIN_METRICS = ("Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@50", "Hit@100", "Recall@5", "Recall@10", "Recall@50",
-                "MRR@100", "nDCG@10", "nDCG@100")
+MAIN_METRICS = (
+    "Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@50", "Hit@100", "Recall@5", "Recall@10", "Recall@50",
+    "MRR@100", "nDCG@10", "nDCG@100",
+)
 
 
 def metrics_table(runs: dict[str, Run], qrels: dict[str, dict[str, int]], threshold: int,

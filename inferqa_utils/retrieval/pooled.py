@@ -33,6 +33,7 @@ import pandas as pd
 from ..config import SEED
 from ..datamodel import LABEL_PARTIAL, LABEL_RELEVANT
 from ..llm.base import LLM
+from ..stages import CONTAINING_JUDGED, SUPPORTING_JUDGED, Corpus
 from ..trec import Run
 
 #: Hit@k measured on judged pools (k ≤ pool depth)
@@ -69,10 +70,18 @@ def pool(corpora: Sequence[JudgedCorpus], qids: Sequence[str], depth: int,
     return out
 
 
-def judge_pool(pools: Mapping[str, Mapping[str, Sequence[str]]], texts: Mapping[str, Mapping[str, str]],
-               questions: Mapping[str, str], golds: Mapping[str, Sequence[str]], reader: LLM, judge: LLM | None,
-               known: Mapping[str, Mapping[str, int]] | None = None, progress: bool = True,
-               guards: Sequence[str] | None = None, prior: pd.DataFrame | None = None) -> pd.DataFrame:
+def judge_pool(
+    pools: Mapping[str, Mapping[str, Sequence[str]]],
+    texts: Mapping[str, Mapping[str, str]],
+    questions: Mapping[str, str],
+    golds: Mapping[str, Sequence[str]],
+    reader: LLM,
+    judge: LLM | None,
+    known: Mapping[str, Mapping[str, int]] | None = None,
+    progress: bool = True,
+    guards: Sequence[str] | None = None,
+    prior: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Judge every pooled (question, passage): the reader answers from the passage, the judge
     decides (label 2 = accepted, 1 = not). ``known[qid][pid]`` (the build's labels of own
     passages) is reused instead of a new reading, and so is a judgment of the same corpus,
@@ -83,9 +92,16 @@ def judge_pool(pools: Mapping[str, Mapping[str, Sequence[str]]], texts: Mapping[
     from ..answering.judge import judge_answers
     from ..answering.reader import read
 
-    released = ({(c, q, p): (int(lab), a) for c, q, p, lab, a in
-                 zip(prior["corpus"], prior["qid"], prior["pid"], prior["label"], prior["answer"], strict=True)}
-                if prior is not None and len(prior) else {})
+    released = (
+        {
+            (c, q, p): (int(lab), a)
+            for c, q, p, lab, a in zip(
+                prior["corpus"], prior["qid"], prior["pid"], prior["label"], prior["answer"], strict=True
+            )
+        }
+        if prior is not None and len(prior)
+        else {}
+    )
     rows, todo = [], []
     for label, per_q in pools.items():
         for qid, pids in per_q.items():
@@ -160,26 +176,36 @@ def pooled_hits(corpora: Sequence[JudgedCorpus], qrels: Mapping[str, Mapping[str
 
 def corpus_summary(corpora: Sequence[JudgedCorpus], judgments: pd.DataFrame, matched_size: int | None = None
                    ) -> pd.DataFrame:
-    """One row per corpus: passages, mean tokens, judged pairs, relevant pairs, questions with a relevant passage."""
+    """One row per corpus: passages, mean tokens, judged pairs, relevant pairs, questions with a relevant
+    passage."""
     from ..construction.stats import n_tokens
 
     rows = []
     for c in corpora:
         j = judgments[judgments["corpus"] == c.label]
-        rows.append({"corpus": c.label, "passages": len(c.texts),
-                     "mean tokens": round(sum(n_tokens(t) for t in c.texts.values()) / max(1, len(c.texts)), 2),
-                     "size-matched to": matched_size, "judged pairs": len(j),
-                     "relevant pairs": int((j["label"] >= LABEL_RELEVANT).sum()),
-                     "relevant pairs, other questions' items": int(((j["label"] >= LABEL_RELEVANT)
-                                                                     & (j["pid"].map(c.owner) != j["qid"])).sum()),
-                     "questions with a relevant passage": int(j.loc[j["label"] >= LABEL_RELEVANT, "qid"].nunique())})
+        rows.append(
+            {
+                "corpus": c.label,
+                "passages": len(c.texts),
+                "mean tokens": round(sum(n_tokens(t) for t in c.texts.values()) / max(1, len(c.texts)), 2),
+                "size-matched to": matched_size,
+                "judged pairs": len(j),
+                "relevant pairs": int((j["label"] >= LABEL_RELEVANT).sum()),
+                "relevant pairs, other questions' items": int(
+                    ((j["label"] >= LABEL_RELEVANT) & (j["pid"].map(c.owner) != j["qid"])).sum()
+                ),
+                "questions with a relevant passage": int(
+                    j.loc[j["label"] >= LABEL_RELEVANT, "qid"].nunique()
+                ),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-#: corpus labels of the fair comparison (per-question rows and tables)
-SUPPORTING_JUDGED = "answer-supporting, LLM-judged"
-CONTAINING_JUDGED = "answer-containing, LLM-judged"
+#: corpus labels of the fair comparison (per-question rows and tables): :data:`SUPPORTING_JUDGED` and
+#: :data:`CONTAINING_JUDGED` (:mod:`inferqa_utils.stages`), the same at equal size, their difference
 MATCHED = ", size-matched"
+DIFFERENCE = f"{Corpus.CONTAINING} − {Corpus.SUPPORTING}"
 
 
 @dataclass
@@ -223,7 +249,11 @@ def fair_control(ds, split: str, supporting: Mapping[str, str], supporting_runs:
     size = min(len(supporting), len(control))
     if size_matched:
         for c in (sup, con):
-            runs = size_matched_runs(c.runs, c.texts, c.owner, size, qids, seed) if len(c.texts) > size else c.runs
+            runs = (
+                size_matched_runs(c.runs, c.texts, c.owner, size, qids, seed)
+                if len(c.texts) > size
+                else c.runs
+            )
             corpora.append(JudgedCorpus(c.label + MATCHED, c.texts, runs, c.owner))
     pools = pool(corpora, qids, depth)
     # one judgment per (question, passage), shared by a corpus and its size-matched view
@@ -266,7 +296,7 @@ def comparison_table(per_q: pd.DataFrame, corpora: Sequence[JudgedCorpus]) -> pd
                 if a in piv.columns and b in piv.columns:
                     d = paired_difference(100 * piv[a].to_numpy(float), 100 * piv[b].to_numpy(float))
                     rows.append({"measure": measure, "system": system,
-                                 "corpus": f"containing − supporting{suffix}", "n": d.n,
+                                 "corpus": f"{DIFFERENCE}{suffix}", "n": d.n,
                                  "mean": round(d.diff.value, 2), "lo": round(d.diff.lo, 2),
                                  "hi": round(d.diff.hi, 2), "p": round(d.p_value, 4)})
     return pd.DataFrame(rows)
@@ -299,20 +329,34 @@ def fair_finding(comparison: pd.DataFrame) -> str:
         r = g.set_index("corpus")
         bits = []
         for suffix, what in (("", "all passages"), (MATCHED, "equal size")):
-            a, b, d = CONTAINING_JUDGED + suffix, SUPPORTING_JUDGED + suffix, f"containing − supporting{suffix}"
+            a, b, d = CONTAINING_JUDGED + suffix, SUPPORTING_JUDGED + suffix, f"{DIFFERENCE}{suffix}"
             if a in r.index and b in r.index:
-                diff = (f"; difference {ci(r.at[d, 'mean'], r.at[d, 'lo'], r.at[d, 'hi'])}, paired randomization "
-                        f"p = {r.at[d, 'p']:.3g}" if d in r.index else "")
-                bits.append(f"{what}: containing {ci(r.at[a, 'mean'], r.at[a, 'lo'], r.at[a, 'hi'])} vs supporting "
-                            f"{ci(r.at[b, 'mean'], r.at[b, 'lo'], r.at[b, 'hi'])}{diff}")
+                diff = (
+                    f"; difference {ci(r.at[d, 'mean'], r.at[d, 'lo'], r.at[d, 'hi'])}, paired randomization "
+                    f"p = {r.at[d, 'p']:.3g}"
+                    if d in r.index
+                    else ""
+                )
+                bits.append(
+                    f"{what}: containing {ci(r.at[a, 'mean'], r.at[a, 'lo'], r.at[a, 'hi'])} vs supporting "
+                    f"{ci(r.at[b, 'mean'], r.at[b, 'lo'], r.at[b, 'hi'])}{diff}"
+                )
         parts.append(f"{system} ({'; '.join(bits)})")
-    diffs = t[t["corpus"].str.startswith("containing − supporting")]
+    diffs = t[t["corpus"].str.startswith(DIFFERENCE)]
     if len(diffs) and (diffs["lo"] > 0).all():
-        verdict = ("Every difference interval lies above 0: the gap of section 2 is not an artefact of two relevance "
-                   "rules or of corpus size.")
+        verdict = (
+            "Every difference interval lies above 0: the gap of section 2 is not an artefact of two "
+            "relevance "
+            "rules or of corpus size."
+        )
     elif len(diffs) and (diffs["hi"] < 0).all():
-        verdict = "Every difference interval lies below 0: with one rule, the supporting corpus is retrieved better."
+        verdict = (
+            "Every difference interval lies below 0: with one rule, the supporting corpus is retrieved "
+            "better."
+        )
     else:
-        verdict = (f"{int((diffs['lo'] > 0).sum())} of {len(diffs)} difference intervals lie above 0; the others "
-                   "include 0 or lie below it.")
+        verdict = (
+            f"{int((diffs['lo'] > 0).sum())} of {len(diffs)} difference intervals lie above 0; the others "
+            "include 0 or lie below it."
+        )
     return f"Judged by the same LLM rule in both corpora, {measure} — " + " · ".join(parts) + ". " + verdict

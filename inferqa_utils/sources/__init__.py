@@ -28,7 +28,8 @@ def shared_file(name: str) -> Path:
     root = PATHS.shared_data()
     if root is None:
         raise MissingInputError(
-            f"source {name!r} needs the shared TriviaHG data: put it at {PATHS.root.parent / 'shared' / 'data'} "
+            f"source {name!r} needs the shared TriviaHG data: put it at "
+            f"{PATHS.root.parent / 'shared' / 'data'} "
             "or set INFERQA_SHARED_DATA"
         )
     return root / SHARED_SOURCES[name]
@@ -94,7 +95,8 @@ def source_files(spec: str | Path) -> list[Path]:
 
 
 def _folder_files(kind: str, folder: Path) -> list[Path]:
-    """What :func:`load_source` reads from a folder: WikiHint's data files, else QUIT's split files and corpus."""
+    """What :func:`load_source` reads from a folder: WikiHint's data files, else QUIT's split files and
+    corpus."""
     from .quit import SPLITS
     from .wikihint import HUB_FILES
 

@@ -49,8 +49,11 @@ def load_quit(source: str | Path = "hub", splits: tuple[str, ...] = SPLITS,
     """
     folder = fetch_quit_from_hub() if str(source) == "hub" else Path(source)
     if folder.is_file():
-        raise DataFormatError(folder, f"is a file: pass the folder that holds it (load_quit({str(folder.parent)!r}) "
-                                      f"or quit:{folder.parent}); the split files and corpus/ are read together")
+        raise DataFormatError(
+            folder,
+            f"is a file: pass the folder that holds it (load_quit({str(folder.parent)!r}) "
+            f"or quit:{folder.parent}); the split files and corpus/ are read together",
+        )
     ds = Dataset(name=name, questions={}, meta={"source_files": [], "shape": "quit"})
     found = False
     for split in splits:
@@ -62,7 +65,9 @@ def load_quit(source: str | Path = "hub", splits: tuple[str, ...] = SPLITS,
         ds.meta["source_files"].append(str(f))
         _load_split(f, split, ds, labelers)
     if not found:
-        raise DataFormatError(folder, f"no split file found (expected one of {', '.join(s + '.json' for s in splits)})")
+        raise DataFormatError(
+            folder, f"no split file found (expected one of {', '.join(s + '.json' for s in splits)})"
+        )
     if not ds.questions:
         raise DataFormatError(folder, "the split files hold no question: nothing to load")
     corpus = folder / "corpus" / "corpus.jsonl"
@@ -76,7 +81,9 @@ def _load_split(path: Path, split: str, ds: Dataset, labelers: tuple[str, ...]) 
     for r, qid in iter_records(path, "id", allow_empty=True):
         q = _question(r, qid, path, split)
         if qid in ds.questions:
-            raise DataFormatError(path, f"question id {qid!r} also appears in another split", record=r.label, field="id")
+            raise DataFormatError(
+                path, f"question id {qid!r} also appears in another split", record=r.label, field="id"
+            )
         ds.questions[qid] = q
         ds.splits.setdefault(split, []).append(qid)
         subsets = r.get("subsets", dict, required=False, default={})
@@ -117,7 +124,9 @@ def _question(r: RecordReader, qid: str, path: Path, split: str) -> Question:
                     if isinstance(rec.get("extra_references"), list) else [])
 
 
-def _subsets(r: RecordReader, q: Question, subsets: dict, ds: Dataset, labelers: tuple[str, ...]) -> dict[str, int]:
+def _subsets(
+    r: RecordReader, q: Question, subsets: dict, ds: Dataset, labelers: tuple[str, ...]
+) -> dict[str, int]:
     """Add the passages and generations of ``subsets`` to ``ds``; returns their labels."""
     texts = q.hint_texts
     labels: dict[str, int] = {}
@@ -127,7 +136,9 @@ def _subsets(r: RecordReader, q: Question, subsets: dict, ds: Dataset, labelers:
     matches: dict[str, bool] = {}
     for mask, perms in subsets.items():
         if len(mask) != len(texts) or not set(mask) <= {"0", "1"}:
-            r.fail(f"mask {mask!r} must be one 0/1 character per hint ({len(texts)} hints)", f"subsets.{mask}")
+            r.fail(
+                f"mask {mask!r} must be one 0/1 character per hint ({len(texts)} hints)", f"subsets.{mask}"
+            )
         if not isinstance(perms, dict):
             r.fail("expected {permutation: {model: answer}}", f"subsets.{mask}")
         for perm, gens in perms.items():
@@ -181,8 +192,12 @@ def _apply_corpus(path: Path, ds: Dataset, corpus_only: Container[str] = frozens
             raise DataFormatError(path, "expected string fields 'id' and 'contents'", record=f"line {lineno}",
                                   field="id" if not isinstance(pid, str) else "contents")
         if pid in seen:
-            raise DataFormatError(path, f"duplicate passage id {pid!r} (also on line {_first_line(path, pid)})",
-                                  record=f"line {lineno}", field="id")
+            raise DataFormatError(
+                path,
+                f"duplicate passage id {pid!r} (also on line {_first_line(path, pid)})",
+                record=f"line {lineno}",
+                field="id",
+            )
         old = passages.get(pid)
         if old is not None:
             seen.add(old.pid)
@@ -195,8 +210,13 @@ def _apply_corpus(path: Path, ds: Dataset, corpus_only: Container[str] = frozens
         except ValueError as e:
             raise DataFormatError(path, str(e), record=f"line {lineno}", field="id") from None
         if qid not in ds.questions and qid not in corpus_only:
-            raise DataFormatError(path, f"passage {pid!r} belongs to question {qid!r}, which is in no split file "
-                                        "(nor in distractors.json)", record=f"line {lineno}", field="id")
+            raise DataFormatError(
+                path,
+                f"passage {pid!r} belongs to question {qid!r}, which is in no split file "
+                "(nor in distractors.json)",
+                record=f"line {lineno}",
+                field="id",
+            )
         ds.passages[pid] = Passage(pid, qid, hint_ids, text)
         if qid in ds.qrels and pid not in ds.qrels[qid]:
             ds.qrels[qid][pid] = 1

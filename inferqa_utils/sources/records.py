@@ -54,7 +54,9 @@ def _read_jsonl(path: Path, text: str) -> Iterator[Any]:
         try:
             yield json.loads(line)
         except json.JSONDecodeError as e:
-            raise DataFormatError(path, f"invalid JSON on line {lineno}: {e.msg}", record=f"line {lineno}") from None
+            raise DataFormatError(
+                path, f"invalid JSON on line {lineno}: {e.msg}", record=f"line {lineno}"
+            ) from None
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -98,15 +100,27 @@ class RecordReader:
             self.fail(f"expected {want}, got {type(val).__name__} ({_short(val)})", name)
         return val
 
-    def str_(self, key: str, required: bool = True, obj: dict[str, Any] | None = None, path: str | None = None,
-             nonempty: bool = True) -> str | None:
+    def str_(
+        self,
+        key: str,
+        required: bool = True,
+        obj: dict[str, Any] | None = None,
+        path: str | None = None,
+        nonempty: bool = True,
+    ) -> str | None:
         val = self.get(key, str, required, obj=obj, path=path)
         if val is not None and nonempty and not val.strip() and required:
             self.fail("must not be empty", path or key)
         return val
 
-    def str_list(self, key: str, required: bool = True, nonempty: bool = False, obj: dict[str, Any] | None = None,
-                 path: str | None = None) -> list[str]:
+    def str_list(
+        self,
+        key: str,
+        required: bool = True,
+        nonempty: bool = False,
+        obj: dict[str, Any] | None = None,
+        path: str | None = None,
+    ) -> list[str]:
         val = self.get(key, list, required, default=[], obj=obj, path=path)
         name = path or key
         if nonempty and not val:
@@ -163,7 +177,9 @@ def _short(v: Any, n: int = 40) -> str:
     return s if len(s) <= n else s[: n - 3] + "..."
 
 
-def iter_records(path: str | Path, id_field: str, allow_empty: bool = False) -> Iterator[tuple[RecordReader, str]]:
+def iter_records(
+    path: str | Path, id_field: str, allow_empty: bool = False
+) -> Iterator[tuple[RecordReader, str]]:
     """``(reader, id)`` per record of a JSON list/JSONL file; records are labelled ``"i (id)"`` in
     errors. Refused: a duplicate id (naming both records), an id holding whitespace (TREC files
     split on it) and, unless ``allow_empty``, a file without records."""
@@ -174,12 +190,18 @@ def iter_records(path: str | Path, id_field: str, allow_empty: bool = False) -> 
         raise DataFormatError(path, "the file holds no record (an empty list): nothing to load")
     seen: dict[str, int] = {}
     for i, rec in enumerate(records):
-        label = f"{i} ({rec.get(id_field)})" if isinstance(rec, dict) and isinstance(rec.get(id_field), str) else i
+        label = (
+            f"{i} ({rec.get(id_field)})"
+            if isinstance(rec, dict) and isinstance(rec.get(id_field), str)
+            else i
+        )
         r = RecordReader(path, rec, label)
         rid = r.str_(id_field)
         if any(c.isspace() for c in rid):
             r.fail(f"id {rid!r} contains whitespace (TREC qrels and runs split on it)", id_field)
         if rid in seen:
-            raise DataFormatError(path, f"duplicate id {rid!r} (also record {seen[rid]})", record=i, field="id")
+            raise DataFormatError(
+                path, f"duplicate id {rid!r} (also record {seen[rid]})", record=i, field="id"
+            )
         seen[rid] = i
         yield r, rid

@@ -10,8 +10,8 @@ has one.
 WikiHint scores every hint with its own metrics (relevance, readability, convergence,
 familiarity, answer leakage). ``convergence`` becomes :attr:`Hint.convergence` (the hint order of
 paper 000 §3.1.2 when stored scores are used); the per-candidate judge votes ``scores``
-(``{candidate: 0/1}``, our embedded set) become :attr:`Hint.scores`; ``answer_leakage`` is parsed leniently into
-``Hint.meta["answer_leakage"]`` (see :func:`parse_answer_leakage`) so that the build can report it
+(``{candidate: 0/1}``, our embedded set) become :attr:`Hint.scores`; ``answer_leakage`` is parsed leniently
+into ``Hint.meta["answer_leakage"]`` (see :func:`parse_answer_leakage`) so that the build can report it
 beside the paper's own leakage filter. The release lives on the hub (:data:`HUB_REPO`,
 :data:`HUB_FILES`): :func:`load_wikihint_hub` downloads it, :func:`load_wikihint_dir` reads the
 same files from a local folder.
@@ -51,9 +51,17 @@ def parse_answer_leakage(value: object) -> tuple[float | None, str | None]:
         nums = [float(v) for v in value.values() if _is_number(v)]
         if not nums:
             return None, f"answer_leakage ignored: a dict without a numeric value ({value!r:.80})"
-        note = None if len(nums) == len(value) else "answer_leakage: non-numeric entries ignored, max of the rest"
+        note = (
+            None
+            if len(nums) == len(value)
+            else "answer_leakage: non-numeric entries ignored, max of the rest"
+        )
         return max(nums), note
-    return None, f"answer_leakage ignored: expected a number or a dict of numbers, got {type(value).__name__} ({value!r:.80})"
+    return (
+        None,
+        f"answer_leakage ignored: expected a number or a dict of numbers, got {type(value).__name__} "
+        f"({value!r:.80})",
+    )
 
 
 def _is_number(v: object) -> bool:
@@ -106,13 +114,17 @@ def load_wikihint(path: str | Path, name: str | None = None, source: str = "wiki
                    meta={"source_files": [str(path)], "shape": "wikihint"})
 
 
-def load_wikihint_dir(folder: str | Path, files: tuple[str, ...] = HUB_FILES, name: str = "wikihint") -> Dataset:
+def load_wikihint_dir(
+    folder: str | Path, files: tuple[str, ...] = HUB_FILES, name: str = "wikihint"
+) -> Dataset:
     """The WikiHint release files (:data:`HUB_FILES`) found in ``folder``, as one dataset."""
     folder = Path(folder)
     paths = [folder / f for f in files if (folder / f).is_file()]
     if not paths:
-        raise DataFormatError(folder, f"no WikiHint file found (expected {' and/or '.join(files)}, as on the hub "
-                                      f"dataset {HUB_REPO})")
+        raise DataFormatError(
+            folder,
+            f"no WikiHint file found (expected {' and/or '.join(files)}, as on the hub dataset {HUB_REPO})",
+        )
     return _merge(paths, name)
 
 

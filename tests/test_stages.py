@@ -1,0 +1,287 @@
+"""The stage contract (inferqa_utils.stages): every result table and run is named, placed and read
+through its registry, by the notebooks and by every module that reads an earlier stage."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+import inferqa_utils
+from inferqa_utils import check, stages
+from inferqa_utils.config import PATHS, PROFILE_ENV
+from inferqa_utils.errors import DataFormatError, MissingInputError, UnknownNameError
+from inferqa_utils.runner import discover_notebooks
+from inferqa_utils.stages import TABLES, Corpus, Stage
+
+PKG = Path(inferqa_utils.__file__).parent
+NOTEBOOK_FILES = discover_notebooks()
+
+#: every result table's file for dataset ``D`` and split ``S``: the names on disk, pinned
+FILES = {
+    "quickstart_answers": "00_quickstart_answers.csv",
+    "table1": "01_D_table1.csv",
+    "release_agreement": "01_D_release_agreement.csv",
+    "release_agreement_passages": "01_D_release_agreement_passages.csv",
+    "retrieval_metrics": "02_D_S_retrieval.csv",
+    "retrieval_compared": "02_D_S_compared.csv",
+    "cross_corpus": "02_D_S_cross_corpus.csv",
+    "passage_lengths": "02_D_S_passage_lengths.csv",
+    "pooled_judgments": "02_D_S_pooled_judgments.csv",
+    "fair_corpora": "02_D_S_fair_corpora.csv",
+    "fair_comparison": "02_D_S_fair_comparison.csv",
+    "retrieval_per_question": "02_D_S_per_question.csv",
+    "reranking": "03_D_S_reranking.csv",
+    "reranking_compared": "03_D_S_compared.csv",
+    "reranking_per_question": "03_D_S_per_question.csv",
+    "oracle_reranker": "03_D_S_oracle_reranker.csv",
+    "reading_answers": "04_D_S_answers.csv",
+    "reading_em": "04_D_S_em.csv",
+    "table8": "04_D_S_table8.csv",
+    "hints_distribution": "04_D_S_hints_distribution.csv",
+    "ft_training_times": "05_D_training_times.csv",
+    "ft_retrieval": "05_D_S_retrieval.csv",
+    "ft_compared": "05_D_S_compared.csv",
+    "ft_per_question": "05_D_S_per_question.csv",
+    "ft_oracle_reranker": "05_D_S_oracle_reranker.csv",
+    "ft_reranking": "05_D_S_reranking.csv",
+    "ft_answers": "05_D_S_answers.csv",
+    "ft_reading": "05_D_S_reading.csv",
+    "patterns": "06_D_S_patterns.csv",
+    "em_curves": "06_D_S_em_curves.csv",
+    "passage_types": "06_D_S_types.csv",
+    "probe_curves": "06_D_S_probe_curves.csv",
+    "probe_readings": "06_D_S_probe_readings.csv",
+    "probes": "06_D_S_probes.csv",
+    "ser": "06_D_S_ser.csv",
+    "ser_readings": "06_D_S_ser_readings.csv",
+    "damaging_comparison": "06_D_S_comparison.csv",
+    "damaging_intervals": "06_D_S_intervals.csv",
+    "beyond_answers": "07_D_S_answers.csv",
+    "beyond_report": "07_D_S_report.csv",
+    "beyond_em_compared": "07_D_S_em_compared.csv",
+    "findings": "07_D_S_findings.csv",
+}
+
+
+def _code_cells(path: Path) -> list[ast.Module]:
+    nb = nbformat.read(path, as_version=4)
+    return [ast.parse(c.source) for c in nb.cells if c.cell_type == "code"]
+
+
+def _strings(tree: ast.AST, skip_docstrings: bool = False) -> list[str]:
+    """Every string literal of ``tree``, an f-string as its text with ``{}`` for each field."""
+    docstrings = set()
+    if skip_docstrings:
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                    and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                docstrings.add(id(body[0].value))
+    inner = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            out.append("".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in inner \
+                and id(node) not in docstrings:
+            out.append(node.value)
+    return out
+
+
+def _spells_an_output(text: str) -> bool:
+    """A literal that names a result file, a run file or a producing notebook (the registry's job)."""
+    return (any(stem in text for stem in stages.NOTEBOOKS.values()) or ".trec" in text or "results/" in text
+            or (".csv" in text and re.search(r"(^|[^\w])0\d_", text) is not None))
+
+
+def _stages_attribute(node: ast.AST) -> str | None:
+    """``NAME`` of an expression ``stages.NAME`` (else None)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "stages":
+        return node.attr
+    return None
+
+
+# ----------------------------------------------------------------------------- the registry
+
+
+def test_the_stage_list_is_the_notebook_folder():
+    assert sorted(stages.NOTEBOOKS.values()) == [p.stem for p in NOTEBOOK_FILES]
+    assert [s.notebook[:2] for s in Stage] == [s.value for s in Stage] == sorted(stages.NOTEBOOKS)
+
+
+def test_table_files_are_the_names_on_disk():
+    """The registry keys and the file names they give: a renamed key or file fails here."""
+    assert {key: t.file("D", "S") for key, t in TABLES.items()} == FILES
+    assert all(getattr(stages, key.upper()) is t for key, t in TABLES.items())
+    assert stages.TABLE1.path("embedded") == PATHS.results / "01_embedded_table1.csv"
+    assert stages.RERANKING.path("d", "test", Path("/x")) == Path("/x/03_d_test_reranking.csv")
+    assert stages.TABLE1.notebook == "01_dataset_construction"
+    with pytest.raises(ValueError, match="per split"):
+        stages.RETRIEVAL_METRICS.file("D")
+    with pytest.raises(UnknownNameError, match="reading_em"):
+        stages.table("reading-em")
+
+
+def test_one_corpus_vocabulary():
+    assert [(c.value, c.label) for c in Corpus] == [("supporting", "answer-supporting"),
+                                                    ("containing", "answer-containing")]
+    assert (stages.SUPPORTING, stages.CONTAINING) == ("answer-supporting", "answer-containing")
+    assert stages.CONTAINING_JUDGED == "answer-containing, LLM-judged"
+    assert stages.run_path("d", Corpus.CONTAINING, "bm25") == PATHS.runs / "d" / "containing" / "bm25.trec"
+    assert stages.methods_dir("d") == PATHS.runs / "d" / "supporting" / "beyond"
+    assert stages.index_dir("d", Corpus.SUPPORTING, "bm25s") == PATHS.indexes / "d" / "supporting" / "bm25s"
+    assert stages.run_dir("d", stages.finetune_tag("train")) == PATHS.runs / "d" / "finetune-train"
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+@pytest.mark.parametrize(
+    ("name", "corpus", "notebook"),
+    [
+        ("bm25", Corpus.SUPPORTING, "02_retrieval"),
+        ("e5-small", Corpus.CONTAINING, "02_retrieval"),
+        ("bm25+pointwise", Corpus.SUPPORTING, "03_reranking"),
+        ("oracle+upr", Corpus.SUPPORTING, "03_reranking"),
+        ("FT-MiniLM", Corpus.SUPPORTING, "05_finetuning"),
+        ("bm25+FT-CrossEncoder", Corpus.SUPPORTING, "05_finetuning"),
+    ],
+)
+def test_a_missing_run_names_the_notebook_that_writes_it(name, corpus, notebook, monkeypatch):
+    monkeypatch.delenv(
+        PROFILE_ENV, raising=False
+    )  # the command then names no profile (a run's kernel sets one)
+    with pytest.raises(MissingInputError) as exc:
+        stages.load_run("no-such-dataset", name, corpus)
+    text = str(exc.value)
+    assert text.startswith(
+        f"missing input the {corpus} run {name!r} {stages.run_path('no-such-dataset', corpus, name)}"
+    )
+    assert f"run notebook {notebook} first (python -m inferqa_utils run --only {notebook[:2]})" in text
+
+
+def test_load_run_restricts_to_the_questions_and_checks_the_passages():
+    name = "stages-test-dataset"
+    path = stages.run_path(name, Corpus.SUPPORTING, "bm25")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("q1 Q0 p2 1 2.0 bm25\nq1 Q0 p1 2 1.0 bm25\nq2 Q0 p1 1 3.0 bm25\n", encoding="utf-8")
+    try:
+        assert stages.load_run(name, "bm25", qids=["q1", "q3"]) == {
+            "q1": [("p2", 2.0), ("p1", 1.0)],
+            "q3": [],
+        }
+        assert set(stages.load_run(name, "bm25")) == {"q1", "q2"}
+        with pytest.raises(DataFormatError, match="p2"):
+            stages.load_run(name, "bm25", known_passages={"p1": "text"})
+    finally:
+        shutil.rmtree(PATHS.runs / name, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- the notebooks
+
+
+@pytest.mark.parametrize("nb", NOTEBOOK_FILES, ids=[p.stem for p in NOTEBOOK_FILES])
+def test_every_table_a_notebook_writes_is_its_registry_table(nb: Path):
+    """Each ``to_csv`` of a notebook writes to ``stages.<TABLE>.path(…)`` of a table of its own
+    stage, and the notebook writes every table the registry gives its stage."""
+    written, stray = set(), []
+    for tree in _code_cells(nb):
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "to_csv"
+            ):
+                continue
+            target = node.args[0] if node.args else None
+            const = (_stages_attribute(target.func.value) if isinstance(target, ast.Call)
+                     and isinstance(target.func, ast.Attribute) and target.func.attr == "path" else None)
+            table = TABLES.get(const.lower()) if const else None
+            if table is None or getattr(stages, const) is not table or table.stage != nb.stem[:2]:
+                stray.append(ast.unparse(node)[:120])
+            else:
+                written.add(table.key)
+    assert not stray, f"{nb.name} writes tables outside the registry of its stage: {stray}"
+    assert written == {t.key for t in stages.tables_of(nb.stem[:2])}, nb.name
+
+
+@pytest.mark.parametrize("nb", NOTEBOOK_FILES, ids=[p.stem for p in NOTEBOOK_FILES])
+def test_notebooks_spell_no_result_file_run_file_or_producing_notebook(nb: Path):
+    spelled = [s for tree in _code_cells(nb) for s in _strings(tree) if _spells_an_output(s)]
+    spelled += [s for tree in _code_cells(nb) for s in _strings(tree)
+                if s in {*(c.value for c in Corpus), *(c.label for c in Corpus)}]
+    assert not spelled, f"{nb.name} spells what inferqa_utils.stages names: {spelled}"
+    names = {n.id for tree in _code_cells(nb) for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assert not names & {"result_path", "require_input", "read_run"}, nb.name
+
+
+# ----------------------------------------------------------------------------- the package
+
+
+def test_modules_spell_no_result_file_or_producing_notebook():
+    """Outside :mod:`inferqa_utils.stages` no module names a result table's file, a producing
+    notebook or a corpus label in code (docstrings may show them)."""
+    found = []
+    labels = {*(c.label for c in Corpus), stages.SUPPORTING_JUDGED, stages.CONTAINING_JUDGED}
+    for path in sorted(PKG.rglob("*.py")):
+        if path == PKG / "stages.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for s in _strings(tree, skip_docstrings=True):
+            if (any(stem in s for stem in stages.NOTEBOOKS.values())
+                    or (".csv" in s and re.search(r"(^|[^\w])0\d_", s)) or s in labels):
+                found.append(f"{path.relative_to(PKG)}: {s!r}")
+        found += [
+            f"{path.relative_to(PKG)}: result_path"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name | ast.alias)
+            and getattr(n, "id", getattr(n, "name", None)) == "result_path"
+        ]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "findings.py", "inspector.py", "check.py", "results_page.py", "beyond/report.py",
+        "finetune/experiments.py", "construction/store.py",
+    ],
+)
+def test_every_table_a_module_reads_is_registered(module: str):
+    """``stages.NAME`` and ``from .stages import NAME`` in the readers of earlier stages name what
+    the registry has (a renamed table fails here, not when a notebook reaches the line)."""
+    tree = ast.parse((PKG / module).read_text(encoding="utf-8"))
+    used = {a for n in ast.walk(tree) if (a := _stages_attribute(n))}
+    used |= {
+        a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and (n.module or "").endswith("stages")
+        for a in n.names
+    }
+    assert not [u for u in used if not hasattr(stages, u)], module
+    tables = [getattr(stages, u) for u in used if isinstance(getattr(stages, u), stages.Table)]
+    assert all(TABLES[t.key] is t for t in tables)
+
+
+def test_the_reproduction_matrix_names_registered_tables():
+    """``reproduction.yaml`` refers to tables by registry key (the notebook and the file follow
+    from it); an unknown key is refused naming the condition and the closest key."""
+    raw = yaml.safe_load(check.MATRIX.read_text(encoding="utf-8"))
+    entries = [e for spec in raw["profiles"].values() for e in spec["conditions"]]
+    assert entries and not [e["id"] for e in entries if e["table"] not in TABLES or "notebook" in e]
+    for spec in check.load_matrix().values():
+        assert all(TABLES[c.table.key] is c.table and c.notebook == c.table.stage for c in spec["conditions"])
+
+
+def test_an_unknown_table_in_a_matrix_is_refused(tmp_path):
+    bad = tmp_path / "m.yaml"
+    bad.write_text("profiles:\n  smoke:\n    conditions:\n"
+                   "    - {id: x, table: reading_ems, row: {}, column: EM, expected: 1}\n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"condition 1 \(x\).*field 'table'.*reading_em"):
+        check.load_matrix(bad)
