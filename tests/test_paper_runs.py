@@ -13,7 +13,7 @@ bm25's ranking as ``retriever.json.zst``, a rag file as ``rag.zsd``, the rest pl
   tq_test_3    a: 2 ("42", "forty-two")  b: 0 ("42", "42")                ["42"]
   tq_test_4    a: 0  b: 0  (no relevant passage: skipped by Hit@k and Recall@k)  ["Mercury"]
 
-A larger generated release (20 questions) decides verdicts (the tiny one has fewer than
+A larger generated release (40 questions) decides verdicts (the tiny one has fewer than
 MIN_UNITS = 10 questions: every verdict is inconclusive there, as it should be).
 """
 
@@ -34,9 +34,10 @@ import numpy as np
 import pytest
 import zstandard
 
+from inferqa_utils import stages
 from inferqa_utils.config import PATHS
 from inferqa_utils.errors import DataFormatError, OfflineError
-from inferqa_utils.paper_runs import contract, files, page, scoring, stats
+from inferqa_utils.paper_runs import contract, export, files, page, scoring, stats, views
 from inferqa_utils.paper_runs.findings import findings_table
 from inferqa_utils.paper_runs.importer import import_release
 from inferqa_utils.paper_runs.load import load_release
@@ -403,7 +404,10 @@ def test_the_import_writes_the_notebooks_files(tiny):
     from inferqa_utils.metrics import evaluate
     from inferqa_utils.trec import read_qrels, read_run
 
-    _src, root, _done = tiny
+    _src, root, done = tiny
+    written = {p.name for p in done.written if p.parent == root / "results"}
+    assert written == {t.file(contract.DATASET, contract.SPLIT) for t in export.written_tables()}
+    assert {t.stage for t in contract.OWN_TABLES} == {stages.Stage.PAPER_RUNS}
     run = root / "build" / "runs" / contract.DATASET / "supporting" / "bge.trec"
     assert run.read_text().splitlines()[0] == f"tq_test_1 Q0 {pid(1, 'a')} 1 3.000000 bge"
     qrels = read_qrels(root / "build" / "datasets" / contract.DATASET / "qrels" / "test.qrels")
@@ -416,13 +420,13 @@ def test_the_import_writes_the_notebooks_files(tiny):
     assert (root / "build" / "runs" / contract.DATASET / "msmarco" / "bge.trec").exists()
     import pandas as pd
 
-    ans = pd.read_csv(contract.table_path(root, "04", "answers"))
+    ans = pd.read_csv(contract.table_path(root, stages.READING_ANSWERS))
     assert list(ans.columns) == list(scoring.ANSWER_COLUMNS)
     assert set(ans["system"]) == {scoring.OPTIMAL_SYSTEM, "bm25", "bge", f"bge+{MONO}", f"oracle+{MONO}"}
-    pq = pd.read_csv(contract.table_path(root, "02", "per_question"))
+    pq = pd.read_csv(contract.table_path(root, stages.RETRIEVAL_PER_QUESTION))
     judged = pq[(pq["corpus"] == contract.JUDGED_CONTAINING) & (pq["measure"] == "Hit@100")]
     assert sorted(judged["value"]) == [0.0, 0.0, 1.0, 1.0]  # the MS MARCO baseline: every question counts
-    rec = json.loads(contract.table_path(root, "08", "import").with_suffix(".json").read_text())
+    rec = json.loads(contract.table_path(root, stages.PAPER_RUNS_IMPORT).read_text())
     assert rec["questions"] == 4 and rec["parameters"]["k"] == 3
     assert {f["released"] for f in rec["files"] if f["compressed"]} == {
         "index/test/retriever.jsonl", "retriever/bm25/retriever.json", "retriever/bge/rag.json",
@@ -798,10 +802,7 @@ def test_the_cli_fetch_offline_and_import(tmp_path: Path, offline_hub: None):
             sys.executable, "-m", "inferqa_utils", "paper-runs", "import", str(src), "--out",
             str(tmp_path / "root"), "--k", "1",
         ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
+        capture_output=True, text=True, env=env, timeout=300,
     )
     assert out.returncode == 0, out.stderr
     assert "rerankers_marginal" in out.stdout and (tmp_path / "root" / "results").is_dir()
@@ -811,10 +812,7 @@ def test_the_cli_fetch_offline_and_import(tmp_path: Path, offline_hub: None):
             sys.executable, "-m", "inferqa_utils", "paper-runs", "import", str(bad), "--out",
             str(tmp_path / "root2"),
         ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
+        capture_output=True, text=True, env=env, timeout=120,
     )
     assert out.returncode == 2 and "truncated zstandard file" in out.stderr
     assert not (tmp_path / "root2").exists()
@@ -837,3 +835,185 @@ def test_without_reader_files_only_rankings_and_optimal_are_compared(tmp_path: P
     assert set(t.loc[t["family"] == "reasoning reader", "comparison"]) == {
         "gemma-3-4b, Optimal vs qwen-3-8b, Optimal"
     }
+
+
+# ------------------------------------------------------------------------------------------ the check
+
+
+def test_the_import_is_recorded_as_a_run_of_stage_09(big):
+    """Outside a notebook run the import files itself as the runner files a notebook: a manifest
+    of the paper-runs profile that finished notebook 09, and a run record of every table it wrote."""
+    from inferqa_utils import check as chk
+    from inferqa_utils import provenance
+
+    root, done = big
+    runs = chk.runs_checked(contract.PROFILE, root / "build" / "executions")
+    assert list(runs) == ["09"] and runs["09"]["run_id"].endswith("-paper-runs")
+    assert chk.no_run_message(contract.PROFILE, executions=root / "build" / "executions") is None
+    tables = [p.name for p in done.written if p.parent == root / "results"]
+    assert len(tables) == len(export.written_tables())
+    for name in tables:
+        rec, refused = provenance.check_table(name, runs["09"], root / "results")
+        assert not refused and rec["notebook"] == contract.notebook_file() == "09_paper_runs.ipynb"
+
+
+def test_check_scores_the_findings_on_an_import_without_flags(big, tmp_path: Path):
+    """``python -m inferqa_utils check --profile paper-runs`` in a root holding only an import: no
+    expected numbers (the release decides them), the findings of paper_numbers.yaml scored on the
+    imported tables with the profile's parameters (BGE, Gemma 3 4B, top 3, Union_norm), as
+    test_the_findings_score_the_import_unchanged finds them."""
+    root, _done = big
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "INFERQA_ROOT": str(root)}
+    report = tmp_path / "check.md"
+    out = subprocess.run(
+        [sys.executable, "-m", "inferqa_utils", "check", "--profile", "paper-runs", "--report", str(report)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert any("no expected numbers recorded for profile 'paper-runs'" in x for x in lines)
+    assert any(x.startswith("[check] runs checked: notebook 09: run ") for x in lines)
+    assert any(x.startswith("[check] findings on this run") for x in lines)
+    verdicts = {x.split()[1]: x.split()[0] for x in lines if x.startswith("  ") and len(x.split()) > 1}
+    assert verdicts["optimal_far_above_pipeline"] == "contradicted"
+    assert verdicts["oracle_half_of_optimal"] == "holds"
+    assert verdicts["pipeline_below_oracle"] == "holds"
+    assert verdicts["rerankers_marginal"] == "contradicted"
+    record = json.loads(report.with_suffix(".json").read_text())
+    assert (record["dataset"], record["split"], record["allow_unrecorded"]) == ("quit-paper", "test", False)
+    assert list(record["run"]["notebooks_s"]) == ["09_paper_runs"]
+
+
+# ------------------------------------------------------------------------------------------ notebook 09
+
+
+def test_locate_without_a_release_tries_no_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import socket
+
+    def no_connection(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("locate opened a connection")
+
+    monkeypatch.setattr(socket, "create_connection", no_connection)
+    found = views.locate(None, False, root=tmp_path, cache=tmp_path / "cache")
+    assert (found.how, found.folder, found.found) == ("none", None, False)
+    assert "No copy of the paper's released runs here" in found.message
+    assert "paper-runs fetch" in found.message and "paper_runs_dir=DIR" in found.message
+    given = views.locate(tmp_path / "copy", root=tmp_path)
+    assert (given.how, given.folder) == ("given", tmp_path / "copy")
+
+
+def test_locate_prefers_an_import_made_at_the_same_k_then_the_cache(big, tmp_path: Path):
+    root, _done = big
+    cache = tmp_path / "cache"
+    assert views.locate(None, root=root, cache=cache, k=3, union="norm").how == "import"
+    (cache / "results" / "index").mkdir(parents=True)
+    at5 = views.locate(None, root=root, cache=cache, k=5)
+    assert (at5.how, at5.folder) == ("cache", cache / "results")
+    shutil.rmtree(cache)
+    kept = views.locate(None, root=root, cache=cache, k=5)
+    assert kept.how == "import" and "made at k = 3" in kept.message
+
+
+def test_locate_offline_fetch_prints_the_hub_error_and_how_to_copy(tmp_path: Path, offline_hub: None):
+    t0 = time.perf_counter()
+    found = views.locate(None, True, root=tmp_path, cache=tmp_path / "cache", log=lambda s: None)
+    assert time.perf_counter() - t0 < 10
+    assert found.how == "none" and "not reachable" in found.message
+    assert "copy the folder `results/` of the hub dataset `JamshidJDMY/InferentialQA`" in found.message
+
+
+def test_the_views_of_an_import(big, tmp_path: Path):
+    """The sentences by hand (module docstring of write_big_release): 14 readings × 40 questions,
+    20 disagreements (bge + MonoT5, Gemma, top 3 Union_norm: the pipeline's answers differ in case);
+    F3's Optimal vs the best pipeline changes verdict with the scoring."""
+    root, _done = big
+    shown = views.load_import(root=root)
+    assert shown is not None and (shown.k, shown.union) == (3, "norm")
+    assert views.load_import("no-such-dataset", root=root) is None
+    assert "40 questions" in views.import_line(shown)
+    ret = views.retrieval_view(shown)
+    assert ret.loc[("reranked", f"bge+{MONO}"), "Hit@10"] == 100.0
+    assert ret.loc[("first stage", "bge"), "n"] == 40
+    assert "**FT-bge-N10** with 100.00 % over 40 questions" in views.retrieval_found(shown)
+    em = views.em_found(shown)
+    assert "disagree on 20 of 560 answers (3.6 %)" in em and "+50.00 points" in em
+    f3 = views.family_found(shown, "F3")
+    assert "`oracle_half_of_optimal` (EM, 4 comparisons): holds 2, contradicted 0, inconclusive 2" in f3
+    assert (f"changes with the EM scoring in 1 of 6 EM comparisons: Optimal vs bge+{MONO} (gemma-3-4b): "
+            "holds under the authors' EM, contradicted under ours.") in f3
+    assert views.family_found(shown, "F1").startswith("The release has no file this family compares")
+    union = views.family_found(shown, "union")
+    assert "With the authors' raw EM Union_freq reads significantly better than Union_norm in 1" in union
+    table = views.family_table(shown, "F2")
+    assert list(table.columns) == list(views.FAMILY_COLUMNS)
+    assert set(table["reader"]) == {"—", "gemma-3-4b"}  # the focus: Gemma's EM only
+    assert len(views.family_rows(shown, "F2", focus=False)) == 5
+    figure = views.family_forest(shown, "F3", tmp_path)
+    assert figure == tmp_path / "09_quit-paper_test_findings_f3.png" and figure.stat().st_size > 0
+    assert views.family_forest(shown, "F1", tmp_path) is None
+
+
+def _notebook_cells() -> list[str]:
+    import nbformat
+
+    nb = nbformat.read(PATHS.notebooks / f"{stages.Stage.PAPER_RUNS.notebook}.ipynb", as_version=4)
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+def _run_notebook(
+    params: dict[str, Any], monkeypatch: pytest.MonkeyPatch, cells: list[str] | None = None
+) -> tuple[dict[str, Any], list[Any]]:
+    """Notebook 09's code cells (``cells``, default read from the notebook) run in this process,
+    ``params`` injected after the parameters cell as papermill injects them; returns the namespace
+    and what the cells displayed."""
+    import IPython.display
+
+    shown: list[Any] = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: shown.extend(objs))
+    cells = cells if cells is not None else _notebook_cells()
+    ns: dict[str, Any] = {}
+    exec(cells[0], ns)
+    ns.update(params)
+    for source in cells[1:]:
+        exec(source, ns)
+    return ns, shown
+
+
+def test_notebook_09_without_a_release_shows_nothing(monkeypatch: pytest.MonkeyPatch, capsys):
+    """Every profile's run executes notebook 09: without a release its cells take well under a
+    second (what they import included; the kernel's start is the runner's)."""
+    cells = _notebook_cells()
+    t0 = time.perf_counter()
+    ns, shown = _run_notebook({"paper_runs_dataset": "no-release-here"}, monkeypatch, cells)
+    assert time.perf_counter() - t0 < 5
+    assert ns["shown"] is None and shown == []
+    assert "No copy of the paper's released runs here" in capsys.readouterr().out
+
+
+def test_notebook_09_imports_a_release_and_shows_every_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Run as the runner runs it (``INFERQA_RUN_ID`` set: the runner, not the import, records the
+    run), on the 40-question release under a dataset name of its own."""
+    from inferqa_utils.provenance import RUN_ID_ENV
+
+    monkeypatch.setenv(RUN_ID_ENV, "20261126-000000-paper-runs")
+    dataset = "paper-runs-notebook-test"
+    src = write_big_release(tmp_path / "release")
+    try:
+        ns, shown = _run_notebook({"paper_runs_dir": str(src), "paper_runs_dataset": dataset}, monkeypatch)
+        texts = [o.data for o in shown if isinstance(getattr(o, "data", None), str)]
+        found = [t for t in texts if t.startswith("**What we found.**")]
+        assert len(found) == 2 + len(views.FAMILIES)  # retrieval, EM and each family
+        figures = {p.name for p in PATHS.figures.glob(f"09_{dataset}_test_findings_*.png")}
+        assert figures == {f"09_{dataset}_test_findings_{f}.png" for f in
+                           ("f2", "f3", "f5", "reasoning-reader", "union")}
+        assert ns["shown"].dataset == dataset
+        manifests = PATHS.executions.glob("*-paper-runs/manifest.json")
+        assert all(dataset not in p.read_text() for p in manifests)  # the runner records it, not the import
+    finally:
+        for folder in (PATHS.results, PATHS.figures):
+            for p in folder.glob(f"*{dataset}*"):
+                p.unlink()
+        shutil.rmtree(PATHS.runs / dataset, ignore_errors=True)
+        shutil.rmtree(PATHS.datasets / dataset, ignore_errors=True)

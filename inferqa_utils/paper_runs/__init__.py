@@ -38,9 +38,10 @@ membership of the prediction in ``answers``.
 Modules: :mod:`.files` (layout, zstandard, streaming JSON), :mod:`.load` (validation into typed
 objects), :mod:`.fetch` (hub download), :mod:`.scoring` (per-question metrics, both EMs),
 :mod:`.stats` (fast paired intervals and exact sign-flip p), :mod:`.findings` (the comparisons and
-verdicts), :mod:`.contract` (file names and verdict rule shared with the notebooks), :mod:`.export`
-(TREC runs, qrels, tables), :mod:`.importer` (``paper-runs import``), :mod:`.page` (the results
-page's section). ``docs/paper_runs.md`` is the user's guide.
+verdicts), :mod:`.contract` (the stage registry's tables and the verdict rule shared with the
+notebooks), :mod:`.export` (TREC runs, qrels, tables, the import's run record), :mod:`.importer`
+(``paper-runs import``), :mod:`.views` (what notebook 09 shows), :mod:`.page` (the results page's
+section). ``docs/paper_runs.md`` is the user's guide.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Write an imported release as the files a notebook run writes, so the findings and the check read
-the paper's runs as they read ours (names from :mod:`inferqa_utils.paper_runs.contract`).
+the paper's runs as they read ours (every name from the stage registry, through
+:mod:`inferqa_utils.paper_runs.contract`).
 
 Under a root folder (the repository root by default; tests pass a temporary folder):
 
@@ -15,9 +16,14 @@ Under a root folder (the repository root by default; tests pass a temporary fold
 * the answers tables of notebooks 04 (Optimal, retrievers, retriever + reranker, oracle rerankers)
   and 05 (the fine-tuned systems and the retrievers they are compared with), one row per question,
   system, reader, k and union, ``em`` our normalised EM and ``em_raw`` the authors';
-* our own tables (notebook number 08): ``retrieval`` (every ranking as the authors score it),
-  ``em`` (both scorings and their disagreements), ``findings`` and ``findings_summary``, and
-  ``import.json`` (what was read, with sizes and sha256).
+* stage 09's tables (:data:`~inferqa_utils.paper_runs.contract.OWN_TABLES`): ``retrieval`` (every
+  ranking as the authors score it), ``em`` (both scorings and their disagreements), ``findings``
+  and ``findings_summary``, and the record ``import.json`` (what was read, with sizes and sha256).
+
+:func:`record_run` then files the import as a run of stage 09 under the ``paper-runs`` profile, as
+the notebook runner files a notebook's run: a run manifest ``build/executions/<stamp>-paper-runs/``
+and the tables' records in ``results/provenance.json`` (:mod:`inferqa_utils.provenance`), so that
+``python -m inferqa_utils check --profile paper-runs`` finds the run whose tables it reads.
 """
 
 from __future__ import annotations
@@ -90,8 +96,8 @@ def write_runs(root: str | Path | None, release: Release, dataset: str = contrac
     return out
 
 
-def per_question_tables(release: Release, ft_base: str = FT_BASE) -> dict[str, pd.DataFrame]:
-    """The per-question tables of notebooks 02, 03 and 05 (module docstring), by notebook."""
+def per_question_tables(release: Release, ft_base: str = FT_BASE) -> dict[contract.Table, pd.DataFrame]:
+    """The per-question tables of notebooks 02, 03 and 05 (module docstring), by registry table."""
     quit_ = [r for r in release.rankings if r.corpus == "quit"]
     first: list[Ranking] = [r for r in quit_ if r.family == "retriever"]
     base = [r for r in release.rankings if r.corpus != "quit" and r.family == "baselines_retriever"]
@@ -119,16 +125,19 @@ def per_question_tables(release: Release, ft_base: str = FT_BASE) -> dict[str, p
             1, contract.SUPPORTING,
         )
     )
-    return {contract.RETRIEVAL: t02, contract.RERANKING: t03, contract.FINETUNING: t05}
+    return {
+        contract.RETRIEVAL_PER_QUESTION: t02, contract.RERANKING_PER_QUESTION: t03,
+        contract.FT_PER_QUESTION: t05,
+    }
 
 
-def answers_tables(release: Release, answers: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The answers tables of notebooks 04 and 05 (module docstring)."""
+def answers_tables(release: Release, answers: pd.DataFrame) -> dict[contract.Table, pd.DataFrame]:
+    """The answers tables of notebooks 04 and 05 (module docstring), by registry table."""
     family = {r.system: r.family for r in release.readings}
     fam = answers["system"].map(family).fillna("Optimal")
     t04 = answers[fam.isin(("Optimal", *READING_04))]
     t05 = answers[~fam.isin(("Optimal", *READING_04)) | (fam == "retriever")]
-    return {contract.READING: t04, contract.FINETUNING: t05}
+    return {contract.READING_ANSWERS: t04, contract.FT_ANSWERS: t05}
 
 
 def _sha256(path: Path) -> str:
@@ -168,28 +177,67 @@ def write_all(
     written = write_runs(root, release, dataset)
     say(f"[paper-runs] {len(written)} qrels and run files")
 
-    def table(nb: str, name: str, df: pd.DataFrame) -> None:
-        written.append(_csv(df, contract.table_path(root, nb, name, dataset)))
+    frames = {
+        **per_question_tables(release, ft_base), **answers_tables(release, tables.answers),
+        contract.RETRIEVAL: tables.retrieval, contract.EM: tables.em, contract.FINDINGS: tables.findings,
+        contract.SUMMARY: tables.summary,
+    }
+    for table, df in frames.items():
+        written.append(_csv(df, contract.table_path(root, table, dataset)))
         say(f"[paper-runs] {written[-1]} ({len(df)} rows)")
-
-    for nb, df in per_question_tables(release, ft_base).items():
-        table(nb, "per_question", df)
-    for nb, df in answers_tables(release, tables.answers).items():
-        table(nb, "answers", df)
-    for name, df in (
-        ("retrieval", tables.retrieval), ("em", tables.em), ("findings", tables.findings),
-        ("findings_summary", tables.summary),
-    ):
-        table(contract.PAPER_RUNS, name, df)
-    path = contract.table_path(root, contract.PAPER_RUNS, "import", dataset).with_suffix(".json")
+    path = contract.table_path(root, contract.RECORD, dataset)
     path.parent.mkdir(parents=True, exist_ok=True)
     written.append(write_text_atomic(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n"))
     return written
 
 
+def written_tables() -> tuple[contract.Table, ...]:
+    """Every registry table an import writes (:func:`write_all`): the notebooks' and stage 09's."""
+    return (*contract.NOTEBOOK_TABLES, *contract.OWN_TABLES)
+
+
 def imported_tables(root: str | Path | None, dataset: str = contract.DATASET) -> dict[str, Path]:
-    """The paths of our own tables of an import (they may not exist)."""
-    names: Iterable[str] = ("retrieval", "em", "findings", "findings_summary")
-    out = {n: contract.table_path(root, contract.PAPER_RUNS, n, dataset) for n in names}
-    out["import"] = contract.table_path(root, contract.PAPER_RUNS, "import", dataset).with_suffix(".json")
-    return out
+    """The paths of stage 09's tables of an import, by registry key (they may not exist)."""
+    return {t.key: contract.table_path(root, t, dataset) for t in contract.OWN_TABLES}
+
+
+#: how the run manifest of an import says the run was made
+VIA = "python -m inferqa_utils paper-runs import"
+
+
+def record_run(
+    root: str | Path | None, written: Iterable[Path], params: dict[str, Any], seconds: float,
+    started: str | None = None, log: Callable[[str], Any] | None = None,
+) -> Path:
+    """File an import as a finished run of stage 09 under the ``paper-runs`` profile, as the notebook
+    runner files a notebook's run (:func:`inferqa_utils.runner.run_notebooks`): the tables under
+    ``<root>/results/`` among ``written`` are recorded in ``results/provenance.json`` with the run's
+    identity, and ``<root>/build/executions/<YYYYmmdd-HHMMSS>-paper-runs/manifest.json`` says the
+    run finished stage 09's notebook (``via`` names the command). ``check --profile paper-runs``
+    then finds the run and the run that wrote each table (:func:`inferqa_utils.check.runs_checked`).
+    Returns the manifest's path."""
+    from .. import provenance
+    from ..manifest import Manifest, git_commit
+
+    where = contract.paths(root)
+    folder = where.executions / f"{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{contract.PROFILE}"
+    notebook = contract.notebook_file()
+    run = provenance.run_identity(folder.name, contract.PROFILE, notebook, params.get("dataset"), None,
+                                  git_commit())
+    results = where.results.resolve()
+    files = [("results", p.resolve().relative_to(results).as_posix()) for p in written
+             if p.resolve().is_relative_to(results)]
+    provenance.record(files, run, {"results": where.results, "figures": where.figures}, where.results)
+    manifest = Manifest(kind="paper-runs-import", parameters={"profile": contract.PROFILE, **params})
+    if started:
+        manifest.started = started
+    manifest.timings = {contract.STAGE.notebook: round(seconds, 1), "total": round(seconds, 1)}
+    manifest.extra.update(
+        run_id=folder.name, status="ok",
+        notebooks={notebook: {"status": "ok", "via": VIA, "parameters": params,
+                              "outputs": [f"results/{name}" for _key, name in files]}},
+    )
+    path = manifest.write(folder / "manifest.json")
+    if log:
+        log(f"[paper-runs] recorded as run {folder.name} of profile {contract.PROFILE} ({path})")
+    return path

@@ -3,11 +3,15 @@
 :func:`import_release` loads and validates every file first (nothing is written when one is
 malformed), scores it (:mod:`~inferqa_utils.paper_runs.scoring`,
 :mod:`~inferqa_utils.paper_runs.findings`) and then writes the files of
-:mod:`~inferqa_utils.paper_runs.export`.
+:mod:`~inferqa_utils.paper_runs.export`. Outside a notebook run it then files itself as a run of
+stage 09 under the ``paper-runs`` profile (:func:`~inferqa_utils.paper_runs.export.record_run`); in
+notebook 09, run by ``python -m inferqa_utils run``, the runner records the run.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import contract
-from .export import FT_BASE, Tables, import_record, write_all
+from .export import FT_BASE, Tables, import_record, record_run, write_all
 from .findings import UNION, VANILLA_MONOT5, K, findings_table, verdict_counts
 from .load import DEPTH, Release, load_release
 from .scoring import answers_frame, em_table, retrieval_summary
@@ -46,10 +50,15 @@ def import_release(
     log: Callable[[str], Any] = print,
 ) -> Imported:
     """Load, validate and score the release under ``source``, then write it under ``root`` (the
-    repository root by default) as dataset ``dataset``, split ``test``."""
+    repository root by default) as dataset ``dataset``, split ``test``, and — unless a notebook run
+    is under way (the runner records its notebooks' files) — record it as a run of stage 09
+    (:func:`~inferqa_utils.paper_runs.export.record_run`)."""
+    from ..provenance import RUN_ID_ENV
+
     if union not in ("norm", "freq"):
         raise ValueError(f"union must be 'norm' or 'freq', got {union!r}")
     t0 = time.perf_counter()
+    started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     release = load_release(source, depth, log)
     log(
         f"[paper-runs] {len(release.questions)} questions, {len(release.rankings)} rankings, "
@@ -65,4 +74,6 @@ def import_release(
     written = write_all(root, release, tables, record, dataset, ft_base, log)
     seconds = time.perf_counter() - t0
     log(f"[paper-runs] {len(written)} files written in {seconds:.1f} s")
+    if not os.environ.get(RUN_ID_ENV):
+        record_run(root, written, params, seconds, started, log)
     return Imported(release, tables, written, seconds)

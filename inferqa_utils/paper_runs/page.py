@@ -1,6 +1,6 @@
-"""The results page's section *The paper's own runs*, rendered from an imported folder's tables
-(``results/08_<dataset>_test_{findings,findings_summary,em}.csv`` and ``…_import.json``,
-:mod:`inferqa_utils.paper_runs.export`). Reads CSV with the standard library only.
+"""The results page's section *The paper's own runs*, rendered from an imported folder's stage-09
+tables (``findings``, ``findings_summary``, ``em`` and the ``import`` record,
+:data:`inferqa_utils.paper_runs.contract.OWN_TABLES`). Reads CSV with the standard library only.
 """
 
 from __future__ import annotations
@@ -20,9 +20,15 @@ _MARK = {contract.HOLDS: "✓", contract.CONTRADICTED: "✗", contract.INCONCLUS
 PAPER = "*Inferential Question Answering*, arXiv 2602.01239, 2026"
 
 
+#: stage 09's tables by the short names this module uses
+_TABLES = {
+    "findings": contract.FINDINGS, "findings_summary": contract.SUMMARY, "em": contract.EM,
+    "retrieval": contract.RETRIEVAL, "import": contract.RECORD,
+}
+
+
 def _name(kind: str, dataset: str) -> str:
-    path = contract.table_path(None, contract.PAPER_RUNS, kind, dataset)
-    return path.with_suffix(".json").name if kind == "import" else path.name
+    return _TABLES[kind].file(dataset, contract.SPLIT)
 
 
 def _read(path: Path) -> list[dict[str, str]]:
