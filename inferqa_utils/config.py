@@ -151,9 +151,9 @@ def load_profiles(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
 
     Refused with :class:`~inferqa_utils.errors.DataFormatError` naming the file, the profile
     (record) and the field: invalid YAML or UTF-8, no ``profiles`` mapping, a profile that is not
-    a mapping, ``params`` that is not a mapping, ``description`` that is not a string, an
-    ``inherit`` that names no profile of the file, or a chain of ``inherit`` that comes back to
-    where it started.
+    a mapping, ``params`` that is not a mapping, ``description`` that is not a string,
+    ``notebooks`` that is not a list of two-digit notebook numbers, an ``inherit`` that names no
+    profile of the file, or a chain of ``inherit`` that comes back to where it started.
     """
     raw = _read_yaml(path)
     profiles = raw.get("profiles") if isinstance(raw, dict) else None
@@ -193,6 +193,13 @@ def _check_profile(path: str | os.PathLike[str], profiles: dict[str, Any], name:
         raise DataFormatError(
             path, f"expected a string, got {type(desc).__name__}", record=name, field="description"
         )
+    notebooks = spec.get("notebooks")
+    if notebooks is not None and not (
+        isinstance(notebooks, list) and notebooks
+        and all(isinstance(n, str) and re.fullmatch(r"\d\d", n) for n in notebooks)
+    ):
+        raise DataFormatError(path, f"expected a list of notebook numbers such as ['09'], got {notebooks!r}",
+                              record=name, field="notebooks")
     parent = spec.get("inherit")
     if parent is not None and (not isinstance(parent, str) or parent not in profiles):
         raise DataFormatError(
@@ -262,6 +269,18 @@ def profile(name: str) -> dict[str, Any]:
     A profile may ``inherit`` another; its ``params`` override the parent's.
     """
     return resolve_profile(_profiles_raw()["profiles"], name)
+
+
+def profile_notebooks(name: str) -> list[str] | None:
+    """The notebook numbers a profile is meant for (its ``notebooks`` list in ``profiles.yaml``, or
+    the one it inherits; ``python -m inferqa_utils run`` runs only those); ``None``: every notebook."""
+    profiles = _profiles_raw()["profiles"]
+    if name not in profiles:
+        raise UnknownProfileError(f"unknown profile {name!r}; choose one of {', '.join(profiles)}")
+    for n in _inherit_chain(PROFILES_FILE, profiles, name):
+        if profiles[n].get("notebooks") is not None:
+            return [str(x) for x in profiles[n]["notebooks"]]
+    return None
 
 
 def profile_description(name: str) -> str:

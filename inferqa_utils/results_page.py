@@ -733,11 +733,12 @@ def _appendix(
 
 def render(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str] = DEFAULT_PROFILES,
            command: str = "python -m inferqa_utils results-page", generated: _dt.datetime | None = None,
-           findings: Sequence[Finding] | None = None, figure: str | None = None) -> str:
+           findings: Sequence[Finding] | None = None, figure: str | None = None, extra: str = "") -> str:
     """The Markdown page for the records of ``profiles`` (``{profile: record}``, see :func:`collect`):
     the scoreboard (one row per finding, a column group per main profile) with a line per profile,
     the forest plot ``figure`` (a path relative to the page; none when ``None``), the runs table,
-    one section per finding, and an appendix with the sample runs (:func:`split_profiles`).
+    one section per finding, an appendix with the sample runs (:func:`split_profiles`), then ``extra``
+    (Markdown: the section on the paper's own runs, :func:`inferqa_utils.paper_runs.page.section_for`).
     ``findings`` default to ``paper_numbers.yaml``; findings a record scored that the file no longer
     lists get a section from the record's own text."""
     findings = list(findings) if findings is not None else load_paper_numbers()
@@ -755,6 +756,8 @@ def render(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str] = D
         lines += _finding_section(sec, records, shown)
     if sample:
         lines += _appendix(sections, records, sample)
+    if extra:
+        lines += [extra.rstrip("\n"), ""]
     cited = sorted({m for sec in sections for m in _PAPER_RE.findall(sec.source)})
     if cited:
         lines += ["## Papers", ""]
@@ -787,6 +790,7 @@ def write_page(
 ) -> Path:
     """Collect the records of ``folders``, draw the forest plot into ``figures/`` beside ``out``,
     render the page for ``profiles`` and write it to ``out``."""
+    folders = list(folders)
     records = collect(folders, log=log)
     ignored = sorted(set(records) - set(profiles))
     if ignored:
@@ -798,7 +802,10 @@ def write_page(
     if drawn is not None:
         figure = drawn[0].relative_to(out.parent).as_posix()
         log(f"[results-page] {drawn[0]}: forest plot of {len(drawn[1])} estimate(s)")
-    out.write_text(render(records, profiles, command, figure=figure), encoding="utf-8")
+    from .paper_runs.page import section_for
+
+    page = render(records, profiles, command, figure=figure, extra=section_for(folders))
+    out.write_text(page, encoding="utf-8")
     ran = [p for p in profiles if p in records]
     log(f"[results-page] {out}: {len(ran)} of {len(profiles)} profile(s) with a record"
         + (f" ({', '.join(ran)})" if ran else ""))

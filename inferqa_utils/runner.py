@@ -1,16 +1,17 @@
 """Run the numbered notebooks headlessly with papermill, in order, under a profile.
 
-Each notebook has one cell tagged ``parameters``; a profile is a set of parameter values and
-each notebook receives the ones it declares. Executed copies and the run manifest go to
-``build/executions/<timestamp>-<profile>/`` (never overwriting an earlier run). Each notebook's
-entry in the manifest says how its kernel ended (``kernel_exit``: ``0``, ``"exit N"``,
-``"signal N (NAME)"``; :mod:`inferqa_utils.kernels`): a kernel that died after its cells finished
-leaves the notebook's status ``ok`` but is logged as a warning. The results tables and figures
-each notebook added or changed are listed under its ``outputs`` and recorded in
-``results/provenance.json`` with the run's identity (:mod:`inferqa_utils.provenance`); the run id
-(the run folder's name) reaches the kernels as ``INFERQA_RUN_ID``. The manifest's
-``caches_at_start`` (:func:`cache_sizes`) says how much the reusable caches held when the run began:
-all 0 is a run from empty caches, whose times measure the computation rather than cache reads.
+Each notebook has one cell tagged ``parameters``; a profile is a set of parameter values and each
+notebook receives the ones it declares (a profile with a ``notebooks`` list runs only those).
+Executed copies and the run manifest go to ``build/executions/<timestamp>-<profile>/`` (never
+overwriting an earlier run). Each notebook's entry in the manifest says how its kernel ended
+(``kernel_exit``: ``0``, ``"exit N"``, ``"signal N (NAME)"``; :mod:`inferqa_utils.kernels`): a
+kernel that died after its cells finished leaves the notebook's status ``ok`` but is logged as a
+warning. The results tables and figures each notebook added or changed are listed under its
+``outputs`` and recorded in ``results/provenance.json`` with the run's identity
+(:mod:`inferqa_utils.provenance`); the run id (the run folder's name) reaches the kernels as
+``INFERQA_RUN_ID``. The manifest's ``caches_at_start`` (:func:`cache_sizes`) says how much the
+reusable caches held when the run began: all 0 is a run from empty caches, whose times measure the
+computation rather than cache reads.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .config import PATHS, PROFILE_ENV, profile, profile_names
+from .config import PATHS, PROFILE_ENV, profile, profile_names, profile_notebooks
 from .costs import COST_LOG_ENV, COST_STAGE_ENV, per_stage, read_log
 from .errors import NotebookError, UnknownProfileError
 from .manifest import Manifest
@@ -152,14 +153,29 @@ def llama_cpp_build() -> dict[str, Any] | None:
     }
 
 
-def selected_notebooks(only: list[str] | None = None, notebooks_dir: Path | None = None) -> list[Path]:
-    """The numbered notebooks a run executes: all, or those whose names start with an ``only`` prefix."""
+def selected_notebooks(only: list[str] | None = None, notebooks_dir: Path | None = None,
+                       profile_name: str | None = None) -> list[Path]:
+    """The numbered notebooks a run executes: all, or those whose names start with an ``only`` prefix;
+    a profile with a ``notebooks`` list (:func:`~inferqa_utils.config.profile_notebooks`) runs those
+    by default and refuses an ``only`` that selects another notebook."""
+    meant = profile_notebooks(profile_name) if profile_name else None
     nbs = discover_notebooks(notebooks_dir)
+    if meant is not None and not only:
+        nbs = [p for p in nbs if p.name[:2] in meant]
+        if not nbs:
+            raise ValueError(f"profile {profile_name} is meant for notebooks {', '.join(meant)}, none of "
+                             f"which is in {notebooks_dir or PATHS.notebooks}")
     if only:
         nbs = [p for p in nbs if any(p.name.startswith(o) for o in only)]
         if not nbs:
             raise ValueError(
                 f"--only {' '.join(only)} matches no notebook in {notebooks_dir or PATHS.notebooks}"
+            )
+        other = [p.stem for p in nbs if meant is not None and p.name[:2] not in meant]
+        if other:
+            raise ValueError(
+                f"profile {profile_name} is meant for notebook{'s' * (len(meant) > 1)} {', '.join(meant)} "
+                f"only (its notebooks in profiles.yaml); --only {' '.join(only)} selects {', '.join(other)}"
             )
     return nbs
 
@@ -182,7 +198,8 @@ def checked_overrides(overrides: dict[str, Any] | None, nbs: list[Path], only: l
 def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                   overrides: dict[str, Any] | None = None, out_dir: Path | None = None,
                   notebooks_dir: Path | None = None, log=print) -> Manifest:
-    """Execute the numbered notebooks; returns the written manifest. Before anything runs, an
+    """Execute the numbered notebooks (those of ``only``, else all, or the profile's ``notebooks``:
+    :func:`selected_notebooks`); returns the written manifest. Before anything runs, an
     unknown profile (:class:`~inferqa_utils.errors.UnknownProfileError`) and an override that no
     notebook of the run declares or of the wrong type
     (:class:`~inferqa_utils.errors.ParameterError`) are refused. A notebook that raises stops the
@@ -192,7 +209,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
         raise UnknownProfileError(
             f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}"
         )
-    nbs = selected_notebooks(only, notebooks_dir)
+    nbs = selected_notebooks(only, notebooks_dir, profile_name)
     overrides = checked_overrides(overrides, nbs, only, notebooks_dir)
     params_all = {**profile(profile_name), **overrides}
 

@@ -47,6 +47,7 @@ class Stage(StrEnum):
     FINETUNING = "05"
     DAMAGING = "06"
     BEYOND = "07"
+    PAPER_RUNS = "09"
 
     @property
     def notebook(self) -> str:
@@ -59,6 +60,7 @@ NOTEBOOKS: dict[str, str] = {
     Stage.QUICKSTART: "00_quickstart", Stage.CONSTRUCTION: "01_dataset_construction",
     Stage.RETRIEVAL: "02_retrieval", Stage.RERANKING: "03_reranking", Stage.READING: "04_reading",
     Stage.FINETUNING: "05_finetuning", Stage.DAMAGING: "06_damaging_passages", Stage.BEYOND: "07_beyond",
+    Stage.PAPER_RUNS: "09_paper_runs",
 }
 
 
@@ -104,13 +106,15 @@ def result_path(
 class Table:
     """A result table one stage's notebook writes: ``key`` its name in :data:`TABLES` (and in
     ``reproduction.yaml``), ``stage`` the stage that writes it, ``name`` the last part of its file
-    name; ``per_dataset`` / ``per_split`` whether the file name holds the dataset / split."""
+    name; ``per_dataset`` / ``per_split`` whether the file name holds the dataset / split;
+    ``suffix`` the file's (``.csv``; a record is ``.json``)."""
 
     key: str
     stage: Stage
     name: str
     per_dataset: bool = True
     per_split: bool = True
+    suffix: str = ".csv"
 
     @property
     def notebook(self) -> str:
@@ -124,7 +128,7 @@ class Table:
             if needed and not value:
                 raise ValueError(f"the table {self.key!r} is written per {what}: give the {what}")
         return result_path(self.stage, dataset if self.per_dataset else None,
-                           split if self.per_split else None, self.name).name
+                           split if self.per_split else None, self.name, self.suffix).name
 
     def path(self, dataset: str | None = None, split: str | None = None, folder: Path | None = None) -> Path:
         """``<folder or results/>/<file>`` (:meth:`file`)."""
@@ -135,10 +139,11 @@ class Table:
 TABLES: dict[str, Table] = {}
 
 
-def _table(key: str, stage: Stage, name: str, per_dataset: bool = True, per_split: bool = True) -> Table:
+def _table(key: str, stage: Stage, name: str, per_dataset: bool = True, per_split: bool = True,
+           suffix: str = ".csv") -> Table:
     if key in TABLES:
         raise ValueError(f"two result tables are named {key!r}")
-    TABLES[key] = Table(key, stage, name, per_dataset, per_split)
+    TABLES[key] = Table(key, stage, name, per_dataset, per_split, suffix)
     return TABLES[key]
 
 
@@ -194,6 +199,14 @@ BEYOND_ANSWERS = _table("beyond_answers", Stage.BEYOND, "answers")
 BEYOND_REPORT = _table("beyond_report", Stage.BEYOND, "report")
 BEYOND_EM_COMPARED = _table("beyond_em_compared", Stage.BEYOND, "em_compared")
 FINDINGS = _table("findings", Stage.BEYOND, "findings")
+
+# the paper authors' released runs, written by ``paper-runs import`` (which also writes the
+# per-question tables of 02, 03 and 05 and the answers tables of 04 and 05 for its dataset)
+PAPER_RUNS_RETRIEVAL = _table("paper_runs_retrieval", Stage.PAPER_RUNS, "retrieval")
+PAPER_RUNS_EM = _table("paper_runs_em", Stage.PAPER_RUNS, "em")
+PAPER_RUNS_FINDINGS = _table("paper_runs_findings", Stage.PAPER_RUNS, "findings")
+PAPER_RUNS_FINDINGS_SUMMARY = _table("paper_runs_findings_summary", Stage.PAPER_RUNS, "findings_summary")
+PAPER_RUNS_IMPORT = _table("paper_runs_import", Stage.PAPER_RUNS, "import", suffix=".json")
 
 
 def table(key: str) -> Table:

@@ -35,7 +35,7 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(
         [
             "findings", "check", "quickstart", "classroom", "inspector", "runner", "notebook_params",
-            "kernels", "results_page", "make_release", "__main__",
+            "kernels", "results_page", "make_release", "paper_runs", "__main__",
         ],
         9,
     ),

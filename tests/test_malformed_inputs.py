@@ -461,6 +461,12 @@ PROFILES = [
         ("profiles.yaml", "record smoke", "field 'inherit'", "cycle smoke -> smoke"),
     ),
     Case(
+        "profile notebooks not a list of notebook numbers",
+        _profiles("  smoke:\n    inherit: default\n    notebooks: [9]\n"),
+        _load_p,
+        ("profiles.yaml", "record smoke", "field 'notebooks'", "expected a list of notebook numbers"),
+    ),
+    Case(
         "profile not a mapping",
         _profiles("  smoke: fast\n"),
         _load_p,

@@ -76,6 +76,20 @@ def test_only_that_matches_nothing(tmp_path):
         )
 
 
+def test_a_profile_with_a_notebook_list_runs_only_those():
+    """The paper-runs profile (inferqa_utils/profiles.yaml) is meant for notebook 09 alone: a run of it
+    selects 09, refuses an --only that selects another notebook, and profiles without a list run all."""
+    from inferqa_utils.config import profile_notebooks
+    from inferqa_utils.runner import discover_notebooks, selected_notebooks
+
+    assert profile_notebooks("paper-runs") == ["09"] and profile_notebooks("default") is None
+    assert [p.stem for p in selected_notebooks(None, None, "paper-runs")] == ["09_paper_runs"]
+    assert [p.stem for p in selected_notebooks(["09"], None, "paper-runs")] == ["09_paper_runs"]
+    with pytest.raises(ValueError, match=r"paper-runs is meant for notebook 09 only.*selects 02_retrieval"):
+        selected_notebooks(["02"], None, "paper-runs")
+    assert selected_notebooks(None, None, "default") == discover_notebooks()
+
+
 @pytest.mark.slow
 def test_interrupted_run_keeps_the_times_of_finished_notebooks(tmp_path):
     """SIGTERM during notebook 01 (a CI timeout, ``kill``): the manifest written after notebook 00

@@ -1,0 +1,436 @@
+"""The paper's findings on the authors' own released runs, every comparison paired over the test
+questions, with its interval, paired p-value, Holm adjustment and verdict.
+
+Each comparison takes two per-question vectors ``a`` and ``b`` on the same questions (a question
+that does not count on one side is dropped from both) and reports the mean of each in % with its
+95 % bootstrap interval, the statistic ``mean(a) − mean(b)`` in points (``mean(a) / mean(b)`` for
+a ratio rule) with its paired-bootstrap interval, and the two-sided paired randomization p-value of
+``mean(a) = mean(b)`` (:mod:`inferqa_utils.paper_runs.stats`). Holm's adjustment runs over each
+*family* — the rows of one finding and metric under one scoring (``family`` and ``scoring``
+columns). The verdict is the rule of ``inferqa_utils/paper_numbers.yaml`` (or of
+:data:`LOCAL_FINDINGS`) applied to the statistic's interval by
+:func:`inferqa_utils.findings.decide`: **holds** inside the rule's region, **contradicted** outside
+it, **inconclusive** when it straddles a boundary — or when fewer than ``MIN_UNITS`` questions are
+paired, when every value on both sides is the same, or when no question differs and fewer than
+``MIN_UNITS`` score above 0.
+
+EM comparisons are made twice: with our normalised EM (``scoring = normalised``) and with the
+authors' raw membership (``scoring = raw``) — a verdict that changes with the scoring is itself a
+reproducibility finding. EM is read at one reading configuration, ``k`` passages and the
+``union`` (Union_norm or Union_freq), except in the union comparison.
+
+Families (paper 000, sections and tables as cited in ``paper_numbers.yaml``):
+
+* **F1** ``containing_beats_supporting`` — per retriever and baseline corpus, Hit@100 at label 2
+  on MS MARCO / Wikipedia (``a``, baseline.json labels, every question counts) vs on QUIT (``b``,
+  questions with a label-2 passage), paired over the QUIT questions that count (§5.1, Fig. 4).
+* **F2** ``rerankers_marginal_ranking`` (Hit@10) and ``rerankers_marginal`` (EM) — per first stage
+  and reranker, first stage + reranker (``a``) vs the first stage alone (``b``) (§5.3–5.4).
+* **F3** per reader: ``optimal_far_above_pipeline`` (Optimal vs the best pipeline),
+  ``oracle_half_of_optimal`` (the best oracle reranker / Optimal, a ratio) and
+  ``pipeline_below_oracle`` (the best oracle vs the best retriever alone) (§5.4, Table 8). "Best"
+  is the system with the highest mean under that scoring.
+* **F5** ``finetuning_small_gains`` — each fine-tuned retriever (N positives) vs its base, Hit@10
+  and EM; ``ft_reranker_oracle_only`` — first stage + FT-MonoT5 vs first stage + the vanilla
+  MonoT5 (:data:`VANILLA_MONOT5`), EM; ``ft_reranker_best_in_oracle`` (:data:`LOCAL_FINDINGS`) —
+  oracle nDCG@10 of FT-MonoT5 vs the vanilla MonoT5 (§5.2–5.3, Tables 4, 6, 7).
+* **reasoning reader** ``general_reader_beats_reasoning`` — Gemma 3 4B (``a``) vs Qwen 3 8B
+  (``b``), per setting: Optimal and every released system (§5.4).
+* **union** (ours, no paper claim, no verdict) — Union_freq (``a``) vs Union_norm (``b``) per
+  reader, k and system.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..paper import Finding, load_paper_numbers
+from ..uncertainty import holm
+from . import contract
+from .load import Release
+from .scoring import SCORINGS, em_norm, em_raw, optimal, per_question
+from .stats import mean_interval, paired, ratio_interval
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: the paper's general-purpose and reasoning-oriented readers (paper 000 §5.4)
+GENERAL_READER, REASONING_READER = "gemma-3-4b", "qwen-3-8b"
+#: the vanilla counterpart of FT-MonoT5: the authors fine-tune t5-large
+#: (``experiments/finetuning/monot5/finetune.sh``), so the MonoT5 of the same size
+VANILLA_MONOT5 = "monot5-monot5-large-msmarco-10k"
+#: the reading configuration of the EM comparisons: top-k passages and the union (norm or freq)
+K, UNION = 3, "norm"
+
+#: findings scored only on the released runs (the notebooks have no oracle FT reranker run)
+LOCAL_FINDINGS: dict[str, Finding] = {
+    "ft_reranker_best_in_oracle": Finding(
+        "ft_reranker_best_in_oracle",
+        "F5. Under the oracle retriever the fine-tuned MonoT5 orders the question's own passages better than "
+        "the vanilla MonoT5 (nDCG@10 84.24 vs 82.95)",
+        "paper 000 §5.3, Table 7",
+        "FT-MonoT5 oracle nDCG@10",
+        84.24,
+        "MonoT5 oracle nDCG@10",
+        82.95,
+        "a > b",
+    ),
+}
+FAMILIES = ("F1", "F2", "F3", "F5", "reasoning reader", "union")
+COLUMNS = (
+    "family", "finding", "comparison", "metric", "reader", "scoring", "k", "union", "n", "a", "a_lo", "a_hi",
+    "b", "b_lo", "b_hi", "statistic", "value", "lo", "hi", "p", "p_holm", "rule", "verdict", "why", "paper_a",
+    "paper_b",
+)
+
+
+@dataclass
+class Comparison:
+    """Two per-question vectors on the same questions (NaN: the question does not count)."""
+
+    family: str
+    finding: Finding | None
+    a_name: str
+    b_name: str
+    metric: str
+    a: np.ndarray
+    b: np.ndarray
+    reader: str = ""
+    scoring: str = ""
+    k: int | None = None
+    union: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def findings_by_id() -> dict[str, Finding]:
+    """The rules: ``paper_numbers.yaml`` and :data:`LOCAL_FINDINGS`."""
+    out = {f.id: f for f in load_paper_numbers()}
+    out.update(LOCAL_FINDINGS)
+    return out
+
+
+# ----------------------------------------------------------------------------- per-question vectors
+
+
+class Vectors:
+    """Per-question vectors of one release, in the index's question order, cached."""
+
+    def __init__(self, release: Release) -> None:
+        self.release = release
+        self.qids = release.qids
+        self._cache: dict[tuple[Any, ...], np.ndarray] = {}
+
+    def _get(self, key: tuple[Any, ...], make: Callable[[], np.ndarray]) -> np.ndarray:
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    def retrieval(
+        self, system: str, metric: str, threshold: int = 1, corpus: str = "quit"
+    ) -> np.ndarray | None:
+        rk = self.release.ranking(system, corpus)
+        if rk is None:
+            return None
+
+        def make() -> np.ndarray:
+            vals = per_question(self.release, rk, [metric], threshold)[metric]
+            return np.array([np.nan if vals[q] is None else vals[q] for q in self.qids], dtype=float)
+
+        return self._get(("ret", system, metric, threshold, corpus), make)
+
+    def em(
+        self, system: str, reader: str, scoring: str, k: int | None = None, union: str | None = None
+    ) -> np.ndarray | None:
+        """EM per question of ``system`` (``"Optimal"``: the Optimal setting) for ``reader``."""
+        score = em_norm if scoring == "normalised" else em_raw
+        if system == "Optimal":
+            qs = self.release.questions
+            if not any(reader in a for q in qs.values() for a in q.rag_answers.values()):
+                return None
+            return self._get(
+                ("opt", reader, scoring),
+                lambda: np.array([float(optimal(qs[q], reader, score)) for q in self.qids]),
+            )
+        rd = self.release.reading(system)
+        if rd is None or (reader, union, k) not in rd.predictions:
+            return None
+        preds = rd.predictions[(reader, union, k)]
+        return self._get(
+            ("em", system, reader, scoring, k, union),
+            lambda: np.array([float(score(preds[q], rd.answers[q])) for q in self.qids]),
+        )
+
+    def best(self, systems: Iterable[str], reader: str, scoring: str, k: int, union: str) -> str | None:
+        """The system with the highest mean EM (ties: the first in ``systems``)."""
+        scored = [
+            (float(np.mean(v)), s)
+            for s in systems
+            if (v := self.em(s, reader, scoring, k, union)) is not None
+        ]
+        return max(scored, key=lambda t: t[0])[1] if scored else None
+
+
+def _systems(release: Release, pred: Callable[[str, str], bool]) -> list[str]:
+    return [r.system for r in release.readings if pred(r.system, r.setting)]
+
+
+def _split_pair(system: str) -> tuple[str, str] | None:
+    """``"bge+monot5-…"`` → ``("bge", "monot5-…")``; None for a system without a reranker."""
+    if "+" not in system:
+        return None
+    first, second = system.split("+", 1)
+    return first, second
+
+
+# ----------------------------------------------------------------------------- the comparisons
+
+
+def comparisons(
+    release: Release, k: int = K, union: str = UNION, rules: Mapping[str, Finding] | None = None,
+    vanilla_monot5: str = VANILLA_MONOT5,
+) -> list[Comparison]:
+    """Every comparison of the families the release has files for (module docstring)."""
+    rules = dict(rules) if rules is not None else findings_by_id()
+    v = Vectors(release)
+    readers = release.readers
+    out: list[Comparison] = []
+
+    def em_pair(
+        family: str, fid: str, a: str, b: str, reader: str, scoring: str, kk: int = k, uu: str = union,
+        ua: str | None = None, ub: str | None = None,
+    ) -> None:
+        xa = v.em(a, reader, scoring, None if a == "Optimal" else kk, None if a == "Optimal" else (ua or uu))
+        xb = v.em(b, reader, scoring, None if b == "Optimal" else kk, None if b == "Optimal" else (ub or uu))
+        if xa is not None and xb is not None:
+            out.append(
+                Comparison(
+                    family, rules.get(fid) if fid else None, a, b, "EM", xa, xb, reader, scoring, kk, uu
+                )
+            )
+
+    # F1: answer-containing corpora vs QUIT, Hit@100 at label 2
+    for rk in release.rankings:
+        if rk.corpus == "quit" or rk.setting != "baseline" or "+" in rk.system:
+            continue
+        a = v.retrieval(rk.system, "Hit@100", 2, rk.corpus)
+        b = v.retrieval(rk.system, "Hit@100", 2, "quit")
+        if a is not None and b is not None:
+            out.append(
+                Comparison(
+                    "F1", rules["containing_beats_supporting"], f"{rk.corpus} {rk.system}",
+                    f"QUIT {rk.system}", "Hit@100 (label 2)", a, b,
+                )
+            )
+
+    # F2: first stage + reranker vs the first stage
+    for rk in release.rankings:
+        pair = _split_pair(rk.system)
+        if rk.corpus != "quit" or rk.family != "retriever_reranker" or pair is None:
+            continue
+        a, b = v.retrieval(rk.system, "Hit@10"), v.retrieval(pair[0], "Hit@10")
+        if a is not None and b is not None:
+            out.append(
+                Comparison("F2", rules["rerankers_marginal_ranking"], rk.system, pair[0], "Hit@10", a, b)
+            )
+    for s in _systems(release, lambda s, st: st == "pipeline"):
+        pair = _split_pair(s)
+        rd = release.reading(s)
+        if pair is None or rd is None or rd.family != "retriever_reranker":
+            continue
+        for reader in readers:
+            for scoring in SCORINGS:
+                em_pair("F2", "rerankers_marginal", s, pair[0], reader, scoring)
+
+    # F3: Optimal vs oracle vs pipeline, per reader
+    pipelines = _systems(release, lambda s, st: st == "pipeline")
+    oracles = _systems(release, lambda s, st: st == "oracle")
+    retriever_only = [s for s in pipelines if "+" not in s]
+    for reader in readers:
+        for scoring in SCORINGS:
+            best_pipe = v.best(pipelines, reader, scoring, k, union)
+            best_oracle = v.best(oracles, reader, scoring, k, union)
+            best_ret = v.best(retriever_only, reader, scoring, k, union)
+            if best_pipe:
+                em_pair("F3", "optimal_far_above_pipeline", "Optimal", best_pipe, reader, scoring)
+            if best_oracle:
+                em_pair("F3", "oracle_half_of_optimal", best_oracle, "Optimal", reader, scoring)
+            if best_oracle and best_ret:
+                em_pair("F3", "pipeline_below_oracle", best_oracle, best_ret, reader, scoring)
+
+    # F5: fine-tuned vs vanilla
+    for rk in release.rankings:
+        if rk.family != "ft_retriever":
+            continue
+        base = rk.names["retriever"]
+        a, b = v.retrieval(rk.system, "Hit@10"), v.retrieval(base, "Hit@10")
+        if a is not None and b is not None:
+            out.append(Comparison("F5", rules["finetuning_small_gains"], rk.system, base, "Hit@10", a, b))
+    for rd in release.readings:
+        if rd.family == "ft_retriever":
+            for reader in readers:
+                for scoring in SCORINGS:
+                    em_pair("F5", "finetuning_small_gains", rd.system, rd.names["retriever"], reader, scoring)
+        if rd.family in ("retriever_ft_reranker", "ft_retriever_ft_reranker"):
+            first = rd.system.split("+")[0]  # <retriever> or FT-<retriever>
+            for reader in readers:
+                for scoring in SCORINGS:
+                    em_pair(
+                        "F5", "ft_reranker_oracle_only", rd.system, f"{first}+{vanilla_monot5}", reader,
+                        scoring,
+                    )
+    for rk in release.rankings:
+        if rk.family == "ft_reranker":
+            a, b = v.retrieval(rk.system, "nDCG@10"), v.retrieval(f"oracle+{vanilla_monot5}", "nDCG@10")
+            if a is not None and b is not None:
+                out.append(
+                    Comparison(
+                        "F5", rules["ft_reranker_best_in_oracle"], rk.system, f"oracle+{vanilla_monot5}",
+                        "nDCG@10", a, b,
+                    )
+                )
+
+    # the reasoning reader: Gemma 3 4B vs Qwen 3 8B
+    if GENERAL_READER in readers and REASONING_READER in readers:
+        for s in ["Optimal", *(r.system for r in release.readings)]:
+            for scoring in SCORINGS:
+                xa = v.em(s, GENERAL_READER, scoring, k, union)
+                xb = v.em(s, REASONING_READER, scoring, k, union)
+                if xa is not None and xb is not None:
+                    out.append(
+                        Comparison(
+                            "reasoning reader", rules["general_reader_beats_reasoning"],
+                            f"{GENERAL_READER}, {s}", f"{REASONING_READER}, {s}", "EM", xa, xb,
+                            f"{GENERAL_READER} vs {REASONING_READER}", scoring, None if s == "Optimal" else k,
+                            None if s == "Optimal" else union,
+                        )
+                    )
+
+    # ours: Union_freq vs Union_norm
+    ks = sorted({kk for r in release.readings for (_, _, kk) in r.predictions})
+    for rd in release.readings:
+        for reader in readers:
+            for kk in ks:
+                for scoring in SCORINGS:
+                    xa = v.em(rd.system, reader, scoring, kk, "freq")
+                    xb = v.em(rd.system, reader, scoring, kk, "norm")
+                    if xa is not None and xb is not None:
+                        out.append(
+                            Comparison(
+                                "union", None, f"{rd.system}, Union_freq", f"{rd.system}, Union_norm", "EM",
+                                xa, xb, reader, scoring, kk, "freq vs norm",
+                            )
+                        )
+    return out
+
+
+# ----------------------------------------------------------------------------- scoring a comparison
+
+
+def score(c: Comparison) -> dict[str, Any]:
+    """One comparison as a row of :data:`COLUMNS` (module docstring); ``p_holm`` is filled by
+    :func:`findings_table`."""
+    keep = ~(np.isnan(c.a) | np.isnan(c.b))
+    a, b = c.a[keep], c.b[keep]
+    f = c.finding
+    row: dict[str, Any] = {
+        "family": c.family, "finding": f.id if f else "", "comparison": f"{c.a_name} vs {c.b_name}",
+        "metric": c.metric, "reader": c.reader, "scoring": c.scoring, "k": c.k, "union": c.union, "n": len(a),
+        "rule": f.rule() if f else "none (our comparison)",
+        "paper_a": _paper(f.a_label, f.a_value) if f else "",
+        "paper_b": _paper(f.b_label, f.b_value) if f else "",
+    }
+    if not len(a):
+        return {
+            **row, "verdict": contract.INCONCLUSIVE if f else "", "why": "no question counts on both sides",
+        }
+    ia, ib = mean_interval(a).scaled(100), mean_interval(b).scaled(100)
+    pr = paired(a, b)
+    ratio = f is not None and f.statistic == "ratio"
+    stat = ratio_interval(a, b) if ratio else pr.diff.scaled(100)
+    row.update(
+        {
+            "a": _r(ia.value), "a_lo": _r(ia.lo), "a_hi": _r(ia.hi), "b": _r(ib.value), "b_lo": _r(ib.lo),
+            "b_hi": _r(ib.hi), "statistic": "ratio" if ratio else "diff",
+            "value": _r(stat.value, 4 if ratio else 2), "lo": _r(stat.lo, 4 if ratio else 2),
+            "hi": _r(stat.hi, 4 if ratio else 2), "p": pr.p_value,
+        }
+    )
+    verdict, why = _verdict(f, a, b, stat.lo, stat.hi)
+    return {**row, "verdict": verdict, "why": why}
+
+
+def _verdict(f: Finding | None, a: np.ndarray, b: np.ndarray, lo: float, hi: float) -> tuple[str, str]:
+    n = len(a)
+    if f is None:
+        return "", "no paper claim: the difference and its Holm-adjusted p only"
+    flat = np.concatenate([a, b])
+    if np.all(flat == flat[0]):
+        return (
+            contract.INCONCLUSIVE,
+            f"no variation: every one of the {n} questions scores {flat[0] * 100:g} on both sides",
+        )
+    if n < contract.MIN_UNITS:
+        return contract.INCONCLUSIVE, f"too few questions: {n} < {contract.MIN_UNITS}"
+    d = a - b
+    informative = int(np.sum((a != 0) | (b != 0)))
+    if np.all(d == d[0]) and informative < contract.MIN_UNITS:
+        return contract.INCONCLUSIVE, (
+            f"no question differs and only {informative} of {n} score above 0 on either "
+            f"side (< {contract.MIN_UNITS})"
+        )
+    return contract.decide(f, lo, hi)
+
+
+def _r(x: float, digits: int = 2) -> float:
+    return round(float(x), digits)
+
+
+def _paper(label: str, value: float | None) -> str:
+    return f"{label}: {'—' if value is None else f'{value:g}'}"
+
+
+def findings_table(
+    release: Release, k: int = K, union: str = UNION, rules: Mapping[str, Finding] | None = None,
+    vanilla_monot5: str = VANILLA_MONOT5, comps: Sequence[Comparison] | None = None,
+) -> pd.DataFrame:
+    """Every comparison scored (:func:`score`), Holm-adjusted within each (family, finding, metric,
+    scoring) group, in the order of :data:`FAMILIES`."""
+    import pandas as pd
+
+    comps = list(comps) if comps is not None else comparisons(release, k, union, rules, vanilla_monot5)
+    rows = [score(c) for c in comps]
+    groups: dict[tuple[str, str, str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        if r.get("p") is not None:
+            groups.setdefault((r["family"], r["finding"], r["metric"], r["scoring"]), []).append(i)
+    for idx in groups.values():
+        for i, adj in zip(idx, holm([rows[i]["p"] for i in idx]), strict=True):
+            rows[i]["p_holm"] = adj
+    df = pd.DataFrame(rows, columns=list(COLUMNS))
+    df["k"] = df["k"].astype("Int64")
+    order = {f: i for i, f in enumerate(FAMILIES)}
+    return df.sort_values("family", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
+
+
+def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
+    """Per family, finding, metric and scoring: the comparisons and how many hold, are
+    contradicted or are inconclusive."""
+    import pandas as pd
+
+    t = table[table["finding"] != ""]
+    if t.empty:
+        return pd.DataFrame(
+            columns=[
+                "family", "finding", "metric", "scoring", "comparisons", contract.HOLDS,
+                contract.CONTRADICTED, contract.INCONCLUSIVE,
+            ]
+        )
+    g = t.groupby(["family", "finding", "metric", "scoring"], sort=False)["verdict"]
+    out = g.size().rename("comparisons").to_frame()
+    for v in (contract.HOLDS, contract.CONTRADICTED, contract.INCONCLUSIVE):
+        out[v] = g.apply(lambda s, v=v: int((s == v).sum()))
+    return out.reset_index()

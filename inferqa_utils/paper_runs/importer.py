@@ -1,0 +1,79 @@
+"""``paper-runs import``: read a local copy of the release, score it, write it as a notebook run.
+
+:func:`import_release` loads and validates every file first (nothing is written when one is
+malformed), scores it (:mod:`~inferqa_utils.paper_runs.scoring`,
+:mod:`~inferqa_utils.paper_runs.findings`) and then writes the files of
+:mod:`~inferqa_utils.paper_runs.export`. Outside a notebook run it then files itself as a run of
+stage 09 under the ``paper-runs`` profile (:func:`~inferqa_utils.paper_runs.export.record_run`); in
+notebook 09, run by ``python -m inferqa_utils run``, the runner records the run.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import contract
+from .export import FT_BASE, Tables, import_record, record_run, write_all
+from .findings import UNION, VANILLA_MONOT5, K, findings_table, verdict_counts
+from .load import DEPTH, Release, load_release
+from .scoring import answers_frame, em_table, retrieval_summary
+
+
+@dataclass
+class Imported:
+    """An import: the release read, the tables computed, the files written and the seconds taken."""
+
+    release: Release
+    tables: Tables
+    written: list[Path]
+    seconds: float
+
+
+def score_release(
+    release: Release, k: int = K, union: str = UNION, vanilla_monot5: str = VANILLA_MONOT5
+) -> Tables:
+    """Every table of an import, computed in memory (nothing written)."""
+    answers = answers_frame(release)
+    findings = findings_table(release, k, union, vanilla_monot5=vanilla_monot5)
+    return Tables(answers, em_table(answers), retrieval_summary(release), findings, verdict_counts(findings))
+
+
+def import_release(
+    source: str | Path, root: str | Path | None = None, dataset: str = contract.DATASET, k: int = K,
+    union: str = UNION, depth: int = DEPTH, ft_base: str = FT_BASE, vanilla_monot5: str = VANILLA_MONOT5,
+    log: Callable[[str], Any] = print,
+) -> Imported:
+    """Load, validate and score the release under ``source``, then write it under ``root`` (the
+    repository root by default) as dataset ``dataset``, split ``test``, and — unless a notebook run
+    is under way (the runner records its notebooks' files) — record it as a run of stage 09
+    (:func:`~inferqa_utils.paper_runs.export.record_run`)."""
+    from ..provenance import RUN_ID_ENV
+
+    if union not in ("norm", "freq"):
+        raise ValueError(f"union must be 'norm' or 'freq', got {union!r}")
+    t0 = time.perf_counter()
+    started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    release = load_release(source, depth, log)
+    log(
+        f"[paper-runs] {len(release.questions)} questions, {len(release.rankings)} rankings, "
+        f"{len(release.readings)} reader files, readers {', '.join(release.readers) or 'none'}"
+        + (f"; not recognised: {', '.join(release.unknown)}" if release.unknown else "")
+    )
+    tables = score_release(release, k, union, vanilla_monot5)
+    params = {
+        "dataset": dataset, "split": contract.SPLIT, "k": k, "union": union, "depth": depth,
+        "ft_base": ft_base, "vanilla_monot5": vanilla_monot5,
+    }
+    record = import_record(release, source, params)
+    written = write_all(root, release, tables, record, dataset, ft_base, log)
+    seconds = time.perf_counter() - t0
+    log(f"[paper-runs] {len(written)} files written in {seconds:.1f} s")
+    if not os.environ.get(RUN_ID_ENV):
+        record_run(root, written, params, seconds, started, log)
+    return Imported(release, tables, written, seconds)

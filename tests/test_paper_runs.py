@@ -1,0 +1,1019 @@
+"""The paper's own runs: a hand-written release in the authors' exact shapes (``results/`` of the hub
+dataset JamshidJDMY/InferentialQA, as the scripts of DataScienceUIBK/InferentialQA read it),
+imported and scored; every number below is computed by hand in the comments.
+
+Tiny release (4 questions; readers gemma-3-4b and qwen-3-8b; retrievers bm25 and bge; the reranker
+monot5-monot5-base-msmarco-10k over bge and as an oracle; Union_norm/freq at k = 1 and 3; MS MARCO
+and Wikipedia baselines). The index is stored as the hub stores it (``index/test/retriever.zsd``),
+bm25's ranking as ``retriever.json.zst``, a rag file as ``rag.zsd``, the rest plain.
+
+  question     passages: label (gemma, qwen single-passage answers)        answers
+  tq_test_1    a: 2 ("Paris", "paris")  b: 1 ("Lyon", "Paris")  c: 0     ["Paris"]
+  tq_test_2    a: 1 ("the beatles", "Stones")  b: 1 ("Stones", "Stones")  ["The Beatles", "Beatles"]
+  tq_test_3    a: 2 ("42", "forty-two")  b: 0 ("42", "42")                ["42"]
+  tq_test_4    a: 0  b: 0  (no relevant passage: skipped by Hit@k and Recall@k)  ["Mercury"]
+
+A larger generated release (40 questions) decides verdicts (the tiny one has fewer than
+MIN_UNITS = 10 questions: every verdict is inconclusive there, as it should be).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zstandard
+
+from inferqa_utils import stages
+from inferqa_utils.config import PATHS
+from inferqa_utils.errors import DataFormatError, OfflineError
+from inferqa_utils.paper_runs import contract, export, files, page, scoring, stats, views
+from inferqa_utils.paper_runs.findings import findings_table
+from inferqa_utils.paper_runs.importer import import_release
+from inferqa_utils.paper_runs.load import load_release
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+Q = ["tq_test_1", "tq_test_2", "tq_test_3", "tq_test_4"]
+MONO = "monot5-monot5-base-msmarco-10k"
+READERS = ("gemma-3-4b", "qwen-3-8b")
+KEYS = ("un_1", "uf_1", "un_3", "uf_3")
+
+
+def pid(q: int, x: str) -> str:
+    """Passage ``a``, ``b`` or ``c`` of question ``q`` (1-based): ``{qid}_{mask}_{permutation}``."""
+    return {"a": f"{Q[q - 1]}_10000_0", "b": f"{Q[q - 1]}_01000_1", "c": f"{Q[q - 1]}_11000_01"}[x]
+
+
+def _ctx(p: str, label: int, gemma: str, qwen: str) -> dict[str, Any]:
+    return {
+        "id": p, "text": "a hint.", "label": label, "rag_answers": {"gemma-3-4b": gemma, "qwen-3-8b": qwen},
+    }
+
+
+INDEX = [
+    {
+        "question": "Which city?", "answers": ["Paris"],
+        "contexts": [
+            _ctx(pid(1, "a"), 2, "Paris", "paris"), _ctx(pid(1, "b"), 1, "Lyon", "Paris"),
+            _ctx(pid(1, "c"), 0, "Paris", "Paris"),
+        ],
+    },
+    {
+        "question": "Which band?", "answers": ["The Beatles", "Beatles"],
+        "contexts": [_ctx(pid(2, "a"), 1, "the beatles", "Stones"), _ctx(pid(2, "b"), 1, "Stones", "Stones")],
+    },
+    {
+        "question": "Which number?", "answers": ["42"],
+        "contexts": [_ctx(pid(3, "a"), 2, "42", "forty-two"), _ctx(pid(3, "b"), 0, "42", "42")],
+    },
+    {
+        "question": "Which planet?", "answers": ["Mercury"],
+        "contexts": [_ctx(pid(4, "a"), 0, "Mercury", "Mercury"), _ctx(pid(4, "b"), 0, "Venus", "Venus")],
+    },
+]
+
+BM25 = [
+    [pid(2, "a"), pid(1, "c"), pid(1, "b")], [pid(1, "a"), pid(3, "a"), pid(4, "a")],
+    [pid(3, "a"), pid(1, "a"), pid(2, "b")], [pid(4, "b"), pid(1, "a"), pid(2, "a")],
+]
+BGE = [
+    [pid(1, "a"), pid(1, "b"), pid(3, "a")], [pid(2, "b"), pid(1, "a"), pid(2, "a")],
+    [pid(3, "b"), pid(1, "a"), pid(2, "a")], [pid(4, "a"), pid(4, "b"), pid(1, "a")],
+]
+BGE_MONO = [
+    [pid(1, "b"), pid(1, "a"), pid(3, "a")], [pid(1, "a"), pid(2, "b"), pid(2, "a")],
+    [pid(1, "a"), pid(2, "a"), pid(3, "b")], [pid(4, "b"), pid(4, "a"), pid(1, "a")],
+]
+ORACLE = [
+    [pid(1, "c"), pid(1, "a"), pid(1, "b")], [pid(2, "b"), pid(2, "a")], [pid(3, "b"), pid(3, "a")],
+    [pid(4, "a"), pid(4, "b")],
+]
+#: baselines/baseline.json: the MS MARCO (m*) and Wikipedia (w*) passages' labels, by position
+BASELINE = [{"m1": 2, "m2": 0, "w1": 2}, {"m3": 0, "w2": 2}, {"m4": 2, "w3": 0}, {"m5": 0, "w4": 0}]
+MSMARCO = [["m2", "m1"], ["m3"], ["m4"], ["m5"]]
+WIKI = [["w1"], ["w2"], ["w3"], ["w4"]]
+
+
+def _ranked(ids: list[str]) -> list[dict[str, Any]]:
+    return [
+        {"score": float(len(ids) - i), "has_answer": False, "id": p, "text": "t", "title": None}
+        for i, p in enumerate(ids)
+    ]
+
+
+def ranking_file(lists: list[list[str]], first: list[list[str]] | None = None) -> list[dict[str, Any]]:
+    """A retriever.json (``ctxs``) or, with ``first``, a reranker.json (``ctxs`` + ``reranked_ctxs``)."""
+    out = []
+    for i, ids in enumerate(lists):
+        rec = {"question": INDEX[i]["question"], "answers": INDEX[i]["answers"]}
+        if first is None:
+            rec["ctxs"] = _ranked(ids)
+        else:
+            rec["ctxs"], rec["reranked_ctxs"] = _ranked(first[i]), _ranked(ids)
+        out.append(rec)
+    return out
+
+
+def rag_file(
+    answers: dict[tuple[str, str, int], str] | None = None, qids: list[str] = Q,
+    pools: list[list[str]] | None = None,
+) -> list[dict[str, Any]]:
+    """A rag.json: every answer "NO ANSWER" except ``answers[(reader, key, question number)]``."""
+    answers = answers or {}
+    pools = pools or [r["answers"] for r in INDEX]
+    return [
+        {
+            "id": q, "question": "?", "answers": pools[i], "ctxs": [],
+            "predicted_answer": {
+                r: {f"{q}_{key}": answers.get((r, key, i + 1), "NO ANSWER") for key in KEYS} for r in READERS
+            },
+        }
+        for i, q in enumerate(qids)
+    ]
+
+
+#: gemma, Union_norm top 3: bge reads "paris" (raw 0, normalised 1), "Beatles", "42", NO ANSWER;
+#: bge + MonoT5 reads all four right; the oracle only question 1
+BGE_RAG = {
+    ("gemma-3-4b", "un_3", 1): "paris", ("gemma-3-4b", "un_3", 2): "Beatles", ("gemma-3-4b", "un_3", 3): "42",
+    **{("gemma-3-4b", "uf_3", i): a for i, a in enumerate(["Paris", "Beatles", "42", "Mercury"], 1)},
+}
+MONO_RAG = {
+    **{("gemma-3-4b", "un_3", i): a for i, a in enumerate(["Paris", "Beatles", "42", "Mercury"], 1)},
+    ("qwen-3-8b", "un_3", 2): "The Beatles",
+}
+ORACLE_RAG = {("gemma-3-4b", "un_3", 1): "Paris"}
+
+
+def zsd(obj: Any, jsonl: bool = False) -> bytes:
+    text = "".join(json.dumps(o) + "\n" for o in obj) if jsonl else json.dumps(obj)
+    return zstandard.ZstdCompressor().compress(text.encode())
+
+
+def write_release(folder: Path, overrides: dict[str, Any] | None = None) -> Path:
+    """The tiny release under ``folder`` (paths as on the hub; ``overrides`` replace or add files:
+    name → JSON-able object, bytes, or None to leave the file out)."""
+    files_: dict[str, Any] = {
+        "index/test/retriever.zsd": zsd(INDEX, jsonl=True),
+        "retriever/bm25/retriever.json.zst": zsd(ranking_file(BM25)), "retriever/bm25/rag.json": rag_file(),
+        "retriever/bge/retriever.json": ranking_file(BGE), "retriever/bge/rag.zsd": zsd(rag_file(BGE_RAG)),
+        f"retriever_reranker/bge/{MONO}/reranker.json": ranking_file(BGE_MONO, BGE),
+        f"retriever_reranker/bge/{MONO}/rag.json": rag_file(MONO_RAG),
+        f"reranker/{MONO}/reranker.json": ranking_file(ORACLE, ORACLE),
+        f"reranker/{MONO}/rag.json": rag_file(ORACLE_RAG),
+        "baselines/baseline.json": [
+            {"question": r["question"], "ctxs": {p: {"label": v} for p, v in b.items()}}
+            for r, b in zip(INDEX, BASELINE, strict=True)
+        ],
+        "baselines_retriever/msmarco/bge/retriever.json": ranking_file(MSMARCO),
+        "baselines_retriever/wiki/bge/retriever.json": ranking_file(WIKI),
+        # the authors' script reads ctxs here; the file a reranker wrote also holds reranked_ctxs
+        "retriever_ft_reranker/bge/retriever.json": ranking_file(BGE_MONO, BGE),
+    }
+    files_.update(overrides or {})
+    for name, obj in files_.items():
+        if obj is None:
+            continue
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(obj, bytes):
+            path.write_bytes(obj)
+        else:
+            path.write_text(json.dumps(obj), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any]:
+    """The tiny release written, imported under a fresh root: (release folder, root, import)."""
+    base = tmp_path_factory.mktemp("paper-runs")
+    src = write_release(base / "release")
+    root = base / "root"
+    done = import_release(src, root=root, log=lambda s: None)
+    return src, root, done
+
+
+# ------------------------------------------------------------------------------------------ layout
+
+
+def test_the_layout_names_the_authors_files():
+    assert files.match("index/test/retriever.zsd")[0].path == "index/test/retriever.jsonl"
+    e, names = files.match(f"retriever_reranker/bge/{MONO}/reranker.json.zst")
+    assert (e.ranked, e.system.format(**names)) == ("reranked_ctxs", f"bge+{MONO}")
+    e, names = files.match("ft_retriever/dpr/10_positive/retriever.zsd")
+    assert e.system.format(**names) == "FT-dpr-N10"
+    assert (
+        files.match("retriever_ft_reranker/bge/retriever.json")[0].ranked == "ctxs"
+    )  # the authors' script reads ctxs
+    assert files.match("hint-contribution/rag.py") is None
+    assert files.compressed_name("index/test/retriever.jsonl") == "index/test/retriever.zsd"
+
+
+def test_a_plain_file_is_preferred_to_its_compressed_copy(tmp_path: Path):
+    write_release(tmp_path, {"retriever/bge/rag.json": rag_file()})  # beside rag.zsd
+    found, unknown = files.scan(tmp_path)
+    rag = next(f for f in found if f.released == "retriever/bge/rag.json")
+    assert rag.file.name == "rag.json" and not rag.compressed
+    assert unknown == []
+
+
+# ------------------------------------------------------------------------------------------ loading
+
+
+def test_the_release_loads_with_its_shapes(tiny):
+    _src, _root, done = tiny
+    rel = done.release
+    assert rel.qids == Q and rel.readers == ["gemma-3-4b", "qwen-3-8b"]
+    assert rel.questions["tq_test_2"].answers == ("The Beatles", "Beatles")
+    assert rel.questions["tq_test_1"].labels == {pid(1, "a"): 2, pid(1, "b"): 1, pid(1, "c"): 0}
+    assert {(r.corpus, r.system) for r in rel.rankings} == {
+        ("quit", "bm25"), ("quit", "bge"), ("quit", f"bge+{MONO}"), ("quit", f"oracle+{MONO}"),
+        ("msmarco", "bge"), ("wiki", "bge"), ("quit", "bge+FT-monot5"),
+    }
+    assert rel.ranking(f"bge+{MONO}").first_stage["tq_test_1"] == BGE[0]
+    ft = rel.ranking("bge+FT-monot5")  # the reranker's order, not the first stage the authors' script reads
+    assert (ft.key, ft.lists["tq_test_1"], ft.first_stage["tq_test_1"]) == (
+        "reranked_ctxs", BGE_MONO[0], BGE[0],
+    )
+    assert rel.ranking("bge").key == "ctxs"
+    rd = rel.reading("bge")
+    assert rd.predictions[("gemma-3-4b", "norm", 3)]["tq_test_1"] == "paris"
+    assert sorted({(u, k) for _, u, k in rd.predictions}) == [
+        ("freq", 1), ("freq", 3), ("norm", 1), ("norm", 3),
+    ]
+    compressed = {f.released: f.compressed for f in rel.found}
+    assert compressed["index/test/retriever.jsonl"] and compressed["retriever/bm25/retriever.json"]
+    assert not compressed["retriever/bge/retriever.json"]
+
+
+# ------------------------------------------------------------------------------------------ scoring
+
+
+def _retrieval(done: Any, system: str, threshold: int = 1, corpus: str = "quit") -> dict[str, Any]:
+    t = done.tables.retrieval
+    row = t[(t["system"] == system) & (t["threshold"] == threshold) & (t["corpus"] == corpus)]
+    assert len(row) == 1
+    return row.iloc[0].to_dict()
+
+
+def test_hit_and_recall_by_hand(tiny):
+    """Relevant = label ≥ 1; question 4 has none and is skipped (n = 3).
+    bm25: Hit@1 = [0, 0, 1] → 33.33; Hit@10 = [1 (b at rank 3), 0, 1] → 66.67; Recall@10 = [1/2, 0, 1] → 50.
+    bge:  Hit@1 = [1, 1, 0 (c is label 0)] → 66.67; Recall@1 = [1/2, 1/2, 0] → 33.33;
+    Recall@10 = [1, 1, 0] → 66.67. bge + MonoT5: Hit@1 = [1 (b), 0, 0] → 33.33; Hit@10 = [1, 1, 0] → 66.67.
+    Oracle: Hit@1 = [0, 1, 0], Hit@10 = 100."""
+    _src, _root, done = tiny
+    bm25, bge = _retrieval(done, "bm25"), _retrieval(done, "bge")
+    assert (bm25["Hit@1"], bm25["Hit@10"], bm25["Recall@10"], bm25["n"]) == (33.33, 66.67, 50.0, 3)
+    assert (bge["Hit@1"], bge["Recall@1"], bge["Recall@10"]) == (66.67, 33.33, 66.67)
+    mono, oracle = _retrieval(done, f"bge+{MONO}"), _retrieval(done, f"oracle+{MONO}")
+    assert (mono["Hit@1"], mono["Hit@10"]) == (33.33, 66.67)
+    assert (oracle["Hit@1"], oracle["Hit@10"]) == (33.33, 100.0)
+    # oracle nDCG@10 of question 1: ranking [c (0), a (2), b (1)],
+    # DCG = 3/log2 3 + 1/log2 4, ideal 3/1 + 1/log2 3
+    q1 = scoring.ndcg_at(ORACLE[0], done.release.questions["tq_test_1"].labels, 10)
+    assert q1 == pytest.approx((3 / math.log2(3) + 0.5) / (3 + 1 / math.log2(3)))
+
+
+def test_label_2_and_the_baselines_by_hand(tiny):
+    """Label 2: questions 1 and 3 count; bge Hit@100 = [1, 0] → 50. The MS MARCO baseline skips
+    nothing (the authors' baseline script): Hit@100 = [1 (m1), 0, 1 (m4), 0] over 4 → 50; Wikipedia
+    [1, 1, 0, 0] → 50."""
+    _src, _root, done = tiny
+    assert (_retrieval(done, "bge", 2)["Hit@100"], _retrieval(done, "bge", 2)["n"]) == (50.0, 2)
+    msm, wiki = _retrieval(done, "bge", 2, "msmarco"), _retrieval(done, "bge", 2, "wiki")
+    assert (msm["Hit@100"], msm["n"], wiki["Hit@100"]) == (50.0, 4, 50.0)
+
+
+def test_raw_and_normalised_em_by_hand(tiny):
+    """Optimal (a passage with label ≥ 1 answered right): gemma raw [1, 0 ("the beatles"), 1, 0] = 50,
+    normalised [1, 1, 1, 0] = 75, 1 disagreement; qwen raw [1 (b: "Paris"), 0, 0, 0] = 25 = normalised
+    ("forty-two" is not "42"; question 3's "42" is from a label-0 passage). bge, gemma, Union_norm top 3:
+    ["paris", "Beatles", "42", NO ANSWER] → raw 50, normalised 75, 1 disagreement (question 1)."""
+    _src, _root, done = tiny
+    em = done.tables.em
+
+    def row(setting: str, system: str, reader: str, k: Any = None, union: Any = None) -> dict[str, Any]:
+        sel = (em["setting"] == setting) & (em["system"] == system) & (em["reader"] == reader)
+        sel &= em["k"].isna() if k is None else (em["k"] == k) & (em["union"] == union)
+        assert sel.sum() == 1
+        return em[sel].iloc[0].to_dict()
+
+    g = row("Optimal", scoring.OPTIMAL_SYSTEM, "gemma-3-4b")
+    assert (g["em_raw"], g["em_norm"], g["n_disagree"], g["norm_only"], g["raw_only"]) == (
+        50.0, 75.0, 1, 1, 0,
+    )
+    q = row("Optimal", scoring.OPTIMAL_SYSTEM, "qwen-3-8b")
+    assert (q["em_raw"], q["em_norm"], q["n_disagree"]) == (25.0, 25.0, 0)
+    b = row("pipeline", "bge", "gemma-3-4b", 3, "norm")
+    assert (b["n"], b["em_raw"], b["em_norm"], b["n_disagree"], b["delta"]) == (4, 50.0, 75.0, 1, 25.0)
+    assert row("pipeline", "bge", "gemma-3-4b", 3, "freq")["em_raw"] == 100.0
+    assert row("oracle", f"oracle+{MONO}", "gemma-3-4b", 3, "norm")["em_norm"] == 25.0
+    assert em["n_disagree"].sum() == 2  # Optimal gemma and bge gemma un_3: nowhere else
+
+
+def test_the_two_ems_on_single_answers():
+    """Raw membership vs SQuAD normalisation, and the one way raw can win: an answer that normalises
+    to nothing ("A" is an article) matches nothing under normalisation (textnorm.exact_match)."""
+    from inferqa_utils.textnorm import exact_match
+
+    cases = [
+        ("the Beatles!", ["Beatles"], False, True), ("Paris", ["Paris"], True, True),
+        ("A", ["A"], True, False), ("", ["A"], False, False), ("paris ", ["Paris"], False, True),
+    ]
+    for pred, pool, raw, norm in cases:
+        assert (scoring.em_raw(pred, pool), scoring.em_norm(pred, pool)) == (raw, norm), pred
+        assert scoring.em_norm(pred, pool) == exact_match(pred, pool)
+
+
+def _finding(table: Any, **where: Any) -> dict[str, Any]:
+    sel = np.ones(len(table), dtype=bool)
+    for k, v in where.items():
+        sel &= (table[k] == v).fillna(False).to_numpy(dtype=bool)
+    assert sel.sum() == 1, f"{sel.sum()} rows for {where}"
+    return table[sel].iloc[0].to_dict()
+
+
+def test_paired_differences_by_hand(tiny):
+    """F2, bge + MonoT5 vs bge, gemma, top 3 Union_norm. Normalised: a = [1, 1, 1, 1], b = [1, 1, 1, 0]
+    → +25 points, one discordant question → p = 1. Raw: b = [0 ("paris"), 1, 1, 0] → +50, two
+    discordant questions both positive → exact sign-flip p = 2 · P(B ≥ 2), B ~ Bin(2, ½) = 0.5; Holm
+    over the family's two comparisons (qwen: [0, 1, 0, 0] vs [0, 0, 0, 0], p = 1) → min(1, 2 · 0.5) = 1.
+    Hit@10: [1, 1, 0] vs [1, 1, 0] → 0. With 4 questions (< 10) every verdict is inconclusive."""
+    _src, _root, done = tiny
+    t = done.tables.findings
+    norm = _finding(t, family="F2", metric="EM", reader="gemma-3-4b", scoring="normalised")
+    raw = _finding(t, family="F2", metric="EM", reader="gemma-3-4b", scoring="raw")
+    assert (norm["comparison"], norm["n"], norm["a"], norm["b"], norm["value"], norm["p"]) == (
+        f"bge+{MONO} vs bge", 4, 100.0, 75.0, 25.0, 1.0,
+    )
+    assert (raw["value"], raw["p"], raw["p_holm"]) == (50.0, 0.5, 1.0)
+    qwen = _finding(t, family="F2", metric="EM", reader="qwen-3-8b", scoring="raw")
+    assert (qwen["value"], qwen["p"], qwen["p_holm"]) == (25.0, 1.0, 1.0)
+    assert 0 <= raw["lo"] <= 50 <= raw["hi"] <= 100
+    hit = _finding(t, family="F2", metric="Hit@10")
+    assert (hit["n"], hit["value"], hit["p"]) == (3, 0.0, 1.0)
+    assert (norm["verdict"], norm["why"]) == ("inconclusive", "too few questions: 4 < 10")
+    assert (hit["verdict"], hit["why"]) == ("inconclusive", "too few questions: 3 < 10")
+    assert set(t.loc[t["finding"] != "", "verdict"]) == {"inconclusive"}
+
+
+def test_the_families_on_the_tiny_release(tiny):
+    """F1 pairs MS MARCO with QUIT on the questions that count on QUIT (1 and 3): a = [1, 1],
+    b = [1, 0] → +50. F3, gemma normalised: Optimal 75 vs the best pipeline (bge + MonoT5, 100) → −25;
+    the best oracle is 25 → ratio 25 / 75 = 0.3333. The reasoning reader at Optimal: gemma 75 vs qwen
+    25 → +50. Union, bge, gemma, k = 3, normalised: freq 100 vs norm 75 → +25."""
+    _src, _root, done = tiny
+    t = done.tables.findings
+    f1 = _finding(t, family="F1", comparison="msmarco bge vs QUIT bge")
+    assert (f1["n"], f1["a"], f1["b"], f1["value"]) == (2, 100.0, 50.0, 50.0)
+    opt = _finding(
+        t, family="F3", finding="optimal_far_above_pipeline", reader="gemma-3-4b", scoring="normalised"
+    )
+    assert (opt["comparison"], opt["value"]) == (f"Optimal vs bge+{MONO}", -25.0)
+    half = _finding(
+        t, family="F3", finding="oracle_half_of_optimal", reader="gemma-3-4b", scoring="normalised"
+    )
+    assert (half["statistic"], half["value"]) == ("ratio", 0.3333)
+    rs = _finding(
+        t, family="reasoning reader", comparison="gemma-3-4b, Optimal vs qwen-3-8b, Optimal",
+        scoring="normalised",
+    )
+    assert rs["value"] == 50.0
+    un = _finding(
+        t, family="union", comparison="bge, Union_freq vs bge, Union_norm", reader="gemma-3-4b", k=3,
+        scoring="normalised",
+    )
+    assert (un["value"], un["verdict"], un["rule"]) == (25.0, "", "none (our comparison)")
+
+
+# ------------------------------------------------------------------------------------------ what is written
+
+
+def test_the_import_writes_the_notebooks_files(tiny):
+    from inferqa_utils.metrics import evaluate
+    from inferqa_utils.trec import read_qrels, read_run
+
+    _src, root, done = tiny
+    written = {p.name for p in done.written if p.parent == root / "results"}
+    assert written == {t.file(contract.DATASET, contract.SPLIT) for t in export.written_tables()}
+    assert {t.stage for t in contract.OWN_TABLES} == {stages.Stage.PAPER_RUNS}
+    run = root / "build" / "runs" / contract.DATASET / "supporting" / "bge.trec"
+    assert run.read_text().splitlines()[0] == f"tq_test_1 Q0 {pid(1, 'a')} 1 3.000000 bge"
+    qrels = read_qrels(root / "build" / "datasets" / contract.DATASET / "qrels" / "test.qrels")
+    assert qrels["tq_test_3"] == {pid(3, "a"): 2, pid(3, "b"): 0}
+    # our own metrics (ir-measures) agree with the authors' conventions on the written files
+    ours = evaluate(read_run(run), qrels, threshold=1, metrics=("Hit@1", "Hit@10", "Recall@10"))
+    assert [round(float(ours[m].iloc[0]), 2) for m in ("Hit@1", "Hit@10", "Recall@10")] == [
+        66.67, 66.67, 66.67,
+    ]
+    assert (root / "build" / "runs" / contract.DATASET / "msmarco" / "bge.trec").exists()
+    import pandas as pd
+
+    ans = pd.read_csv(contract.table_path(root, stages.READING_ANSWERS))
+    assert list(ans.columns) == list(scoring.ANSWER_COLUMNS)
+    assert set(ans["system"]) == {scoring.OPTIMAL_SYSTEM, "bm25", "bge", f"bge+{MONO}", f"oracle+{MONO}"}
+    pq = pd.read_csv(contract.table_path(root, stages.RETRIEVAL_PER_QUESTION))
+    judged = pq[(pq["corpus"] == contract.JUDGED_CONTAINING) & (pq["measure"] == "Hit@100")]
+    assert sorted(judged["value"]) == [0.0, 0.0, 1.0, 1.0]  # the MS MARCO baseline: every question counts
+    rec = json.loads(contract.table_path(root, stages.PAPER_RUNS_IMPORT).read_text())
+    assert rec["questions"] == 4 and rec["parameters"]["k"] == 3
+    assert {f["released"] for f in rec["files"] if f["compressed"]} == {
+        "index/test/retriever.jsonl", "retriever/bm25/retriever.json", "retriever/bge/rag.json",
+    }
+
+
+def test_the_results_page_section(tiny):
+    _src, root, _done = tiny
+    text = page.section_for([root / "nothing", root / "results"])
+    assert text.startswith("## The paper's own runs")
+    for fragment in (
+        "4 questions",
+        "### Verdicts",
+        "`rerankers_marginal`",
+        "### Two scorings of EM",
+        "| Optimal | gemma-3-4b | 4 | 50.0 | 75.0 | 1 |",
+        "### Union_freq vs Union_norm (ours)",
+        "[paper_runs.md](paper_runs.md)",
+    ):
+        assert fragment in text, fragment
+    assert page.section_for([root / "nothing"]) == ""
+    from inferqa_utils.results_page import render
+
+    assert render({}, ["default"], extra=text).count("## The paper's own runs") == 1
+
+
+# ------------------------------------------------------------------------------------------ verdicts
+
+N_BIG = 40
+
+
+def write_big_release(folder: Path) -> Path:
+    """40 questions, each with passage a (label 2) and b (label 1); answers ``Answer i``.
+
+    * Optimal: gemma answers a right except for questions 1 and 3 (95), qwen never (0).
+    * bge ranks 10 other questions' passages, then its own a at rank 11 (Hit@10 = 0); bge + MonoT5
+      puts a first (Hit@10 = 1); FT-bge-N10 too. bge reads nothing right; bge + MonoT5 (gemma,
+      Union_norm top 3) reads ``Answer i`` for even i and ``answer i`` for odd i: normalised EM 100,
+      raw EM 50. The oracle MonoT5 reads the first 20 questions right (50)."""
+    qs = [f"gq_test_{i}" for i in range(N_BIG)]
+    a = [f"{q}_10000_0" for q in qs]
+    b = [f"{q}_01000_1" for q in qs]
+    gold = [f"Answer {i}" for i in range(N_BIG)]
+    index = [
+        {
+            "question": f"Q{i}?", "answers": [gold[i]],
+            "contexts": [
+                {
+                    "id": a[i], "label": 2,
+                    "rag_answers": {"gemma-3-4b": "wrong" if i in (1, 3) else gold[i], "qwen-3-8b": "wrong"},
+                },
+                {"id": b[i], "label": 1, "rag_answers": {"gemma-3-4b": "wrong", "qwen-3-8b": "wrong"}},
+            ],
+        }
+        for i in range(N_BIG)
+    ]
+
+    def ranked(lists: list[list[str]], first: list[list[str]] | None = None) -> list[dict[str, Any]]:
+        out = []
+        for i, ids in enumerate(lists):
+            rec: dict[str, Any] = {"question": f"Q{i}?", "ctxs": _ranked(first[i] if first else ids)}
+            if first:
+                rec["reranked_ctxs"] = _ranked(ids)
+            out.append(rec)
+        return out
+
+    def rag(un3: Callable[[int], str], uf3: Callable[[int], str]) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": q, "answers": [gold[i]],
+                "predicted_answer": {
+                    "gemma-3-4b": {f"{q}_un_3": un3(i), f"{q}_uf_3": uf3(i)},
+                    "qwen-3-8b": {f"{q}_un_3": "wrong", f"{q}_uf_3": "wrong"},
+                },
+            }
+            for i, q in enumerate(qs)
+        ]
+
+    others = [[a[(i + j) % N_BIG] for j in range(1, 11)] for i in range(N_BIG)]
+    bge = [[*others[i], a[i], b[i]] for i in range(N_BIG)]
+    mono = [[a[i], *others[i], b[i]] for i in range(N_BIG)]
+    docs = {
+        "index/test/retriever.jsonl": "".join(json.dumps(r) + "\n" for r in index),
+        "retriever/bge/retriever.json": ranked(bge),
+        "retriever/bge/rag.json": rag(lambda i: "wrong", lambda i: "wrong"),
+        f"retriever_reranker/bge/{MONO}/reranker.json": ranked(mono, bge),
+        f"retriever_reranker/bge/{MONO}/rag.json": rag(
+            lambda i: gold[i] if i % 2 == 0 else gold[i].lower(), lambda i: gold[i]
+        ),
+        f"reranker/{MONO}/reranker.json": ranked(
+            [[b[i], a[i]] for i in range(N_BIG)], [[a[i], b[i]] for i in range(N_BIG)]
+        ),
+        f"reranker/{MONO}/rag.json": rag(lambda i: gold[i] if i < N_BIG // 2 else "wrong", lambda i: "wrong"),
+        "ft_retriever/bge/10_positive/retriever.json": ranked(mono),
+    }
+    for name, obj in docs.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(obj if isinstance(obj, str) else json.dumps(obj), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    base = tmp_path_factory.mktemp("paper-runs-big")
+    root = base / "root"
+    return root, import_release(write_big_release(base / "release"), root=root, log=lambda s: None)
+
+
+def test_verdicts_by_hand(big):
+    """F2 Hit@10: +100 on 40 questions, all discordant the same way → p = 2 · 2⁻⁴⁰ exactly, interval
+    [100, 100]: "adds little" (|Δ| ≤ 5) is contradicted. F3, gemma: Optimal 95 vs the best pipeline —
+    normalised bge + MonoT5 100 → Δ −5, interval [−12.5, 0] (two questions of −1), not ≥ 10:
+    contradicted; raw 50 → Δ +45 (18 discordant, all positive: p = 2⁻¹⁷): holds. The oracle's 50 /
+    Optimal's 95 = 0.5263 with its interval inside [0.25, 0.75]: holds; oracle 50 vs bge alone 0:
+    holds. Gemma vs qwen at Optimal: +95, holds. qwen reads nothing anywhere: no variation,
+    inconclusive."""
+    _root, done = big
+    t = done.tables.findings
+    hit = _finding(t, family="F2", metric="Hit@10")
+    assert (hit["value"], hit["lo"], hit["hi"], hit["verdict"]) == (100.0, 100.0, 100.0, "contradicted")
+    assert hit["p"] == pytest.approx(2 * 0.5**40, rel=1e-9)
+    norm = _finding(t, finding="optimal_far_above_pipeline", reader="gemma-3-4b", scoring="normalised")
+    assert (norm["value"], norm["lo"], norm["hi"], norm["verdict"]) == (-5.0, -12.5, 0.0, "contradicted")
+    raw = _finding(t, finding="optimal_far_above_pipeline", reader="gemma-3-4b", scoring="raw")
+    assert (raw["value"], raw["verdict"]) == (45.0, "holds") and raw["lo"] >= 10
+    assert raw["p"] == pytest.approx(2 * 0.5**18, rel=1e-9)
+    half = _finding(t, finding="oracle_half_of_optimal", reader="gemma-3-4b", scoring="normalised")
+    assert (half["value"], half["verdict"]) == (0.5263, "holds") and 0.25 <= half["lo"] < half["hi"] <= 0.75
+    below = _finding(t, finding="pipeline_below_oracle", reader="gemma-3-4b", scoring="raw")
+    assert (below["comparison"], below["value"], below["verdict"]) == (f"oracle+{MONO} vs bge", 50.0, "holds")
+    rs = _finding(
+        t, family="reasoning reader", comparison="gemma-3-4b, Optimal vs qwen-3-8b, Optimal", scoring="raw"
+    )
+    assert (rs["value"], rs["verdict"]) == (95.0, "holds")
+    q = _finding(t, family="F2", metric="EM", reader="qwen-3-8b", scoring="normalised")
+    assert q["verdict"] == "inconclusive" and q["why"].startswith("no variation")
+    ft = _finding(t, family="F5", metric="Hit@10")
+    assert (ft["comparison"], ft["value"], ft["verdict"]) == ("FT-bge-N10 vs bge", 100.0, "contradicted")
+
+
+def test_holm_runs_within_each_family(big, tiny):
+    """One comparison in a family: p_holm = p. Over the tiny release's union family (readers × k ×
+    systems, one scoring), Holm equals the step-down formula on that family's p-values alone."""
+    from inferqa_utils.uncertainty import holm
+
+    _root, done = big
+    t = done.tables.findings
+    assert (t["p_holm"].dropna() >= t.loc[t["p_holm"].notna(), "p"] - 1e-12).all()
+    hit = _finding(t, family="F2", metric="Hit@10")  # alone in its family: not multiplied by the table's size
+    assert hit["p_holm"] == hit["p"]
+    fam = tiny[2].tables.findings
+    fam = fam[(fam["family"] == "union") & (fam["scoring"] == "normalised")]
+    assert len(fam) == 4 * 2 * 2  # systems × readers × k
+    assert fam["p_holm"].tolist() == pytest.approx(holm(fam["p"].tolist()))
+
+
+def test_the_findings_score_the_import_unchanged(big):
+    """``inferqa_utils.findings`` reads the written tables as a notebook run's (through the contract)."""
+    root, _done = big
+    params = {"first_stage": "bge", "reader_model": "gemma-3-4b", "reading_k": 3, "reading_union": "norm"}
+    table = contract.standard_verdicts(root, params)
+    assert table.loc["optimal_far_above_pipeline", "verdict"] == "contradicted"  # Δ 0 under our EM, as above
+    assert table.loc["oracle_half_of_optimal", "verdict"] == "holds"
+    assert table.loc["pipeline_below_oracle", "verdict"] == "holds"
+    assert table.loc["rerankers_marginal", "verdict"] == "contradicted"
+
+
+def test_the_fast_intervals_match_the_package_ones():
+    from inferqa_utils.uncertainty import mean_ci, paired_difference
+
+    rng = np.random.default_rng(3)
+    a = (rng.random(200) < 0.3).astype(float)
+    b = (rng.random(200) < 0.2).astype(float)
+    fast, ref = stats.mean_interval(a), mean_ci(a)
+    assert fast.value == ref.value and abs(fast.lo - ref.lo) < 0.01 and abs(fast.hi - ref.hi) < 0.01
+    fast_d, ref_d = stats.paired(a, b).diff, paired_difference(a, b).diff
+    assert (
+        fast_d.value == pytest.approx(ref_d.value)
+        and abs(fast_d.lo - ref_d.lo) < 0.01
+        and abs(fast_d.hi - ref_d.hi) < 0.01
+    )
+    # the ratio's bootstrap resamples question pairs: a over itself is 1 in every resample; over a
+    # constant b it is the resampled mean of a (same draws, same seed)
+    assert (stats.ratio_interval(a, a).lo, stats.ratio_interval(a, a).hi) == (1.0, 1.0)
+    r, m = stats.ratio_interval(a, np.ones_like(a)), stats.mean_interval(a)
+    assert (r.value, r.lo, r.hi) == pytest.approx((m.value, m.lo, m.hi))
+    # 10 discordant questions (7 for a, 3 for b): the package's test enumerates all 2¹⁰ flips, exact too
+    x = np.array([1.0] * 7 + [0.0] * 3 + [1.0] * 6 + [0.0] * 8)
+    y = np.array([0.0] * 7 + [1.0] * 3 + [1.0] * 6 + [0.0] * 8)
+    assert stats.paired(x, y).p_value == pytest.approx(paired_difference(x, y).p_value, abs=1e-12)
+
+
+# ------------------------------------------------------------------------------------------ malformed
+
+
+def _truncated_index() -> bytes:
+    data = zsd(INDEX, jsonl=True)
+    return data[: len(data) // 2]
+
+
+def _index_with(change: Callable[[list[dict[str, Any]]], None]) -> bytes:
+    index = json.loads(json.dumps(INDEX))
+    change(index)
+    return zsd(index, jsonl=True)
+
+
+MALFORMED = [
+    (
+        "missing field", {"index/test/retriever.zsd": _index_with(lambda ix: ix[1].pop("answers"))},
+        ("retriever.zsd", "record 1", "field 'answers'", "missing required field"),
+    ),
+    (
+        "bad label",
+        {"index/test/retriever.zsd": _index_with(lambda ix: ix[0]["contexts"][1].update(label=3))},
+        ("retriever.zsd", "record 0 (tq_test_1)", "field 'contexts[1].label'", "0, 1, 2, got 3"),
+    ),
+    (
+        "label as text",
+        {"index/test/retriever.zsd": _index_with(lambda ix: ix[2]["contexts"][0].update(label="2"))},
+        ("record 2 (tq_test_3)", "field 'contexts[0].label'", "got '2'"),
+    ),
+    (
+        "unknown passage id",
+        {
+            f"reranker/{MONO}/reranker.json": ranking_file(
+                [ORACLE[0], [pid(2, "b"), pid(3, "a")], *ORACLE[2:]], ORACLE
+            )
+        },
+        (
+            f"reranker/{MONO}/reranker.json", "record 1 (tq_test_2)", "field 'reranked_ctxs[1].id'",
+            f"unknown passage id '{pid(3, 'a')}'",
+        ),
+    ),
+    (
+        "truncated zstd", {"index/test/retriever.zsd": _truncated_index()},
+        ("retriever.zsd", "truncated zstandard file"),
+    ),
+    ("not zstd", {"retriever/bge/rag.zsd": b'{"id": 1}'}, ("rag.zsd", "not a zstandard file")),
+    (
+        "missing index", {"index/test/retriever.zsd": None},
+        ("missing required file index/test/retriever.jsonl",),
+    ),
+    (
+        "ranking of another length", {"retriever/bge/retriever.json": ranking_file(BGE[:3])},
+        ("retriever/bge/retriever.json", "3 records, the index has 4 questions"),
+    ),
+    (
+        "rag answer of another question",
+        {
+            "retriever/bm25/rag.json": [
+                *rag_file()[:2],
+                {**rag_file()[2], "predicted_answer": {"gemma-3-4b": {"tq_test_4_un_1": "x"}}}, rag_file()[3],
+            ]
+        },
+        (
+            "retriever/bm25/rag.json", "record 2 (tq_test_3)",
+            "field 'predicted_answer.gemma-3-4b.tq_test_4_un_1'", "names question 'tq_test_4'",
+        ),
+    ),
+    (
+        "rag question unknown",
+        {"retriever/bm25/rag.json": [*rag_file()[:3], {**rag_file()[3], "id": "tq_test_9"}]},
+        ("record 3 (tq_test_9)", "field 'id'", "not a question of the index"),
+    ),
+    (
+        "rag answer not a string",
+        {
+            "retriever/bm25/rag.json": [
+                {**r, "predicted_answer": {"gemma-3-4b": {"tq_test_1_un_1": None}}} if i == 0 else r
+                for i, r in enumerate(rag_file())
+            ]
+        },
+        (
+            "record 0 (tq_test_1)", "field 'predicted_answer.gemma-3-4b.tq_test_1_un_1'",
+            "expected a string answer",
+        ),
+    ),
+    (
+        "baseline passage without label",
+        {"baselines_retriever/wiki/bge/retriever.json": ranking_file([["w1"], ["w2", "m1"], ["w3"], ["w4"]])},
+        ("baselines_retriever/wiki/bge/retriever.json", "record 1 (tq_test_2)", "unknown passage id 'm1'"),
+    ),
+    (
+        "question text differs",
+        {
+            "retriever/bge/retriever.json": [
+                {**r, "question": "Another?"} if i == 2 else r for i, r in enumerate(ranking_file(BGE))
+            ]
+        },
+        ("record 2 (tq_test_3)", "field 'question'", "differs from the index"),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", MALFORMED, ids=[c[0] for c in MALFORMED])
+def test_malformed_releases_are_refused_before_anything_is_written(
+    tmp_path: Path, case: tuple[str, dict, tuple]
+):
+    _name, overrides, expect = case
+    src = write_release(tmp_path / "release", overrides)
+    root = tmp_path / "root"
+    with pytest.raises(DataFormatError) as err:
+        import_release(src, root=root, log=lambda s: None)
+    for fragment in expect:
+        assert fragment in str(err.value), (fragment, str(err.value))
+    assert not root.exists()
+
+
+# ------------------------------------------------------------------------------ zstandard and the hub
+
+
+def test_zstandard_frames_and_decompression(tmp_path: Path):
+    data = b"[1, 2, 3]"
+    unsized = zstandard.ZstdCompressor(write_content_size=False)
+    two = zstandard.ZstdCompressor().compress(data[:4]) + unsized.compress(data[4:])
+    p = tmp_path / "x.zsd"
+    p.write_bytes(two)
+    assert b"".join(files.iter_decompressed(p)) == data  # concatenated frames, one without a content size
+    assert files.decompress_to(p, tmp_path / "x.json") == len(data)
+    assert [r for _, r in files.iter_records(p, jsonl=False)] == [1, 2, 3]
+
+
+def test_fetch_decompresses_to_the_released_names(tmp_path: Path):
+    from inferqa_utils.paper_runs.fetch import decompress_tree
+
+    hub = tmp_path / "hub"
+    write_release(hub)
+    entries = decompress_tree(hub, tmp_path / "results")
+    names = {e["released"] for e in entries}
+    assert {"index/test/retriever.jsonl", "retriever/bm25/retriever.json", "retriever/bge/rag.json"} <= names
+    assert json.loads((tmp_path / "results" / "retriever/bge/rag.json").read_text())[0]["id"] == "tq_test_1"
+    assert len(load_release(tmp_path / "results").questions) == 4
+
+
+@pytest.fixture()
+def offline_hub() -> None:
+    from inferqa_utils.hub import hub_reachable
+
+    if hub_reachable():
+        pytest.skip("the hub is reachable here: fetch would download the release")
+
+
+def test_fetch_offline_fails_fast_with_the_hub_error(tmp_path: Path, offline_hub: None):
+    from inferqa_utils.paper_runs.fetch import fetch
+
+    t0 = time.perf_counter()
+    with pytest.raises(
+        OfflineError,
+        match=r"JamshidJDMY/InferentialQA, folder results/.*not reachable.*paper-runs "
+        r"import DIR",
+    ):
+        fetch(tmp_path / "to", log=lambda s: None)
+    assert time.perf_counter() - t0 < 10
+    assert not (tmp_path / "to").exists()
+
+
+def test_the_cli_fetch_offline_and_import(tmp_path: Path, offline_hub: None):
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "INFERQA_ROOT": str(PATHS.root)}
+    t0 = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-m", "inferqa_utils", "paper-runs", "fetch", "--to", str(tmp_path / "to")],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
+    seconds = time.perf_counter() - t0
+    assert out.returncode == 2 and out.stderr.startswith("error: The paper's released result files"), (
+        out.stderr
+    )
+    assert seconds < 15, seconds
+    src = write_release(tmp_path / "release")
+    shutil.rmtree(tmp_path / "to", ignore_errors=True)
+    out = subprocess.run(
+        [
+            sys.executable, "-m", "inferqa_utils", "paper-runs", "import", str(src), "--out",
+            str(tmp_path / "root"), "--k", "1",
+        ],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "rerankers_marginal" in out.stdout and (tmp_path / "root" / "results").is_dir()
+    bad = write_release(tmp_path / "bad", {"index/test/retriever.zsd": _truncated_index()})
+    out = subprocess.run(
+        [
+            sys.executable, "-m", "inferqa_utils", "paper-runs", "import", str(bad), "--out",
+            str(tmp_path / "root2"),
+        ],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert out.returncode == 2 and "truncated zstandard file" in out.stderr
+    assert not (tmp_path / "root2").exists()
+
+
+def test_without_reader_files_only_rankings_and_optimal_are_compared(tmp_path: Path):
+    src = write_release(
+        tmp_path,
+        {
+            name: None
+            for name in (
+                "retriever/bm25/rag.json", "retriever/bge/rag.zsd", f"retriever_reranker/bge/{MONO}/rag.json",
+                f"reranker/{MONO}/rag.json",
+            )
+        },
+    )
+    t = findings_table(load_release(src))
+    assert set(t["family"]) == {"F1", "F2", "reasoning reader"}  # Optimal is read from the index
+    assert set(t.loc[t["family"] == "F2", "metric"]) == {"Hit@10"}
+    assert set(t.loc[t["family"] == "reasoning reader", "comparison"]) == {
+        "gemma-3-4b, Optimal vs qwen-3-8b, Optimal"
+    }
+
+
+# ------------------------------------------------------------------------------------------ the check
+
+
+def test_the_import_is_recorded_as_a_run_of_stage_09(big):
+    """Outside a notebook run the import files itself as the runner files a notebook: a manifest
+    of the paper-runs profile that finished notebook 09, and a run record of every table it wrote."""
+    from inferqa_utils import check as chk
+    from inferqa_utils import provenance
+
+    root, done = big
+    runs = chk.runs_checked(contract.PROFILE, root / "build" / "executions")
+    assert list(runs) == ["09"] and runs["09"]["run_id"].endswith("-paper-runs")
+    assert chk.no_run_message(contract.PROFILE, executions=root / "build" / "executions") is None
+    tables = [p.name for p in done.written if p.parent == root / "results"]
+    assert len(tables) == len(export.written_tables())
+    for name in tables:
+        rec, refused = provenance.check_table(name, runs["09"], root / "results")
+        assert not refused and rec["notebook"] == contract.notebook_file() == "09_paper_runs.ipynb"
+
+
+def test_check_scores_the_findings_on_an_import_without_flags(big, tmp_path: Path):
+    """``python -m inferqa_utils check --profile paper-runs`` in a root holding only an import: no
+    expected numbers (the release decides them), the findings of paper_numbers.yaml scored on the
+    imported tables with the profile's parameters (BGE, Gemma 3 4B, top 3, Union_norm), as
+    test_the_findings_score_the_import_unchanged finds them."""
+    root, _done = big
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "INFERQA_ROOT": str(root)}
+    report = tmp_path / "check.md"
+    out = subprocess.run(
+        [sys.executable, "-m", "inferqa_utils", "check", "--profile", "paper-runs", "--report", str(report)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert any("no expected numbers recorded for profile 'paper-runs'" in x for x in lines)
+    assert any(x.startswith("[check] runs checked: notebook 09: run ") for x in lines)
+    assert any(x.startswith("[check] findings on this run") for x in lines)
+    verdicts = {x.split()[1]: x.split()[0] for x in lines if x.startswith("  ") and len(x.split()) > 1}
+    assert verdicts["optimal_far_above_pipeline"] == "contradicted"
+    assert verdicts["oracle_half_of_optimal"] == "holds"
+    assert verdicts["pipeline_below_oracle"] == "holds"
+    assert verdicts["rerankers_marginal"] == "contradicted"
+    record = json.loads(report.with_suffix(".json").read_text())
+    assert (record["dataset"], record["split"], record["allow_unrecorded"]) == ("quit-paper", "test", False)
+    assert list(record["run"]["notebooks_s"]) == ["09_paper_runs"]
+
+
+# ------------------------------------------------------------------------------------------ notebook 09
+
+
+def test_locate_without_a_release_tries_no_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import socket
+
+    def no_connection(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("locate opened a connection")
+
+    monkeypatch.setattr(socket, "create_connection", no_connection)
+    found = views.locate(None, False, root=tmp_path, cache=tmp_path / "cache")
+    assert (found.how, found.folder, found.found) == ("none", None, False)
+    assert "No copy of the paper's released runs here" in found.message
+    assert "paper-runs fetch" in found.message and "paper_runs_dir=DIR" in found.message
+    given = views.locate(tmp_path / "copy", root=tmp_path)
+    assert (given.how, given.folder) == ("given", tmp_path / "copy")
+
+
+def test_locate_prefers_an_import_made_at_the_same_k_then_the_cache(big, tmp_path: Path):
+    root, _done = big
+    cache = tmp_path / "cache"
+    assert views.locate(None, root=root, cache=cache, k=3, union="norm").how == "import"
+    (cache / "results" / "index").mkdir(parents=True)
+    at5 = views.locate(None, root=root, cache=cache, k=5)
+    assert (at5.how, at5.folder) == ("cache", cache / "results")
+    shutil.rmtree(cache)
+    kept = views.locate(None, root=root, cache=cache, k=5)
+    assert kept.how == "import" and "made at k = 3" in kept.message
+
+
+def test_locate_offline_fetch_prints_the_hub_error_and_how_to_copy(tmp_path: Path, offline_hub: None):
+    t0 = time.perf_counter()
+    found = views.locate(None, True, root=tmp_path, cache=tmp_path / "cache", log=lambda s: None)
+    assert time.perf_counter() - t0 < 10
+    assert found.how == "none" and "not reachable" in found.message
+    assert "copy the folder `results/` of the hub dataset `JamshidJDMY/InferentialQA`" in found.message
+
+
+def test_the_views_of_an_import(big, tmp_path: Path):
+    """The sentences by hand (module docstring of write_big_release): 14 readings × 40 questions,
+    20 disagreements (bge + MonoT5, Gemma, top 3 Union_norm: the pipeline's answers differ in case);
+    F3's Optimal vs the best pipeline changes verdict with the scoring."""
+    root, _done = big
+    shown = views.load_import(root=root)
+    assert shown is not None and (shown.k, shown.union) == (3, "norm")
+    assert views.load_import("no-such-dataset", root=root) is None
+    assert "40 questions" in views.import_line(shown)
+    ret = views.retrieval_view(shown)
+    assert ret.loc[("reranked", f"bge+{MONO}"), "Hit@10"] == 100.0
+    assert ret.loc[("first stage", "bge"), "n"] == 40
+    assert "**FT-bge-N10** with 100.00 % over 40 questions" in views.retrieval_found(shown)
+    em = views.em_found(shown)
+    assert "disagree on 20 of 560 answers (3.6 %)" in em and "+50.00 points" in em
+    f3 = views.family_found(shown, "F3")
+    assert "`oracle_half_of_optimal` (EM, 4 comparisons): holds 2, contradicted 0, inconclusive 2" in f3
+    assert (f"changes with the EM scoring in 1 of 6 EM comparisons: Optimal vs bge+{MONO} (gemma-3-4b): "
+            "holds under the authors' EM, contradicted under ours.") in f3
+    assert views.family_found(shown, "F1").startswith("The release has no file this family compares")
+    union = views.family_found(shown, "union")
+    assert "With the authors' raw EM Union_freq reads significantly better than Union_norm in 1" in union
+    table = views.family_table(shown, "F2")
+    assert list(table.columns) == list(views.FAMILY_COLUMNS)
+    assert set(table["reader"]) == {"—", "gemma-3-4b"}  # the focus: Gemma's EM only
+    assert len(views.family_rows(shown, "F2", focus=False)) == 5
+    figure = views.family_forest(shown, "F3", tmp_path)
+    assert figure == tmp_path / "09_quit-paper_test_findings_f3.png" and figure.stat().st_size > 0
+    assert views.family_forest(shown, "F1", tmp_path) is None
+
+
+def _notebook_cells() -> list[str]:
+    import nbformat
+
+    nb = nbformat.read(PATHS.notebooks / f"{stages.Stage.PAPER_RUNS.notebook}.ipynb", as_version=4)
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+def _run_notebook(
+    params: dict[str, Any], monkeypatch: pytest.MonkeyPatch, cells: list[str] | None = None
+) -> tuple[dict[str, Any], list[Any]]:
+    """Notebook 09's code cells (``cells``, default read from the notebook) run in this process,
+    ``params`` injected after the parameters cell as papermill injects them; returns the namespace
+    and what the cells displayed."""
+    import IPython.display
+
+    shown: list[Any] = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: shown.extend(objs))
+    cells = cells if cells is not None else _notebook_cells()
+    ns: dict[str, Any] = {}
+    exec(cells[0], ns)
+    ns.update(params)
+    for source in cells[1:]:
+        exec(source, ns)
+    return ns, shown
+
+
+def test_notebook_09_without_a_release_shows_nothing(monkeypatch: pytest.MonkeyPatch, capsys):
+    """Every profile's run executes notebook 09: without a release its cells take well under a
+    second (what they import included; the kernel's start is the runner's)."""
+    cells = _notebook_cells()
+    t0 = time.perf_counter()
+    ns, shown = _run_notebook({"paper_runs_dataset": "no-release-here"}, monkeypatch, cells)
+    assert time.perf_counter() - t0 < 5
+    assert ns["shown"] is None and shown == []
+    assert "No copy of the paper's released runs here" in capsys.readouterr().out
+
+
+def test_notebook_09_imports_a_release_and_shows_every_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Run as the runner runs it (``INFERQA_RUN_ID`` set: the runner, not the import, records the
+    run), on the 40-question release under a dataset name of its own."""
+    from inferqa_utils.provenance import RUN_ID_ENV
+
+    monkeypatch.setenv(RUN_ID_ENV, "20261126-000000-paper-runs")
+    dataset = "paper-runs-notebook-test"
+    src = write_big_release(tmp_path / "release")
+    try:
+        ns, shown = _run_notebook({"paper_runs_dir": str(src), "paper_runs_dataset": dataset}, monkeypatch)
+        texts = [o.data for o in shown if isinstance(getattr(o, "data", None), str)]
+        found = [t for t in texts if t.startswith("**What we found.**")]
+        assert len(found) == 2 + len(views.FAMILIES)  # retrieval, EM and each family
+        figures = {p.name for p in PATHS.figures.glob(f"09_{dataset}_test_findings_*.png")}
+        assert figures == {f"09_{dataset}_test_findings_{f}.png" for f in
+                           ("f2", "f3", "f5", "reasoning-reader", "union")}
+        assert ns["shown"].dataset == dataset
+        manifests = PATHS.executions.glob("*-paper-runs/manifest.json")
+        assert all(dataset not in p.read_text() for p in manifests)  # the runner records it, not the import
+    finally:
+        for folder in (PATHS.results, PATHS.figures):
+            for p in folder.glob(f"*{dataset}*"):
+                p.unlink()
+        shutil.rmtree(PATHS.runs / dataset, ignore_errors=True)
+        shutil.rmtree(PATHS.datasets / dataset, ignore_errors=True)
