@@ -18,6 +18,12 @@ same names as papermill's ``inspect_notebook`` (tests/test_cli.py compares them)
   whose items are of the types of the known lists' items (any items when those are all empty).
   An integer is taken where a float is; a string YAML did not read as a number though it is one
   (``1e-5``: YAML 1.1 wants ``1.0e-5``) becomes a float where numbers and no strings are taken.
+
+:func:`check_components` refuses, in one line too, a component spec the run's notebooks take
+(:data:`COMPONENT_PARAMETERS`: notebook 08's ``your_*`` and the ``module:function`` values of the
+retriever and reranker lists) that its registry cannot resolve — an unknown name, a module that
+does not import, a missing attribute, a callable of the wrong signature
+(:mod:`inferqa_utils.plugins`) — building nothing.
 """
 
 from __future__ import annotations

@@ -55,8 +55,8 @@ from typing import Any
 
 from .errors import PluginError
 
-#: a ``module:function`` spec (dotted module path, colon, dotted attribute path)
 _DOTTED = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
+#: a ``module:function`` spec (dotted module path, colon, dotted attribute path)
 TARGET = re.compile(rf"^(?P<module>{_DOTTED}):(?P<attr>{_DOTTED})$")
 
 

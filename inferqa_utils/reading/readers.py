@@ -5,8 +5,9 @@ A reader is a function ``answer(llm, questions, contexts) -> list[str]``: the re
 profile's ``reader_model``; a reader may use it or a model of its own), the questions and, per
 question, its context (the hint sentences of its run's top-``k`` passages joined by Union_norm or
 Union_freq, :func:`inferqa_utils.reading.topk.contexts_from_run`); it returns one short answer per
-question, ``NO ANSWER`` to abstain. The whole batch comes at once so that an LLM reader sends one
-batch to the engine (cached, prompts ordered for prefix reuse).
+question, ``NO ANSWER`` to abstain (an empty answer counts as ``NO ANSWER``). The whole batch comes
+at once so that an LLM reader sends one batch to the engine (cached, prompts ordered for prefix
+reuse).
 
 Names (:data:`READERS`):
 

@@ -233,8 +233,11 @@ def finding(table: pd.DataFrame, yours: str | None, n_questions: int, split: str
         tested = sub[sub["p_holm"].notna()]
         up = tested[(tested["p_holm"] < alpha) & (tested["Δ"] > 0)]
         down = tested[(tested["p_holm"] < alpha) & (tested["Δ"] < 0)]
-        text = (f"{name} {ci(m['value'], m['value_lo'], m['value_hi'])} over {int(m['n'])} questions: "
-                f"significantly above {len(up)} and below {len(down)} of {len(tested)} baselines")
+        text = f"{name} {ci(m['value'], m['value_lo'], m['value_hi'])} over {int(m['n'])} questions: "
+        if not len(tested):
+            parts.append(text + "no baseline has values on the same questions")
+            continue
+        text += f"significantly above {len(up)} and below {len(down)} of {len(tested)} baselines"
         if len(up) or len(down):
             b = up.loc[up["Δ"].idxmax()] if len(up) else down.loc[down["Δ"].idxmin()]
             what = "gain over" if len(up) else "loss to"
