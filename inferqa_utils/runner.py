@@ -195,10 +195,14 @@ def checked_components(params: dict[str, Any], nbs: list[Path], overrides: dict[
 
 def _kernel_path(folders: list[Path]) -> str | None:
     """``PYTHONPATH`` for the kernels: the folders plugged-in modules were imported from, before the
-    value this process has; None when there is nothing to add."""
+    value this process has — except the environment's own site-packages, where a kernel looks
+    anyway (put first, they could shadow the standard library); None when there is nothing to add."""
+    import site
+
     current = os.environ.get("PYTHONPATH", "")
     have = set(current.split(os.pathsep)) if current else set()
-    add = [str(f) for f in folders if str(f) not in have]
+    sites = {str(Path(p).resolve()) for p in [*site.getsitepackages(), site.getusersitepackages()]}
+    add = [str(f) for f in folders if str(f) not in have and str(Path(f).resolve()) not in sites]
     if not add:
         return None
     return os.pathsep.join([*add, *([current] if current else [])])

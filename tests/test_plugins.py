@@ -14,6 +14,7 @@ import importlib
 import importlib.metadata
 import json
 import shutil
+import site
 import subprocess
 import sys
 import time
@@ -305,6 +306,7 @@ def test_check_components_says_where_a_spec_came_from_and_where_its_module_is(pl
         == []
     )
     assert runner._kernel_path([tmp_path]).startswith(str(tmp_path))
+    assert runner._kernel_path([Path(p) for p in site.getsitepackages()]) is None  # looked in anyway
 
 
 # ----------------------------------------------------------------------------- the registries
@@ -571,14 +573,14 @@ def test_the_baselines_are_read_as_stored(monkeypatch):
         PATHS.results.mkdir(parents=True, exist_ok=True)
         answers = pd.DataFrame(
             {
-                "setting": "pipeline",
-                "system": ["bm25", "bm25", "bm25", "bm25+pointwise"],
-                "k": [1, 3, 3, 3],
-                "union": "norm",
+                "setting": ["pipeline"] * 4 + ["Optimal"],  # notebook 04's Optimal rows have no k
+                "system": ["bm25", "bm25", "bm25", "bm25+pointwise", "Optimal"],
+                "k": [1, 3, 3, 3, None],
+                "union": ["norm"] * 4 + [None],
                 "reader": "m",
-                "qid": ["q1", "q1", "q2", "q1"],
-                "answer": ["x", "mirror", "Venus", "glass"],
-                "em": [False, True, False, False],
+                "qid": ["q1", "q1", "q2", "q1", "q1"],
+                "answer": ["x", "mirror", "Venus", "glass", "mirror"],
+                "em": [False, True, False, False, True],
             }
         )
         answers.to_csv(stages.READING_ANSWERS.path(name, "test"), index=False)

@@ -102,7 +102,8 @@ def stored_answers(dataset_name: str, split: str, reader: str, k: int, systems: 
         need = {"system", "qid", "em", "k", "union", "reader"}
         if not need <= set(df.columns):
             continue
-        sel = ((df["reader"] == reader) & (df["k"].astype(int) == int(k)) & (df["union"] == "norm")
+        sel = ((df["reader"] == reader) & (pd.to_numeric(df["k"], errors="coerce") == int(k))
+               & (df["union"] == "norm")
                & df["system"].isin(list(systems)) & df["qid"].isin(list(qids)))
         if "setting" in df.columns:
             sel &= df["setting"] == "pipeline"
