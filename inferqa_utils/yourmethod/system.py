@@ -173,8 +173,8 @@ def run_system(system: YourSystem, ds: Dataset, corpus: Mapping[str, str], queri
     elif system.retriever:
         path = stages.run_dir_file(folder, slug(system.retriever))
         before = (artifacts.read_stamp(path) or {}).get("written_at")
-        first = retrieve(system.retriever, corpus, queries, k=run_depth, run_path=path,
-                         index_dir=folder / "indexes" / slug(system.retriever))
+        index = stages.index_dir(ds.name, stages.Corpus.SUPPORTING, slug(system.retriever))  # notebook 02's
+        first = retrieve(system.retriever, corpus, queries, k=run_depth, run_path=path, index_dir=index)
         stamp = artifacts.read_stamp(path) or {}
         out.add("retriever", system.retriever, time.perf_counter() - t0, artifacts.Cost.of(stamp).seconds,
                 before is not None and stamp.get("written_at") == before)
