@@ -71,7 +71,7 @@ llama-server:
 	@PYTHON="$(if $(wildcard $(PY)),$(PY),$(PYTHON))" bash scripts/build_llama_server.sh
 
 lint: setup
-	@$(VENV)/bin/ruff check inferqa_utils tests benchmarks notebooks
+	@$(VENV)/bin/ruff check inferqa_utils tests benchmarks notebooks examples
 
 clean-executions:
 	rm -rf build/executions

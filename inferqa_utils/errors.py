@@ -56,6 +56,12 @@ class ParameterError(InferQAError, ValueError):
     the type the notebooks' defaults and the profiles give the parameter."""
 
 
+class PluginError(InferQAError, ValueError):
+    """A component spec (retriever, reranker, reader or method) that does not resolve: an unknown
+    name, a ``module:function`` whose module, attribute or signature is wrong, an entry point that
+    fails to load. Its message is one line naming the spec, the kind and the form expected."""
+
+
 class NotebookError(InferQAError):
     """A notebook of a run raised. Carries the exception's type name and message as the kernel
     reported them (``ename``, ``evalue``), the notebook and its executed copy (the full traceback);
@@ -77,6 +83,6 @@ PROJECT_ERRORS = frozenset(
     {
         "InferQAError", "DataFormatError", "MissingInputError", "OfflineError", "UnknownNameError",
         "UnknownProfileError", "ParameterError", "NotebookError", "ServerError", "JavaRuntimeError",
-        "ReleaseError", "BuildConflictError", "EmptyQueryError", "ModelError",
+        "ReleaseError", "BuildConflictError", "EmptyQueryError", "ModelError", "PluginError",
     }
 )

@@ -9,8 +9,10 @@ table becomes their long input with :func:`long_intervals`), :func:`interval_lin
 over an x such as the number of added passages, one line per series) and :func:`stacked_shares`
 (counts per row as stacked shares in %). matplotlib is imported when a figure is drawn.
 
-:func:`findings_forest` draws the forest plot of the results page (``docs/results.md``): each
-finding's statistic with its 95 % interval per profile, against the region its rule states.
+:func:`difference_forest` draws paired differences against 0 (notebook 08: your method minus each
+baseline, significant ones filled). :func:`findings_forest` draws the forest plot of the results
+page (``docs/results.md``): each finding's statistic with its 95 % interval per profile, against
+the region its rule states.
 """
 
 from __future__ import annotations
@@ -280,6 +282,48 @@ def interval_bars(long: pd.DataFrame, label: str = "system", panel: str = "metri
         ax.grid(axis="x", alpha=0.3)
     axes[0][0].invert_yaxis()  # the axes share y: inverting one inverts all (first label on top)
     fig.suptitle(f"{title}\n{INTERVAL_NOTE}" if title else INTERVAL_NOTE, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+#: what the error bars of a paired-difference figure are (said in the figure itself)
+DIFFERENCE_NOTE = ("error bars: paired 95 % bootstrap intervals over questions (seeded); "
+                   "filled: Holm-adjusted paired test p < 0.05")
+
+
+def difference_forest(long: pd.DataFrame, label: str = "system", panel: str = "metric", title: str = "",
+                      xlabel: str = "difference (points of %)"):
+    """Paired differences as a forest plot: per ``label`` (one row each, in first order) a point at
+    ``value`` with its interval ``[lo, hi]``, one panel per distinct ``panel`` value, a line at 0
+    (no difference); a point is filled when the row's ``sig`` is ``*`` (significant after Holm),
+    hollow otherwise. The figure carries :data:`DIFFERENCE_NOTE`."""
+    import matplotlib.pyplot as plt
+
+    panels = list(dict.fromkeys(long[panel])) if panel in long.columns else [None]
+    labels = list(dict.fromkeys(long[label]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 1.6, 0.36 * len(labels) + 1.7),
+                             sharey=True, squeeze=False)
+    y = np.arange(len(labels))
+    for ax, name in zip(axes[0], panels, strict=True):
+        sub = (long if name is None else long[long[panel] == name]).set_index(label).reindex(labels)
+        v = sub["value"].to_numpy(float)
+        lo, hi = sub["lo"].to_numpy(float), sub["hi"].to_numpy(float)
+        sig = sub["sig"].fillna("").astype(str).to_numpy() if "sig" in sub.columns else np.full(len(v), "")
+        ax.axvline(0, color="#555555", lw=0.8)
+        ax.errorbar(v, y, xerr=error_bars(v, lo, hi), fmt="none", ecolor="#4a7ab5", elinewidth=1, capsize=2)
+        filled = sig == "*"
+        ax.scatter(v[filled], y[filled], color="#d9534f", zorder=3, s=22)
+        ax.scatter(v[~filled], y[~filled], facecolors="white", edgecolors="#4a7ab5", zorder=3, s=22)
+        finite = np.concatenate([x[np.isfinite(x)] for x in (v, lo, hi)])
+        reach = max(5.0, float(np.abs(finite).max()) * 1.1) if len(finite) else 5.0
+        ax.set_xlim(-reach, reach)
+        ax.set_yticks(y)
+        ax.set_yticklabels([str(lab) for lab in labels])
+        ax.set_title(str(name) if name is not None else "", fontsize=10)
+        ax.set_xlabel(xlabel, fontsize=8)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0][0].invert_yaxis()
+    fig.suptitle(f"{title}\n{DIFFERENCE_NOTE}" if title else DIFFERENCE_NOTE, fontsize=9)
     fig.tight_layout()
     return fig
 

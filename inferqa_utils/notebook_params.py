@@ -18,6 +18,12 @@ same names as papermill's ``inspect_notebook`` (tests/test_cli.py compares them)
   whose items are of the types of the known lists' items (any items when those are all empty).
   An integer is taken where a float is; a string YAML did not read as a number though it is one
   (``1e-5``: YAML 1.1 wants ``1.0e-5``) becomes a float where numbers and no strings are taken.
+
+:func:`check_components` refuses, in one line too, a component spec the run's notebooks take
+(:data:`COMPONENT_PARAMETERS`: notebook 08's ``your_*`` and the ``module:function`` values of the
+retriever and reranker lists) that its registry cannot resolve — an unknown name, a module that
+does not import, a missing attribute, a callable of the wrong signature
+(:mod:`inferqa_utils.plugins`) — building nothing.
 """
 
 from __future__ import annotations
@@ -289,3 +295,74 @@ def _item_note(value: Any, known: Known) -> str:
         return ""
     bad = next((x for x in value if not fit(x, known.items(), False)[0]), None)
     return "" if bad is None else f" holding {_KIND_TEXT.get(_kind(bad), _kind(bad))} ({_shown(bad)})"
+
+
+# ----------------------------------------------------------------------------- component specs
+
+#: notebook parameters that name components (:mod:`inferqa_utils.plugins`): ``(kind, every value)``
+#: — notebook 08's ``your_*`` parameters are resolved whatever their value (a name must be a
+#: registered one or an entry point); the others' values only when they are ``module:function``
+#: specs (their built-in names are the notebooks' own business)
+COMPONENT_PARAMETERS: dict[str, tuple[str, bool]] = {
+    "your_retriever": ("retriever", True), "your_reranker": ("reranker", True),
+    "your_reader": ("reader", True), "your_method": ("method", True),
+    "retrievers": ("retriever", False), "baseline_retrievers": ("retriever", False),
+    "damaging_retrievers": ("retriever", False), "pool_retrievers": ("retriever", False),
+    "rerankers": ("reranker", False), "oracle_rerankers": ("reranker", False),
+}
+
+
+def check_component(kind: str, spec: str) -> Any:
+    """Refuse a spec the registry of ``kind`` cannot resolve, building nothing (for a plugged-in
+    component its module is imported and its callable's signature checked,
+    :func:`inferqa_utils.plugins.resolve`); returns the plugin behind it, None for a built-in name."""
+    if kind == "retriever":
+        from .retrieval.registry import retriever_spec
+
+        found: Any = retriever_spec(spec)
+    elif kind == "reranker":
+        from .rerank.registry import check_reranker
+
+        found = check_reranker(spec)
+    elif kind == "reader":
+        from .reading.readers import reader_spec
+
+        found = reader_spec(spec)
+    elif kind == "method":
+        from .beyond.registry import method_spec
+
+        found = method_spec(spec)
+    else:
+        raise ValueError(f"unknown component kind {kind!r}")
+    return getattr(found, "plugin", None)
+
+
+def check_components(params: Mapping[str, Any], declared: Sequence[str] | None = None,
+                     overridden: Sequence[str] = (), profile_name: str | None = None) -> list[Path]:
+    """Check every component spec of a run's parameters (:data:`COMPONENT_PARAMETERS`; only those
+    the run's notebooks declare when ``declared`` is given) before any notebook runs: the first one
+    refused raises a :class:`~inferqa_utils.errors.PluginError` of one line naming the parameter,
+    where its value came from (``-p`` for the ``overridden`` names, else the profile), the spec,
+    the kind and the expected form. Returns the folders the plugged-in modules were imported from,
+    for the kernels' ``PYTHONPATH``."""
+    from .errors import InferQAError, PluginError
+
+    origins: list[Path] = []
+    for name, value in params.items():
+        if name not in COMPONENT_PARAMETERS or (declared is not None and name not in declared):
+            continue
+        kind, every = COMPONENT_PARAMETERS[name]
+        for spec in value if isinstance(value, list | tuple) else [value]:
+            if not isinstance(spec, str) or (not every and ":" not in spec) or spec.lower() == "none":
+                continue
+            where = "-p" if name in overridden else f"profile {profile_name}" if profile_name else "profile"
+            try:
+                found = check_component(kind, spec)
+            except PluginError as exc:
+                raise PluginError(f"{name}={spec} ({where}): {exc}") from None
+            except (KeyError, ValueError, InferQAError) as exc:  # an unknown name, listing the valid ones
+                text = exc.args[0] if type(exc) is KeyError and exc.args else exc
+                raise PluginError(f"{name}={spec} ({where}): {' '.join(str(text).split())}") from None
+            if found is not None and found.origin is not None and found.origin not in origins:
+                origins.append(found.origin)
+    return origins

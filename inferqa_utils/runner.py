@@ -195,6 +195,35 @@ def checked_overrides(overrides: dict[str, Any] | None, nbs: list[Path], only: l
     return check_overrides(overrides, nbs, others, profiles, scope)
 
 
+def checked_components(params: dict[str, Any], nbs: list[Path], overrides: dict[str, Any],
+                       profile_name: str) -> list[Path]:
+    """The component specs the run's notebooks take (your retriever, reranker, reader or method, and
+    ``module:function`` values of the retriever and reranker lists) resolved before any notebook
+    runs (:func:`inferqa_utils.notebook_params.check_components`: a one-line
+    :class:`~inferqa_utils.errors.PluginError`); returns the folders their modules came from."""
+    from .notebook_params import COMPONENT_PARAMETERS, check_components, declared_parameters
+
+    if not any(name in COMPONENT_PARAMETERS and value for name, value in params.items()):
+        return []
+    declared = {name for nb in nbs for name in declared_parameters(nb)}
+    return check_components(params, sorted(declared), list(overrides), profile_name)
+
+
+def _kernel_path(folders: list[Path]) -> str | None:
+    """``PYTHONPATH`` for the kernels: the folders plugged-in modules were imported from, before the
+    value this process has — except the environment's own site-packages, where a kernel looks
+    anyway (put first, they could shadow the standard library); None when there is nothing to add."""
+    import site
+
+    current = os.environ.get("PYTHONPATH", "")
+    have = set(current.split(os.pathsep)) if current else set()
+    sites = {str(Path(p).resolve()) for p in [*site.getsitepackages(), site.getusersitepackages()]}
+    add = [str(f) for f in folders if str(f) not in have and str(Path(f).resolve()) not in sites]
+    if not add:
+        return None
+    return os.pathsep.join([*add, *([current] if current else [])])
+
+
 def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                   overrides: dict[str, Any] | None = None, out_dir: Path | None = None,
                   notebooks_dir: Path | None = None, log=print) -> Manifest:
@@ -204,7 +233,9 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     notebook of the run declares or of the wrong type
     (:class:`~inferqa_utils.errors.ParameterError`) are refused. A notebook that raises stops the
     run with a :class:`~inferqa_utils.errors.NotebookError` naming the exception and the executed
-    copy that holds its traceback."""
+    copy that holds its traceback. A component spec that does not resolve is refused before
+    anything runs too (:func:`checked_components`), and the kernels import plugged-in modules from
+    where this process found them (``PYTHONPATH``)."""
     if profile_name not in profile_names():
         raise UnknownProfileError(
             f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}"
@@ -212,6 +243,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     nbs = selected_notebooks(only, notebooks_dir, profile_name)
     overrides = checked_overrides(overrides, nbs, only, notebooks_dir)
     params_all = {**profile(profile_name), **overrides}
+    kernel_path = _kernel_path(checked_components(params_all, nbs, overrides, profile_name))
 
     import papermill as pm
 
@@ -236,6 +268,9 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
         os.environ["PATH"] = env_path + os.pathsep + os.environ.get("PATH", "")
     os.environ[PROFILE_ENV] = profile_name
     os.environ[provenance.RUN_ID_ENV] = run_id
+    previous_path = os.environ.get("PYTHONPATH")
+    if kernel_path is not None:
+        os.environ["PYTHONPATH"] = kernel_path
     log(f"[inferqa] profile {profile_name}: {len(nbs)} notebook(s) -> {out_dir}")
     t_all = time.perf_counter()
     status = "ok"
@@ -282,6 +317,11 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             manifest.write(out_dir / "manifest.json")
     finally:
         _restore_sigterm(previous_term)
+        if kernel_path is not None:
+            if previous_path is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = previous_path
         os.environ.pop(COST_LOG_ENV, None)
         os.environ.pop(COST_STAGE_ENV, None)
         os.environ.pop(provenance.RUN_ID_ENV, None)

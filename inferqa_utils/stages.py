@@ -47,6 +47,7 @@ class Stage(StrEnum):
     FINETUNING = "05"
     DAMAGING = "06"
     BEYOND = "07"
+    YOUR_METHOD = "08"
     PAPER_RUNS = "09"
 
     @property
@@ -60,6 +61,7 @@ NOTEBOOKS: dict[str, str] = {
     Stage.QUICKSTART: "00_quickstart", Stage.CONSTRUCTION: "01_dataset_construction",
     Stage.RETRIEVAL: "02_retrieval", Stage.RERANKING: "03_reranking", Stage.READING: "04_reading",
     Stage.FINETUNING: "05_finetuning", Stage.DAMAGING: "06_damaging_passages", Stage.BEYOND: "07_beyond",
+    Stage.YOUR_METHOD: "08_your_method",
     Stage.PAPER_RUNS: "09_paper_runs",
 }
 
@@ -200,6 +202,8 @@ BEYOND_REPORT = _table("beyond_report", Stage.BEYOND, "report")
 BEYOND_EM_COMPARED = _table("beyond_em_compared", Stage.BEYOND, "em_compared")
 FINDINGS = _table("findings", Stage.BEYOND, "findings")
 
+YOURS_COMPARED = _table("yours_compared", Stage.YOUR_METHOD, "compared")
+YOURS_ANSWERS = _table("yours_answers", Stage.YOUR_METHOD, "answers")
 # the paper authors' released runs, written by ``paper-runs import`` (which also writes the
 # per-question tables of 02, 03 and 05 and the answers tables of 04 and 05 for its dataset)
 PAPER_RUNS_RETRIEVAL = _table("paper_runs_retrieval", Stage.PAPER_RUNS, "retrieval")
@@ -250,6 +254,11 @@ def run_path(dataset_name: str, corpus: str, name: str) -> Path:
 def methods_dir(dataset_name: str) -> Path:
     """``build/runs/<dataset>/supporting/beyond/``: notebook 07's method runs."""
     return run_dir(dataset_name, Corpus.SUPPORTING) / METHODS_FOLDER
+
+
+def yours_dir(dataset_name: str) -> Path:
+    """``build/runs/<dataset>/supporting/yours/``: notebook 08's runs of a researcher's components."""
+    return run_dir(dataset_name, Corpus.SUPPORTING) / "yours"
 
 
 def index_dir(dataset_name: str, corpus: str, name: str) -> Path:

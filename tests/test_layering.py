@@ -12,14 +12,15 @@ import inferqa_utils
 PKG = Path(inferqa_utils.__file__).parent
 
 #: layer of each top-level module / subpackage: foundations, the answering layer, then the stages
-#: in notebook order, then what reads every stage (findings, check, runner, quickstart)
+#: in notebook order (08, your method, reads the stored outputs of 02–07), then what reads every
+#: stage (findings, check, runner, quickstart)
 LAYERS: dict[str, int] = {
     **dict.fromkeys(
         [
             "__init__", "config", "errors", "datamodel", "textnorm", "metrics", "trec", "runs", "llm",
             "models", "hub", "manifest", "uncertainty", "embeddings", "lexical", "qtype", "sources",
             "figures", "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio",
-            "provenance", "sentences",
+            "provenance", "sentences", "plugins",
         ],
         0,
     ),
@@ -32,12 +33,13 @@ LAYERS: dict[str, int] = {
     "finetune": 6,
     "damaging": 7,
     "beyond": 8,
+    "yourmethod": 9,
     **dict.fromkeys(
         [
             "findings", "check", "quickstart", "classroom", "inspector", "runner", "notebook_params",
             "kernels", "results_page", "make_release", "paper_runs", "__main__",
         ],
-        9,
+        10,
     ),
 }
 

@@ -32,7 +32,8 @@ HISTORY = [
 #: the shipped text files, as glob patterns relative to the repository root
 SHIPPED = [
     "README.md", "docs/*.md", "notebooks/*.ipynb", "inferqa_utils/**/*.py", "inferqa_utils/**/*.yaml",
-    "benchmarks/*.py", "scripts/*.py", "scripts/*.sh", "Makefile",
+    "benchmarks/*.py", "scripts/*.py", "scripts/*.sh", "Makefile", "examples/*/*.py", "examples/*/*.md",
+    "examples/*/*.toml",
 ]
 
 

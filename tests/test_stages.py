@@ -67,6 +67,8 @@ FILES = {
     "beyond_report": "07_D_S_report.csv",
     "beyond_em_compared": "07_D_S_em_compared.csv",
     "findings": "07_D_S_findings.csv",
+    "yours_compared": "08_D_S_compared.csv",
+    "yours_answers": "08_D_S_answers.csv",
     "paper_runs_retrieval": "09_D_S_retrieval.csv",
     "paper_runs_em": "09_D_S_em.csv",
     "paper_runs_findings": "09_D_S_findings.csv",

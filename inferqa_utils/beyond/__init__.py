@@ -14,6 +14,8 @@ the rerankers of notebook 03.
 * :mod:`.candidates` — ours: candidate-support retrieval (the reader proposes answers from the
   first-stage pool; passages are scored by how strongly they support the consensus candidates);
 * :mod:`.common` — shared plumbing (dense reranker, cached method runs, rank helpers);
+* :mod:`.registry` — methods by name: a researcher's own (entry point ``inferqa.methods`` or
+  ``module:function``, ``run(inputs) -> Run``), run and cached for notebook 08;
 * :mod:`.report` — the one report table and its figure (the papers' findings are scored by
   :mod:`inferqa_utils.findings`).
 

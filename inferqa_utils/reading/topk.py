@@ -7,7 +7,9 @@ answer is scored by strict EM and judged accuracy
 (:func:`inferqa_utils.answering.scoring.score_answers`). Notebook 04 reads retriever, reranker
 and oracle runs this way, notebook 05 its fine-tuned systems and notebook 07 its methods.
 
-Every reader/judge call goes through the cached engine, so a re-run makes no model call.
+Every reader/judge call goes through the cached engine, so a re-run makes no model call. The
+reader is the built-in few-shot reader unless a ``strategy`` (a named reader of
+:mod:`inferqa_utils.reading.readers`, e.g. a researcher's prompting strategy) is given.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..llm.base import LLM
 from ..runs import ranked_ids
 from ..trec import Run
 from .contexts import ALPHA, BETA, build_context
+from .readers import DEFAULT_READER, ReaderSpec
 
 UNIONS = ("norm", "freq")
 
@@ -70,17 +73,18 @@ def read_run(
     setting: str = "pipeline",
     progress: bool = True,
     known: KnownAnswers | None = None,
+    strategy: ReaderSpec | None = None,
 ) -> pd.DataFrame:
     """Per-question answers for every (k, union) over one run (:func:`read_runs` of one run)."""
     return read_runs(reader, judge, ds, {system: run}, qids, ks, unions, alpha, beta, corpus,
-                     settings={system: setting}, progress=progress, known=known)
+                     settings={system: setting}, progress=progress, known=known, strategy=strategy)
 
 
 def read_runs(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Run], qids: Sequence[str],
               ks: Sequence[int] = (1, 3, 5), unions: Sequence[str] = UNIONS, alpha: float = ALPHA,
               beta: float = BETA, corpus: Mapping[str, str] | None = None,
               settings: Mapping[str, str] | None = None, progress: bool = True,
-              known: KnownAnswers | None = None) -> pd.DataFrame:
+              known: KnownAnswers | None = None, strategy: ReaderSpec | None = None) -> pd.DataFrame:
     """Per-question answers for every (run, k, union): one row per (system, k, union, question),
     in that order, with ``setting`` (``settings[system]``, default ``pipeline``).
 
@@ -88,7 +92,10 @@ def read_runs(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Ru
     the engine orders the prompts so that contexts extending one another (top-1 ⊂ top-3 ⊂ top-5)
     run one after another and share their prefix, and reads a context that several runs or both
     unions produce once (e.g. k = 1, where Union_norm = Union_freq). Answers in ``known``
-    (:func:`known_answers`: the build's own readings of the same prompts) are not read again."""
+    (:func:`known_answers`: the build's own readings of the same prompts) are not read again.
+    With a ``strategy`` other than the built-in reader, it answers the batch
+    (:class:`~inferqa_utils.reading.readers.ReaderSpec`) and the ``reader`` column says
+    ``<model> · <strategy>``."""
     jobs = []
     for system, run in runs.items():
         for k in ks:
@@ -98,21 +105,21 @@ def read_runs(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Ru
     if not jobs:
         return pd.DataFrame()
     contexts = [j[4] for j in jobs]
-    outs = read(
-        reader,
-        [ds.questions[j[3]].question for j in jobs],
-        contexts,
-        desc=f"read {len(runs)} run(s) × k {list(ks)} × {list(unions)}",
-        progress=progress,
-        known=known,
-    )
-    df = score_answers(ds, [j[3] for j in jobs], [o.answer for o in outs], judge, progress=progress,
-                       contexts=contexts)
+    questions = [ds.questions[j[3]].question for j in jobs]
+    label = reader.name
+    if strategy is None or strategy.name == DEFAULT_READER:
+        desc = f"read {len(runs)} run(s) × k {list(ks)} × {list(unions)}"
+        outs = read(reader, questions, contexts, desc=desc, progress=progress, known=known)
+        answers = [o.answer for o in outs]
+    else:
+        answers = strategy(reader, questions, contexts, known=known)
+        label = f"{reader.name} · {strategy.name}"
+    df = score_answers(ds, [j[3] for j in jobs], answers, judge, progress=progress, contexts=contexts)
     df["context_chars"] = [len(c) for c in contexts]
     return df.assign(
         setting=[(settings or {}).get(j[0], "pipeline") for j in jobs],
         system=[j[0] for j in jobs],
         k=[j[1] for j in jobs],
         union=[j[2] for j in jobs],
-        reader=reader.name,
+        reader=label,
     )

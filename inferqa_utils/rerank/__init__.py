@@ -1,7 +1,8 @@
 """Rerankers (paper 000 §5.3): one interface, ``rerank(queries, run, corpus, depth) -> Run``.
 
 * :mod:`.registry` — every reranker by name (:data:`RERANKERS`, :func:`make_reranker`,
-  :func:`reranker_spec`: which class, whether it needs an LLM);
+  :func:`reranker_spec`: which class, whether it needs an LLM; :func:`register_reranker`; a
+  researcher's own by entry point or ``module:function``, :mod:`inferqa_utils.plugins`);
 * ``pointwise`` — :class:`PointwiseLLMReranker`, monoT5-style yes/no log-odds with an LLM;
 * ``upr`` — :class:`QueryLikelihoodReranker`, mean log P(question | passage);
 * ``listwise`` — :class:`ListwiseLLMReranker`, RankGPT sliding windows;
@@ -28,11 +29,21 @@ from .llm_rerankers import (
     sliding_windows,
     upr_messages,
 )
-from .registry import RERANKERS, RerankerSpec, make_reranker, needs_llm, reranker_spec
+from .registry import (
+    RERANKERS,
+    RerankerSpec,
+    make_reranker,
+    needs_llm,
+    register_reranker,
+    reranker_identity,
+    reranker_names,
+    reranker_spec,
+)
 
 __all__ = [
     "RERANKERS", "CrossEncoderReranker", "DenseReranker", "ListwiseLLMReranker", "PairwiseScoreReranker",
     "PointwiseLLMReranker", "QueryLikelihoodReranker", "Reranker", "RerankerSpec", "listwise_messages",
     "make_reranker", "needs_llm", "oracle_candidates", "oracle_run", "parse_permutation",
-    "pointwise_messages", "reranker_spec", "resolve_cross_encoder", "sliding_windows", "upr_messages",
+    "pointwise_messages", "register_reranker", "reranker_identity", "reranker_names", "reranker_spec",
+    "resolve_cross_encoder", "sliding_windows", "upr_messages",
 ]

@@ -24,7 +24,7 @@ from .evaluation import ORACLE_BASELINE, oracle_scores
 # re-exported: notebook 03 imports ORACLE_METRICS and rerank_table from here
 from .evaluation import ORACLE_METRICS as ORACLE_METRICS
 from .evaluation import rerank_table as rerank_table
-from .registry import RERANKERS, make_reranker, reranker_spec
+from .registry import RERANKERS, make_reranker, reranker_identity, reranker_spec
 from .stored import per_query, rerank_key
 
 
@@ -57,7 +57,7 @@ def rerank_all(
         rr = make_reranker(name, llm=engine, **kw)
         run_name = stages.reranked_name(tag, name)
         path = None if out_dir is None else stages.run_dir_file(out_dir, run_name)
-        key = rerank_key(name, getattr(engine, "identity", None), queries, run, corpus, depth, **kw)
+        key = rerank_key(name, reranker_identity(spec, engine), queries, run, corpus, depth, **kw)
         done = artifacts.cached(path, key, lambda rr=rr: rr.rerank(queries, run, corpus, depth=depth),
                                 n_queries=len(queries), llms=[engine],
                                 save=lambda r, tmp, t=run_name: write_run(r, tmp, tag=t))

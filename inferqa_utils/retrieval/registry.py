@@ -9,8 +9,10 @@ Names (:data:`RETRIEVERS`):
 * ``hybrid``   paper 002's interleave of ``bm25s`` and ``minilm`` (papers 001–003);
 * ``rrf``      reciprocal rank fusion of ``bm25s``, ``minilm`` and ``e5-small``;
 
-plus any other model registry name the embedder can load as a bi-encoder (hub
-sentence-transformers models, checkpoints registered with
+plus a researcher's own retriever, named by an entry point of the group ``inferqa.retrievers`` or a
+``module:function`` spec (:mod:`inferqa_utils.plugins`: ``build(corpus, index_dir)`` returning an
+object with ``search(queries, k)``), and any other model registry name the embedder can load as a
+bi-encoder (hub sentence-transformers models, checkpoints registered with
 :func:`inferqa_utils.models.register_local` such as ``FT-MiniLM``) → :class:`DenseRetriever`.
 
 Each name is a :class:`RetrieverSpec` — description, how to build it over a corpus, and its
@@ -29,15 +31,16 @@ several retrievers into a dataset's run folder (notebooks 02 and 05).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import artifacts, models, stages
+from .. import artifacts, models, plugins, stages
 from ..config import PATHS
-from ..errors import DataFormatError
+from ..errors import DataFormatError, PluginError
 from ..fingerprint import corpus_sha256, queries_sha256
 from ..lexical import BM25sRetriever, bm25s_identity
 from ..trec import Run, read_run, write_run
@@ -61,6 +64,8 @@ class RetrieverSpec:
     description: str
     build: Build
     identity: Callable[[], str]
+    #: the plugged-in component behind the name (:mod:`inferqa_utils.plugins`), None for a registered one
+    plugin: plugins.Plugin | None = None
 
 
 _REGISTRY: dict[str, RetrieverSpec] = {}
@@ -82,10 +87,14 @@ def register_retriever(name: str, build: Build, identity: Callable[[], str], des
 
 
 def retriever_spec(name: str) -> RetrieverSpec:
-    """The spec of a registered name, else of a bi-encoder of the model registry; other names →
+    """The spec of a registered name, else of an entry point or ``module:function`` spec
+    (:func:`plugin_retriever`), else of a bi-encoder of the model registry; other names →
     ``ValueError`` listing the valid ones (:func:`unknown_retriever`)."""
     if name in _REGISTRY:
         return _REGISTRY[name]
+    plugin = plugins.find("retriever", name)
+    if plugin is not None:
+        return plugin_retriever(plugin)
     try:
         model = models.get_spec(name)
     except models.ModelError:
@@ -95,9 +104,30 @@ def retriever_spec(name: str) -> RetrieverSpec:
     return RetrieverSpec(name, model.description, _dense_build(name), lambda: dense_identity(model))
 
 
+def plugin_retriever(plugin: plugins.Plugin) -> RetrieverSpec:
+    """The spec of a plugged-in retriever (:mod:`inferqa_utils.plugins`), named by its spec: its
+    build calls the plugin's ``build(corpus, index_dir)``, checks that the result has ``search`` and
+    gives it the spec as its ``name``; its identity is the plugin's
+    (:meth:`~inferqa_utils.plugins.Plugin.identity`)."""
+    name = plugin.spec
+
+    def build(corpus: dict[str, str], index_dir: Path | None) -> Retriever:
+        built = plugin.obj(corpus, index_dir)
+        if not callable(getattr(built, "search", None)):
+            raise PluginError(f"retriever {name!r}: {plugin.target}(corpus, index_dir) returned "
+                              f"{plugins.a_type(built)} without search(queries, k); {plugin.kind.expected}")
+        with contextlib.suppress(AttributeError):  # a read-only name: the run is still tagged with the spec
+            built.name = name
+        return built
+
+    return RetrieverSpec(name, plugin.description, build, plugin.identity, plugin)
+
+
 def retriever_names() -> list[str]:
-    """Every name :func:`make_retriever` accepts (registered names, then other dense registry models)."""
-    return [*RETRIEVERS, *(n for n in dense_model_names() if n not in RETRIEVERS)]
+    """Every name :func:`make_retriever` accepts: registered names, the entry points of
+    ``inferqa.retrievers``, then other dense registry models (and any ``module:function`` spec)."""
+    named = [*RETRIEVERS, *(n for n in plugins.names("retriever") if n not in RETRIEVERS)]
+    return [*named, *(n for n in dense_model_names() if n not in named)]
 
 
 def retriever_identity(name: str) -> str:
@@ -112,7 +142,8 @@ def unknown_retriever(name: str) -> ValueError:
         why = f"model {name!r} ({spec.kind}) is not a bi-encoder"
     except models.ModelError:
         why = f"unknown retriever {name!r}"
-    return ValueError(f"{why}; valid retriever names: {', '.join(retriever_names())}")
+    return ValueError(f"{why}; valid retriever names: {', '.join(retriever_names())}; or a module:function "
+                      "spec naming build(corpus, index_dir)")
 
 
 # ------------------------------------------------------------------------------ built-in names
