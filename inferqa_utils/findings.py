@@ -330,35 +330,59 @@ def m_finetuned_reranker_pipeline(r: Results) -> Sample:
                  f"strict EM: {a} ({tuned.stage}) vs {b} ({untuned.stage})")
 
 
-def _patterns(r: Results) -> pd.DataFrame:
+def _patterns(r: Results, corpus: str = SUPPORTING) -> pd.DataFrame:
+    """Notebook 06's EM patterns of one corpus, for the first damaging retriever."""
     p = r.table(stages.PATTERNS, dtype={"em_pattern": str, "judged_pattern": str, "qid": str})
-    p = p[p["corpus"] == SUPPORTING] if "corpus" in p.columns else p
+    p = p[p["corpus"] == corpus] if "corpus" in p.columns else p
     if p.empty:
-        raise Missing(f"no EM patterns on the {SUPPORTING} corpus in notebook {stages.PATTERNS.stage}")
+        raise Missing(f"no EM patterns on the {corpus} corpus in notebook {stages.PATTERNS.stage}")
     system = str(p["system"].iloc[0])
     return p[p["system"] == system]
 
 
-def m_acem_vs_em(r: Results) -> Sample:
-    p = _patterns(r)
+def _acem_em(p: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per question AcEM@N = max(EM@1 … EM@N) and EM@N of strict EM patterns (paper 004 §4)."""
     pats = [str(x) for x in p["em_pattern"]]
-    em = np.array([float(x[-1] == "1") for x in pats])
-    ac = np.array([float(acem_at(x, len(x))) for x in pats])
-    return Sample(ac, em, True, f"strict AcEM@N vs EM@N, {p['system'].iloc[0]}, N = {max(map(len, pats))} "
-                                f"({len(pats)} questions)")
+    acem = np.array([float(acem_at(x, len(x))) for x in pats])
+    return acem, np.array([float(x[-1] == "1") for x in pats])
 
 
-def m_probe3_vs_em(r: Results) -> Sample:
+def m_acem_vs_em(r: Results, corpus: str = SUPPORTING) -> Sample:
+    p = _patterns(r, corpus)
+    ac, em = _acem_em(p)
+    n_max = max(len(str(x)) for x in p["em_pattern"])
+    return Sample(ac, em, True, f"strict AcEM@N vs EM@N, {p['system'].iloc[0]}, {corpus}, N = {n_max} "
+                                f"({len(p)} questions, {int(np.sum(ac != em))} damaged)")
+
+
+def m_damaging_by_corpus(r: Results, a: str = SUPPORTING, b: str = CONTAINING) -> Sample:
+    """Per question, the damaging effect AcEM@N − EM@N (0 or 1) on corpus ``a`` vs on corpus ``b``,
+    paired over the questions both corpora read (paper 004 §4's measure, compared across corpora:
+    ours)."""
     import pandas as pd
 
-    p = _patterns(r)
+    effect = {}
+    for corpus in (a, b):
+        p = _patterns(r, corpus)
+        ac, em = _acem_em(p)
+        effect[corpus] = pd.Series(ac - em, index=[str(q) for q in p["qid"]])
+    t = pd.DataFrame({"a": effect[a], "b": effect[b]}).dropna()
+    informative = int(np.sum(t["a"] != t["b"]))
+    return _pair(t, "a", "b", f"damaging effect AcEM@N − EM@N per question, {a} vs {b} "
+                              f"({informative} of {len(t)} questions differ)")
+
+
+def m_probe3_vs_em(r: Results, corpus: str = SUPPORTING) -> Sample:
+    import pandas as pd
+
+    p = _patterns(r, corpus)
     probes = r.table(stages.PROBE_READINGS)
     probes = probes[(probes["probe"] == "P3") & (probes["metric"] == "em")
                     & (probes["system"] == p["system"].iloc[0])]
     if "corpus" in probes.columns:
-        probes = probes[probes["corpus"] == SUPPORTING]
+        probes = probes[probes["corpus"] == corpus]
     if probes.empty:
-        raise Missing(f"no Probe-3 readings in notebook {stages.PROBE_READINGS.stage}")
+        raise Missing(f"no Probe-3 readings on the {corpus} corpus in notebook {stages.PROBE_READINGS.stage}")
     n = int(probes["k"].max())
     at_n = probes[probes["k"] == n].set_index("qid")["correct"].pipe(as_outcome)
     em = pd.Series(
@@ -368,15 +392,15 @@ def m_probe3_vs_em(r: Results) -> Sample:
         }
     )
     t = pd.DataFrame({"a": at_n.astype(float), "b": em})
-    return _pair(t, "a", "b", f"strict EM: Probe 3@{n} vs EM@{n}")
+    return _pair(t, "a", "b", f"strict EM: Probe 3@{n} vs EM@{n}, {corpus}")
 
 
-def m_ser_bm25_vs_random(r: Results) -> Sample:
+def m_ser_bm25_vs_random(r: Results, corpus: str = SUPPORTING) -> Sample:
     s = r.table(stages.SER_READINGS)
     if "corpus" in s.columns:
-        s = s[s["corpus"] == SUPPORTING]
+        s = s[s["corpus"] == corpus]
     if s.empty:
-        raise Missing(f"no SER readings in notebook {stages.SER_READINGS.stage}")
+        raise Missing(f"no SER readings on the {corpus} corpus in notebook {stages.SER_READINGS.stage}")
     m = int(s["m"].max())
     s = s[s["m"] == m].assign(changed=lambda d: as_outcome(d["changed"]))
     t = s.pivot_table(index=["qid", "sample"], columns="kind", values="changed", aggfunc="first").astype(
@@ -387,7 +411,8 @@ def m_ser_bm25_vs_random(r: Results) -> Sample:
         raise Missing("SER needs both random and BM25 negatives")
     both = t[[kinds["bm25"], kinds["random"]]].dropna()
     return Sample(both[kinds["bm25"]].to_numpy(), both[kinds["random"]].to_numpy(), True,
-                  f"answer changed after {m} extra passages: BM25 vs random ({len(both)} pairs)", "pairs")
+                  f"answer changed after {m} extra passages: BM25 vs random, {corpus} ({len(both)} pairs)",
+                  "pairs")
 
 
 MEASURES: dict[str, Callable[..., Sample]] = {
@@ -404,6 +429,7 @@ MEASURES: dict[str, Callable[..., Sample]] = {
     "finetuned_retriever_gain": m_finetuned_retriever_gain,
     "finetuned_reranker_pipeline": m_finetuned_reranker_pipeline,
     "acem_vs_em": m_acem_vs_em,
+    "damaging_by_corpus": m_damaging_by_corpus,
     "probe3_vs_em": m_probe3_vs_em,
     "ser_bm25_vs_random": m_ser_bm25_vs_random,
 }

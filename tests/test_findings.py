@@ -186,6 +186,27 @@ def test_damaging_probe_and_ser_measures(tmp_path):
     assert (s.a.value, s.b.value) == (62.5, 0.0) and s.n == 16 and s.verdict == fnd.HOLDS
 
 
+def test_damaging_effect_per_corpus_and_across_corpora(tmp_path):
+    """AcEM@N vs EM@N on the answer-containing control, and the per-question damaging effect
+    AcEM@N − EM@N compared across the two corpora on the same questions (hand-counted)."""
+    sup = ["0110", "0100", "1000", "0000", "1111", "0010", "0100", "1100"] * 2  # effect 1,1,1,0,0,1,1,1
+    con = ["1111", "1110", "1000", "0000"] * 4  # effect 0,1,1,0; AcEM 1,1,1,0; EM 1,0,0,0
+    qids = [f"q{i:02d}" for i in range(16)]
+    patterns = pd.concat([
+        pd.DataFrame({"system": "bm25", "qid": qids, "em_pattern": pats, "judged_pattern": pats,
+                      "corpus": corpus})
+        for pats, corpus in ((sup, "answer-supporting"), (con, "answer-containing"))])
+    r = _results(tmp_path, **{"06_patterns": patterns})
+    by_id = {f.id: f for f in fnd.load_paper_numbers()}
+    c = fnd.score(by_id["damaging_passages_containing"], r)
+    assert (c.a.value, c.b.value, c.n) == (75.0, 25.0, 16)  # AcEM: 12 of 16; EM@4: only 1111, 4 of 16
+    d = fnd.score(by_id["damaging_larger_when_supporting"], r)
+    # effects: supporting 12 of 16, containing 8 of 16; they differ on q00, q07, q08, q15 (1 vs 0)
+    assert (d.a.value, d.b.value, d.stat.value, d.n) == (75.0, 50.0, 25.0, 16)
+    assert "4 of 16 questions differ" in d.why
+    assert "answer-containing" in fnd.m_acem_vs_em(r, "answer-containing").note
+
+
 def test_patterns_keep_leading_zeros(tmp_path):
     """"0001" must not be read back as the integer 1 (a pattern of length 1)."""
     patterns = pd.DataFrame({"system": "bm25", "qid": ["a", "b"], "em_pattern": ["0001", "0010"],
