@@ -29,7 +29,6 @@ and the tables' records in ``results/provenance.json`` (:mod:`inferqa_utils.prov
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..atomic import write_text_atomic
+from ..fingerprint import sha256_file
 from ..runs import ids_to_run_list
 from ..trec import write_qrels, write_run
 from . import contract
@@ -140,14 +140,6 @@ def answers_tables(release: Release, answers: pd.DataFrame) -> dict[contract.Tab
     return {contract.READING_ANSWERS: t04, contract.FT_ANSWERS: t05}
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def import_record(release: Release, source: str | Path, params: dict[str, Any]) -> dict[str, Any]:
     """What was read: the source folder, every released file (path, file read, compressed or not,
     size, sha256), the list each ranking file was read from, the files that match no layout entry,
@@ -160,7 +152,7 @@ def import_record(release: Release, source: str | Path, params: dict[str, Any]) 
         "files": [
             {
                 "released": f.released, "file": f.file.relative_to(release.folder).as_posix(),
-                "compressed": f.compressed, "bytes": f.file.stat().st_size, "sha256": _sha256(f.file),
+                "compressed": f.compressed, "bytes": f.file.stat().st_size, "sha256": sha256_file(f.file),
             }
             for f in release.found
         ],

@@ -19,7 +19,6 @@ stored zstandard-compressed under the released path with its suffix replaced by 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import PATHS
+from ..fingerprint import sha256_file
 from ..hub import require_hub
 from ..sources.quit import HUB_REPO
 from . import files as F
@@ -48,14 +48,6 @@ def default_patterns() -> list[str]:
     import re
 
     return ["results/" + re.sub(r"\{\w+\}", "*", F.compressed_name(e.path)) for e in F.LAYOUT]
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def decompress_tree(src: Path, dst: Path, log: Callable[[str], Any] | None = None) -> list[dict[str, Any]]:
@@ -86,7 +78,7 @@ def decompress_tree(src: Path, dst: Path, log: Callable[[str], Any] | None = Non
         entries.append(
             {
                 "released": released, "stored": rel, "stored_bytes": p.stat().st_size,
-                "stored_sha256": _sha256(p), "bytes": size, "sha256": _sha256(out),
+                "stored_sha256": sha256_file(p), "bytes": size, "sha256": sha256_file(out),
             }
         )
         say(f"[paper-runs] {rel} -> {released} ({size:,} bytes)")
