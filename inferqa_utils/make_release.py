@@ -30,6 +30,7 @@ from .construction.store import load_built
 from .construction.verification import load_decisions
 from .manifest import git_commit, machine_info, package_versions
 from .runner import llama_cpp_build
+from .sources import SourceLicence, source_licence
 
 #: the profile parameters of notebook 02's fair control that the release's judgments follow
 CONTROL_PARAMETERS = (
@@ -50,6 +51,7 @@ def make_release(profile_name: str, out: str | Path | None = None, log: Callable
     params = profile(profile_name)
     cfg = profile_build_config(profile_name)
     cfg.output_dir = str(PATHS.build / "release" / cfg.name)
+    licence = source_licence(cfg.source)  # before building: a missing licence stops the release here
     out = Path(out) if out is not None else default_out(cfg.name)
     t0 = time.perf_counter()
     code = git_commit()  # the code that builds, whatever is committed while it runs
@@ -84,7 +86,8 @@ def make_release(profile_name: str, out: str | Path | None = None, log: Callable
     decisions = load_decisions(cfg.decisions_path)
     folder = write_release(
         cfg.output_dir, out, manifest, control_corpus=control, judgments=judgments, decisions=decisions,
-        readme=_readme(cfg.name, profile_name, res.manifest, judgments),
+        readme=_readme(cfg.name, profile_name, res.manifest, judgments, licence),
+        licence=licence.file if licence is not None else None,
     )
     log(f"[release] wrote {folder} in {time.perf_counter() - t0:.1f} s")
     return folder
@@ -132,7 +135,8 @@ def _checksum(name: str) -> str | None:
         return None
 
 
-def _readme(name: str, profile_name: str, build: dict[str, Any], judgments: Any) -> str:
+def _readme(name: str, profile_name: str, build: dict[str, Any], judgments: Any,
+            licence: SourceLicence | None = None) -> str:
     counts = build.get("counts") or {}
     per_split = counts.get("per_split") or {}
     lines = [
@@ -168,4 +172,6 @@ def _readme(name: str, profile_name: str, build: dict[str, Any], judgments: Any)
         f"per split: {counts.get('labels_per_split')}.",
         "",
     ]
+    if licence is not None:
+        lines += ["## Source and licence", "", licence.attribution, ""]
     return "\n".join(lines)

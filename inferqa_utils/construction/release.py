@@ -121,13 +121,15 @@ def write_release(
     judgments: pd.DataFrame | None = None,
     decisions: Mapping[str, Any] | None = None,
     readme: str = "",
+    licence: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Write the release of the build in ``build_folder`` (an export of
     :func:`~inferqa_utils.construction.build.build_dataset`) to ``out``, atomically: everything is
     written to a new folder beside ``out`` that replaces ``out`` only once complete (an
     interrupted write leaves ``out`` as it was). ``manifest`` holds what only the caller knows
     (profile, command, models, step costs); the build's own manifest, the counts and every
-    file's sha256 are added here."""
+    file's sha256 are added here. ``licence``: the source's licence file, copied as ``LICENSE``
+    (a release derived from TriviaHG ships with its MIT licence)."""
     build_folder, out = Path(build_folder), Path(out)
     build_manifest = json.loads((build_folder / "manifest.json").read_text(encoding="utf-8"))
     with staged_dir(out) as tmp:
@@ -156,6 +158,8 @@ def write_release(
                 j.to_csv(tmp / CONTROL_JUDGMENTS, sep="\t", index=False)
         if readme:
             (tmp / "README.md").write_text(readme, encoding="utf-8")
+        if licence is not None:
+            shutil.copy2(licence, tmp / "LICENSE")
         files = {str(p.relative_to(tmp)): sha256_file(p) for p in sorted(tmp.rglob("*")) if p.is_file()}
         full = {
             "schema": RELEASE_SCHEMA,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import PATHS
@@ -13,14 +14,50 @@ from .records import read_json_records
 from .triviahg import load_triviahg
 from .wikihint import load_wikihint, load_wikihint_dir, load_wikihint_hub
 
-__all__ = ["SHARED_SOURCES", "load_embedded", "load_quit", "load_source", "load_triviahg", "load_wikihint",
-           "load_wikihint_dir", "load_wikihint_hub", "source_files"]
+__all__ = ["SHARED_SOURCES", "SourceLicence", "load_embedded", "load_quit", "load_source", "load_triviahg",
+           "load_wikihint", "load_wikihint_dir", "load_wikihint_hub", "source_files", "source_licence"]
 
 #: Named sources inside ``../shared/data`` (or ``$INFERQA_SHARED_DATA``)
 SHARED_SOURCES = {
     "triviahg-validation": "triviahg/validation_2024.json",
     "triviahg-copilot": "triviahg/model_hints/Copilot.json",
 }
+
+
+#: TriviaHG is MIT-licensed: a release derived from it carries this attribution and its licence
+TRIVIAHG_ATTRIBUTION = (
+    "Questions, answers and hints come from TriviaHG (Mozafari et al., 2024: \"TriviaHG: A Dataset for "
+    "Automatic Hint Generation from Factoid Questions\"; "
+    "https://github.com/DataScienceUIBK/TriviaHG), released under the MIT licence reproduced in "
+    "`LICENSE`. The passages are concatenations of its hints; the labels, splits and construction "
+    "tables are ours."
+)
+
+
+@dataclass(frozen=True)
+class SourceLicence:
+    """The licence a dataset derived from a source must carry: its text's file and an attribution."""
+
+    file: Path
+    attribution: str
+
+
+def source_licence(spec: str | Path) -> SourceLicence | None:
+    """The licence of a named shared source (TriviaHG's ``LICENSE`` beside its data files), for a
+    release derived from it; ``None`` for a source without one to carry (the embedded dataset is
+    ours). A named TriviaHG source whose ``LICENSE`` is missing is refused: a derived release may
+    only ship with the licence beside it."""
+    s = str(spec)
+    if s not in SHARED_SOURCES:
+        return None
+    data = shared_file(s)
+    licence = next((d / "LICENSE" for d in data.parents if d.name == "triviahg"), data.parent / "LICENSE")
+    if not licence.is_file():
+        raise MissingInputError(
+            f"source {s!r}: its licence {licence} is missing; a release derived from TriviaHG ships "
+            "with TriviaHG's MIT licence beside it"
+        )
+    return SourceLicence(licence, TRIVIAHG_ATTRIBUTION)
 
 
 def shared_file(name: str) -> Path:
