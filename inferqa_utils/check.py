@@ -56,6 +56,7 @@ _FINDING_KEYS = {
     "p": "p",
     "p (Holm)": "p_holm",
     "n": "n",
+    "informative": "informative",
     "rule": "rule",
     "verdict": "verdict",
     "why": "why",
@@ -537,7 +538,7 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
                 v = r.get(col)
                 if key in ("p", "p_holm"):
                     row[key] = _number(v)
-                elif key == "n":
+                elif key in ("n", "informative"):
                     row[key] = None if _number(v) is None else int(v)
                 else:
                     row[key] = "" if v is None else str(v)

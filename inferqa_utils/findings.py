@@ -456,6 +456,7 @@ class Scored:
     stat: Any = None
     p_value: float | None = None
     n: int = 0
+    informative: int | None = None
 
 
 def _statistic(kind: str) -> Callable[[np.ndarray, np.ndarray], float]:
@@ -541,7 +542,7 @@ def score(finding: Finding, results: Results) -> Scored:
 
     stat = Interval(value, lo, hi, len(s.a))
     p = _p_value(s)
-    base = dict(a=a_ci, b=b_ci, stat=stat, p_value=p, n=len(s.a))
+    base = dict(a=a_ci, b=b_ci, stat=stat, p_value=p, n=len(s.a), informative=informative_units(s))
     if forced is not None:
         return Scored(finding, INCONCLUSIVE, forced, **base)
     flat = np.concatenate([s.a, s.b])
@@ -570,9 +571,19 @@ def score(finding: Finding, results: Results) -> Scored:
     return Scored(finding, verdict, f"{why}; {s.note}", **base)
 
 
+def informative_units(s: Sample) -> int:
+    """The units a verdict rests on: for a paired sample the units whose *a* and *b* differ (only they
+    move a paired test: the discordant questions of two 0/1 outcomes), otherwise every unit of
+    both sides."""
+    if s.paired:
+        return int(np.sum(np.asarray(s.a, dtype=float) != np.asarray(s.b, dtype=float)))
+    return len(s.a) + len(s.b)
+
+
 def verdict_table(results: Results, findings: Sequence[Finding] | None = None) -> pd.DataFrame:
     """One row per finding: paper a and b, ours with 95 % intervals, the statistic and its interval,
-    the p-value (raw and Holm-adjusted over the table), the rule, the verdict and why."""
+    the p-value (raw and Holm-adjusted over the table), the units measured (``n``) and those the
+    verdict rests on (``informative``, :func:`informative_units`), the rule, the verdict and why."""
     import pandas as pd
 
     scored = [score(f, results) for f in (findings if findings is not None else load_paper_numbers())]
@@ -589,7 +600,8 @@ def verdict_table(results: Results, findings: Sequence[Finding] | None = None) -
             "statistic": f"{f.statistic} {s.stat}" if s.stat is not None else "—",
             "p": None if s.p_value is None else round(s.p_value, 4),
             "p (Holm)": None if p_holm is None else round(p_holm, 4),
-            "n": s.n, "rule": f.rule(), "verdict": s.verdict, "why": s.why, "ours is": f.ours})
+            "n": s.n, "informative": s.informative, "rule": f.rule(), "verdict": s.verdict, "why": s.why,
+            "ours is": f.ours})
     return pd.DataFrame(rows).set_index("id")
 
 

@@ -132,6 +132,8 @@ def load_record(path: str | Path) -> dict[str, Any]:
             raise DataFormatError(path, f"verdict {f['verdict']!r} is not one of {', '.join(VERDICTS)}",
                                   field=f"{where}verdict")
         _need(path, f, "p_holm", (int, float), where, nullable=True)
+        if "informative" in f:
+            _need(path, f, "informative", int, where, nullable=True)
     return rec
 
 
@@ -664,7 +666,9 @@ _FINDINGS_NOTE = (
     "Per finding: its text and source, the paper's numbers, the rule, and one row per profile: our "
     "*a* and *b* (means with their 95 % intervals), the statistic (a − b, a / b or |a − b| / b) with "
     "its seeded 95 % bootstrap interval, p (Holm) — the p-value of mean(a) = mean(b), Holm-adjusted "
-    "over the findings of one profile — the verdict and why."
+    "over the findings of one profile —, the units measured and, in brackets, those the verdict rests "
+    "on (for a paired comparison the units whose two sides differ: only they move a paired test), the "
+    "verdict and why."
 )
 
 
@@ -680,17 +684,28 @@ def _finding_section(
     for p in shown:
         row = _by_id(records[p]).get(sec.id)
         if row is None:
-            rows.append([p, "—", "—", "—", "—", "not scored", ""])
+            rows.append([p, "—", "—", "—", "—", "—", "not scored", ""])
         else:
             rows.append([p, row["ours_a"], row["ours_b"], row["statistic"], _p(row.get("p_holm")),
-                         f"**{row['verdict']}**", row["why"]])
+                         _units(row), f"**{row['verdict']}**", row["why"]])
     return [
         *lines,
         *_table(
-            ["profile", "ours a", "ours b", "statistic [95 % interval]", "p (Holm)", "verdict", "why"], rows
+            ["profile", "ours a", "ours b", "statistic [95 % interval]", "p (Holm)", "n (informative)",
+             "verdict", "why"],
+            rows,
         ),
         "",
     ]
+
+
+def _units(row: Mapping[str, Any]) -> str:
+    """``n (informative)`` of a findings row: the units measured and those the verdict rests on (for a
+    paired comparison the units whose two sides differ); ``—`` when not measured."""
+    n, informative = row.get("n"), row.get("informative")
+    if not isinstance(n, int) or n <= 0:
+        return "—"
+    return f"{n} ({informative})" if isinstance(informative, int) else str(n)
 
 
 def _appendix(

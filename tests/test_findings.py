@@ -203,7 +203,10 @@ def test_damaging_effect_per_corpus_and_across_corpora(tmp_path):
     d = fnd.score(by_id["damaging_larger_when_supporting"], r)
     # effects: supporting 12 of 16, containing 8 of 16; they differ on q00, q07, q08, q15 (1 vs 0)
     assert (d.a.value, d.b.value, d.stat.value, d.n) == (75.0, 50.0, 25.0, 16)
-    assert "4 of 16 questions differ" in d.why
+    assert "4 of 16 questions differ" in d.why and d.informative == 4
+    assert c.informative == 8  # AcEM@4 ≠ EM@4 on 0 1 1 0 of each block of four
+    table = fnd.verdict_table(r)
+    assert table.loc["damaging_larger_when_supporting", "informative"] == 4
     assert "answer-containing" in fnd.m_acem_vs_em(r, "answer-containing").note
 
 

@@ -249,3 +249,42 @@ def test_the_builds_own_readings_are_reused_not_read_again(tiny_release, tmp_pat
     read(reader, [q], [p.text], known=known, layout="question-first", progress=False)
     assert reader.stats.model_calls == 3
     reader.close()
+
+
+def test_a_licence_is_shipped_beside_the_release_and_hashed(tmp_path):
+    licence = tmp_path / "LICENSE"
+    licence.write_text("MIT License\n\nCopyright (c) 2024 Someone\n", encoding="utf-8")
+    out = rel.write_release(_build_folder(tmp_path), tmp_path / "release", {"name": "tiny"}, licence=licence)
+    assert (out / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+    assert "LICENSE" in rel.read_manifest(out)["files"]
+    assert rel.verify_release(out) == []
+
+
+def test_a_triviahg_source_without_its_licence_is_refused(tmp_path, monkeypatch):
+    from inferqa_utils.errors import MissingInputError
+    from inferqa_utils.sources import source_licence
+
+    (tmp_path / "triviahg").mkdir()
+    (tmp_path / "triviahg" / "validation_2024.json").write_text("[]", encoding="utf-8")
+    monkeypatch.setenv("INFERQA_SHARED_DATA", str(tmp_path))
+    assert source_licence("embedded") is None
+    with pytest.raises(MissingInputError, match="licence .*LICENSE is missing"):
+        source_licence("triviahg-validation")
+    (tmp_path / "triviahg" / "LICENSE").write_text("MIT License\n", encoding="utf-8")
+    found = source_licence("triviahg-validation")
+    assert found is not None and found.file == tmp_path / "triviahg" / "LICENSE"
+    assert "TriviaHG" in found.attribution and "MIT" in found.attribution
+
+
+def test_a_sample_is_rebuilt_from_the_release_when_its_shared_source_is_absent(tmp_path, monkeypatch):
+    ds = rel.load_release(SHIPPED, verify=False)
+    assert rel.sample_source(ds, "embedded") == ("embedded", "rebuilt from the source 'embedded'")
+    monkeypatch.setenv("INFERQA_SHARED_DATA", str(tmp_path))  # no triviahg/ there
+    source, how = rel.sample_source(ds, "triviahg-validation")
+    assert source == f"quit:{ds.meta['release']}" and "not on this machine" in how
+    first = ds.splits["test"][0]
+    cfg = rel.sample_config(ds, [first], "s", source=source)
+    assert cfg.source == source and cfg.questions == [first]
+    (tmp_path / "triviahg").mkdir()
+    (tmp_path / "triviahg" / "validation_2024.json").write_text("[]", encoding="utf-8")
+    assert rel.sample_source(ds, "triviahg-validation")[0] == "triviahg-validation"

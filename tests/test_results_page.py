@@ -31,6 +31,7 @@ def _finding(
         "p": 0.0001,
         "p_holm": 0.0013,
         "n": 48,
+        "informative": 22,
         "rule": "a − b ≥ 10",
         "verdict": verdict,
         "why": why,
@@ -139,10 +140,10 @@ def test_page_header_runs_table_and_no_record(page: str):
 def test_finding_sections_have_one_row_per_profile_run(page: str):
     rows = _rows(page, "### `optimal_far_above_pipeline`")
     assert list(rows) == ["smoke", "default"]  # triviahg was never run: no row
-    assert rows["default"][1:7] == ["52.08 [37.50, 66.67]", "6.25 [0.00, 14.58]", "diff 45.83 [31.25, 60.42]",
-                                    "0.0013", "**holds**", "the interval lies inside the region"]
-    assert rows["smoke"][5] == "**inconclusive**"
-    assert _rows(page, "### `damaging_passages`")["default"][5] == "**contradicted**"
+    assert rows["default"][1:8] == ["52.08 [37.50, 66.67]", "6.25 [0.00, 14.58]", "diff 45.83 [31.25, 60.42]",
+                                    "0.0013", "48 (22)", "**holds**", "the interval lies inside the region"]
+    assert rows["smoke"][6] == "**inconclusive**"
+    assert _rows(page, "### `damaging_passages`")["default"][6] == "**contradicted**"
     # the finding's text, source and paper numbers come from paper_numbers.yaml
     section = page.split("### `optimal_far_above_pipeline`", 1)[1].split("\n### ", 1)[0]
     assert (
@@ -151,14 +152,14 @@ def test_finding_sections_have_one_row_per_profile_run(page: str):
     )
     assert "*a* = Optimal EM: 90.16" in section
     # a finding no record scored shows "not scored"; the cited papers are listed at the end
-    assert _rows(page, "### `dense_beats_bm25`")["default"][5] == "not scored"
+    assert _rows(page, "### `dense_beats_bm25`")["default"][6] == "not scored"
     assert "- **000** — *Inferential Question Answering*" in page and "- **004** — Oh et al." in page
 
 
 def test_pipes_are_escaped(page: str):
     assert "too few questions: 4 < 10 (a\\|b)" in page
     line = next(line for line in page.splitlines() if "4 < 10" in line)
-    assert line.count(" | ") == 6  # seven cells, the escaped pipe is not a separator
+    assert line.count(" | ") == 7  # eight cells, the escaped pipe is not a separator
 
 
 def test_every_paper_cited_in_paper_numbers_has_a_reference():
@@ -218,7 +219,7 @@ def test_cli_writes_the_page_from_other_clones(tmp_path: Path, capsys: pytest.Ca
     )
     assert str(tmp_path) not in page
     assert _rows(page, "## Runs")["rp-never-run"][1] == "no record"
-    assert _rows(page, "### `damaging_passages`")["rp-test-profile"][5] == "**holds**"
+    assert _rows(page, "### `damaging_passages`")["rp-test-profile"][6] == "**holds**"
     assert "1 of 2 profile(s) with a record" in capsys.readouterr().out
     assert (out.parent / "figures" / "results_forest.png").is_file()
 
@@ -264,7 +265,7 @@ def test_check_report_writes_the_record_beside_it(tmp_path: Path):
     assert rec["run"]["cache_use"][0]["model_calls"] is None
     assert _rows(page, "## Runs")["smoke"][6:8] == ["4,778 s (80 min), 2 notebooks; cache use unknown",
                                                    "2 OK, 0 FAIL"]
-    assert _rows(page, "### `optimal_far_above_pipeline`")["smoke"][5] == "**inconclusive**"
+    assert _rows(page, "### `optimal_far_above_pipeline`")["smoke"][6] == "**inconclusive**"
 
 
 def test_check_without_report_writes_no_record(tmp_path: Path):

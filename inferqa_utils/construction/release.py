@@ -380,15 +380,33 @@ def sample_questions(ds: Dataset, n: int, split: str = "test", seed: int = SEED)
     return [q for q in qids if q in keep]
 
 
-def sample_config(ds: Dataset, qids: list[str], name: str, split: str = "test") -> BuildConfig:
+def sample_source(ds: Dataset, source: str) -> tuple[str, str]:
+    """Where a sample of release ``ds`` is rebuilt from, and why: its ``source`` when this machine has
+    it; for a named shared source that is absent (TriviaHG without ``../shared/data``), the release's
+    own QUIT-shaped files (``quit:<release folder>``): the questions, answers and kept hints the
+    build started from its source with, read again through every step."""
+    from ..sources import SHARED_SOURCES, source_files
+
+    if source in SHARED_SOURCES and not source_files(source):
+        folder = ds.meta.get("release") or ds.meta.get("folder")
+        return (f"quit:{folder}", f"the source {source!r} is not on this machine (set INFERQA_SHARED_DATA): "
+                                  "the sample is rebuilt from the release's own questions and kept hints")
+    return source, f"rebuilt from the source {source!r}"
+
+
+def sample_config(ds: Dataset, qids: list[str], name: str, split: str = "test",
+                  source: str | None = None) -> BuildConfig:
     """The release's own build parameters, restricted to ``qids`` (their split fixed to the
-    release's), rebuilt from the source end to end: convergence is judged again by the LLM
-    (``convergence_stored=False``), the corpus holds the sample's passages only. Output under
-    ``build/datasets/<name>`` (its own label checkpoint)."""
+    release's), rebuilt from the source end to end (``source`` replaces the release's, see
+    :func:`sample_source`): convergence is judged again by the LLM (``convergence_stored=False``),
+    the corpus holds the sample's passages only. Output under ``build/datasets/<name>`` (its own
+    label checkpoint)."""
     from .build_config import BuildConfig
 
     params = {k: v for k, v in ((ds.meta.get("built") or {}).get("parameters") or {}).items()
               if k not in ("output_dir", "verification_file")}
+    if source is not None:
+        params["source"] = source
     changes: dict[str, Any] = dict(
         questions=list(qids),
         fixed_splits={q: split for q in qids},
