@@ -268,7 +268,7 @@ def test_a_triviahg_source_without_its_licence_is_refused(tmp_path, monkeypatch)
     (tmp_path / "triviahg" / "validation_2024.json").write_text("[]", encoding="utf-8")
     monkeypatch.setenv("INFERQA_SHARED_DATA", str(tmp_path))
     assert source_licence("embedded") is None
-    with pytest.raises(MissingInputError, match="licence .*LICENSE is missing"):
+    with pytest.raises(MissingInputError, match=r"licence .*LICENSE is missing"):
         source_licence("triviahg-validation")
     (tmp_path / "triviahg" / "LICENSE").write_text("MIT License\n", encoding="utf-8")
     found = source_licence("triviahg-validation")
