@@ -586,6 +586,24 @@ def _header(command: str, generated: _dt.datetime) -> list[str]:
     ]
 
 
+def provenance(records: Mapping[str, Mapping[str, Any]], shown: Sequence[str]) -> str:
+    """Where the numbers of the ``shown`` profiles come from: how many run manifests each profile's
+    notebook tables span (one: a single complete run) and the commit they ran at; one sentence,
+    which says so when every profile comes from one run and all ran at one commit."""
+    parts, commits, single = [], [], True
+    for p in shown:
+        run = records[p].get("run") or {}
+        git = run.get("git") if isinstance(run.get("git"), dict) else records[p].get("git")
+        commits.append(_commit(git))
+        n = len(run.get("manifests") or []) or (1 if run else 0)
+        single = single and n == 1
+        runs = "no run manifest" if n == 0 else "one complete run" if n == 1 else f"{n} runs"
+        parts.append(f"**{p}** from {runs} at {commits[-1]}")
+    if single and len(set(commits)) == 1 and commits[0] != "unknown":
+        return f"*Each profile's numbers come from one complete run of its notebooks, all at {commits[0]}.*"
+    return "*Not every profile's numbers come from one run at one commit: " + "; ".join(parts) + ".*"
+
+
 def _scoreboard_part(
     sections: Sequence[Section],
     records: Mapping[str, Mapping[str, Any]],
@@ -762,6 +780,7 @@ def render(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str] = D
     sections = _sections(findings, records, [*shown, *sample])
     lines = [
         *_header(command, generated or _dt.datetime.now(_dt.UTC)),
+        *([provenance(records, shown), ""] if shown else []),
         *_scoreboard_part(sections, records, main, figure),
         "## Runs", "", _RUNS_NOTE, "",
         *_runs_table(records, main),

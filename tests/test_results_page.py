@@ -639,3 +639,20 @@ def test_runner_records_the_cache_sizes_at_the_start(tmp_path: Path, monkeypatch
     (tmp_path / ".cache" / "models").mkdir()
     (tmp_path / ".cache" / "models" / "m.gguf").write_bytes(b"x" * 100)  # models are not a cache of results
     assert runner.cache_sizes() == {"llm": 15, "embeddings": 0, "indexes": 7, "runs": 0, "datasets": 0}
+
+
+def test_the_header_says_whether_every_profile_comes_from_one_run_at_one_commit():
+    one = {"manifests": ["build/executions/a/manifest.json"],
+           "git": {"commit": "abc1234" + "0" * 33, "dirty": False}}
+    records = {"default": _record("default", [], run=dict(one)),
+               "triviahg": _record("triviahg", [], run=dict(one))}
+    assert rp.provenance(records, ["default", "triviahg"]) == (
+        "*Each profile's numbers come from one complete run of its notebooks, all at `abc1234`.*")
+    two = {**one, "manifests": ["build/executions/a/manifest.json", "build/executions/b/manifest.json"]}
+    records["triviahg"] = _record("triviahg", [], run=two)
+    text = rp.provenance(records, ["default", "triviahg"])
+    assert text.startswith("*Not every profile's numbers") and "**triviahg** from 2 runs at `abc1234`" in text
+    other = {**one, "git": {"commit": "def5678" + "0" * 33, "dirty": False}}
+    records["triviahg"] = _record("triviahg", [], run=other)
+    text = rp.provenance(records, ["default", "triviahg"])
+    assert "**triviahg** from one complete run at `def5678`" in text
