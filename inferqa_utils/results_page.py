@@ -599,9 +599,11 @@ def provenance(records: Mapping[str, Mapping[str, Any]], shown: Sequence[str]) -
         single = single and n == 1
         runs = "no run manifest" if n == 0 else "one complete run" if n == 1 else f"{n} runs"
         parts.append(f"**{p}** from {runs} at {commits[-1]}")
+    names = f"{', '.join(shown[:-1])} and {shown[-1]}" if len(shown) > 1 else shown[0]
     if single and len(set(commits)) == 1 and commits[0] != "unknown":
-        return f"*Each profile's numbers come from one complete run of its notebooks, all at {commits[0]}.*"
-    return "*Not every profile's numbers come from one run at one commit: " + "; ".join(parts) + ".*"
+        each = "one complete run of its notebooks" if len(shown) == 1 else "one complete run each, all"
+        return f"*The numbers of {names} come from {each} at {commits[0]}.*"
+    return f"*The numbers of {names} do not all come from one run at one commit: " + "; ".join(parts) + ".*"
 
 
 def _scoreboard_part(

@@ -647,11 +647,14 @@ def test_the_header_says_whether_every_profile_comes_from_one_run_at_one_commit(
     records = {"default": _record("default", [], run=dict(one)),
                "triviahg": _record("triviahg", [], run=dict(one))}
     assert rp.provenance(records, ["default", "triviahg"]) == (
-        "*Each profile's numbers come from one complete run of its notebooks, all at `abc1234`.*")
+        "*The numbers of default and triviahg come from one complete run each, all at `abc1234`.*")
+    assert rp.provenance(records, ["default"]) == (
+        "*The numbers of default come from one complete run of its notebooks at `abc1234`.*")
     two = {**one, "manifests": ["build/executions/a/manifest.json", "build/executions/b/manifest.json"]}
     records["triviahg"] = _record("triviahg", [], run=two)
     text = rp.provenance(records, ["default", "triviahg"])
-    assert text.startswith("*Not every profile's numbers") and "**triviahg** from 2 runs at `abc1234`" in text
+    assert text.startswith("*The numbers of default and triviahg do not all come from one run")
+    assert "**triviahg** from 2 runs at `abc1234`" in text
     other = {**one, "git": {"commit": "def5678" + "0" * 33, "dirty": False}}
     records["triviahg"] = _record("triviahg", [], run=other)
     text = rp.provenance(records, ["default", "triviahg"])
