@@ -288,3 +288,21 @@ def test_a_sample_is_rebuilt_from_the_release_when_its_shared_source_is_absent(t
     (tmp_path / "triviahg").mkdir()
     (tmp_path / "triviahg" / "validation_2024.json").write_text("[]", encoding="utf-8")
     assert rel.sample_source(ds, "triviahg-validation")[0] == "triviahg-validation"
+
+
+def test_the_shipped_triviahg_release_validates_and_carries_its_licence():
+    """The triviahg profile reads this release on a machine without ../shared/data: every file's
+    sha256, the QUIT shape and the labels check out, TriviaHG's MIT licence ships beside it, and
+    its parameters are the triviahg profile's (notebook 01 refuses a release built otherwise)."""
+    from inferqa_utils.config import profile
+    from inferqa_utils.construction.build_config import parameter_differences, profile_build_config
+
+    folder = rel.release_folder("triviahg-val")
+    assert profile("triviahg")["release"] == "triviahg-val"
+    assert rel.verify_release(folder) == []
+    m = rel.read_manifest(folder)
+    assert (folder / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+    assert "LICENSE" in m["files"] and "TriviaHG" in (folder / "README.md").read_text(encoding="utf-8")
+    assert m["build"]["labelled_splits"] == ["test"] and m["build"]["counts"]["per_split"]["test"] == 210
+    assert parameter_differences(m["build"]["parameters"], profile_build_config("triviahg")) == []
+    assert rel.read_judgments(folder) is not None
