@@ -247,6 +247,21 @@ def long_intervals(table: pd.DataFrame, metrics: Sequence[str], label: str = "sy
     return pd.DataFrame(rows, columns=[label, "metric", "value", "lo", "hi"])
 
 
+def _labelled_panels(long: pd.DataFrame, label: str, panel: str, width: tuple[float, float],
+                     height: tuple[float, float]) -> tuple[list[Any], list[Any], Any, Any, np.ndarray]:
+    """One row of panels sharing the y axis, one per distinct ``panel`` value (``[None]`` when the
+    column is absent), with a row per distinct ``label`` (first order); the figure is
+    ``width[0] × panels + width[1]`` wide and ``height[0] × labels + height[1]`` high. Returns
+    ``(panels, labels, fig, axes, y)``, ``y`` the row positions."""
+    import matplotlib.pyplot as plt
+
+    panels = list(dict.fromkeys(long[panel])) if panel in long.columns else [None]
+    labels = list(dict.fromkeys(long[label]))
+    fig, axes = plt.subplots(1, len(panels), squeeze=False, sharey=True,
+                             figsize=(width[0] * len(panels) + width[1], height[0] * len(labels) + height[1]))
+    return panels, labels, fig, axes, np.arange(len(labels))
+
+
 def interval_bars(long: pd.DataFrame, label: str = "system", panel: str = "metric", title: str = "",
                   xlabel: str = "mean over questions (%)", highlight: Sequence[Any] = (),
                   reference: Mapping[str, float] | None = None):
@@ -254,13 +269,7 @@ def interval_bars(long: pd.DataFrame, label: str = "system", panel: str = "metri
     (:func:`error_bars`), one panel per distinct ``panel`` value, labels in their first order.
     Bars named in ``highlight`` are drawn in the accent colour; ``reference`` draws a dotted
     vertical line per panel (e.g. the baseline's value). The figure carries :data:`INTERVAL_NOTE`."""
-    import matplotlib.pyplot as plt
-
-    panels = list(dict.fromkeys(long[panel])) if panel in long.columns else [None]
-    labels = list(dict.fromkeys(long[label]))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels) + 1.2, 0.42 * len(labels) + 1.6),
-                             sharey=True, squeeze=False)
-    y = np.arange(len(labels))
+    panels, labels, fig, axes, y = _labelled_panels(long, label, panel, (4.6, 1.2), (0.42, 1.6))
     for ax, name in zip(axes[0], panels, strict=True):
         sub = long if name is None else long[long[panel] == name]
         sub = sub.set_index(label).reindex(labels)
@@ -297,13 +306,7 @@ def difference_forest(long: pd.DataFrame, label: str = "system", panel: str = "m
     ``value`` with its interval ``[lo, hi]``, one panel per distinct ``panel`` value, a line at 0
     (no difference); a point is filled when the row's ``sig`` is ``*`` (significant after Holm),
     hollow otherwise. The figure carries :data:`DIFFERENCE_NOTE`."""
-    import matplotlib.pyplot as plt
-
-    panels = list(dict.fromkeys(long[panel])) if panel in long.columns else [None]
-    labels = list(dict.fromkeys(long[label]))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 1.6, 0.36 * len(labels) + 1.7),
-                             sharey=True, squeeze=False)
-    y = np.arange(len(labels))
+    panels, labels, fig, axes, y = _labelled_panels(long, label, panel, (4.2, 1.6), (0.36, 1.7))
     for ax, name in zip(axes[0], panels, strict=True):
         sub = (long if name is None else long[long[panel] == name]).set_index(label).reindex(labels)
         v = sub["value"].to_numpy(float)

@@ -41,6 +41,7 @@ module's source, so that an edited plugin is computed again.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import importlib
@@ -158,6 +159,18 @@ class Plugin:
         except (TypeError, ValueError):
             return False
         return p is not None and p.default is inspect.Parameter.empty
+
+    def checked(self, built: Any, method: str, call: str, signature: str) -> Any:
+        """``built`` (what the plugin's callable returned) once it has a callable ``method``, named
+        by the spec when its ``name`` can be set (a read-only name: the run is still tagged with the
+        spec); otherwise a :class:`~inferqa_utils.errors.PluginError` naming the spec, the ``call``
+        (``target(…)`` as written in the message), what it returned and the ``signature`` expected."""
+        if not callable(getattr(built, method, None)):
+            raise PluginError(f"{self.kind.name} {self.spec!r}: {self.target}{call} returned {a_type(built)} "
+                              f"without {signature}; {self.kind.expected}")
+        with contextlib.suppress(AttributeError):
+            built.name = self.spec
+        return built
 
     def identity(self) -> str:
         """What decides the plugin's output: ``plugin <target>``, its distribution, its declared

@@ -20,7 +20,6 @@ cross-encoder or a folder (``make_reranker("FT-CrossEncoder")``).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .. import models, plugins
-from ..errors import PluginError, UnknownNameError
+from ..errors import UnknownNameError
 from ..llm import load_llm
 from ..models import ModelError
 from .base import Reranker
@@ -154,12 +153,7 @@ def plugin_reranker(plugin: plugins.Plugin) -> RerankerSpec:
 
     def build(_name: str, llm: Any, **kw: Any) -> Reranker:
         built = plugin.obj(llm=llm, **kw) if needs else plugin.obj(**kw)
-        if not callable(getattr(built, "rerank", None)):
-            raise PluginError(f"reranker {name!r}: {plugin.target}() returned {plugins.a_type(built)} "
-                              f"without rerank(queries, run, corpus, depth); {plugin.kind.expected}")
-        with contextlib.suppress(AttributeError):  # a read-only name: the run is still named by the spec
-            built.name = name
-        return built
+        return plugin.checked(built, "rerank", "()", "rerank(queries, run, corpus, depth)")
 
     return RerankerSpec(name, PLUGIN_KIND, build, plugin.description, llm=needs, identity=plugin.identity,
                         plugin=plugin)

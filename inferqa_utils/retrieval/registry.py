@@ -31,7 +31,6 @@ several retrievers into a dataset's run folder (notebooks 02 and 05).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ from typing import Any, Literal
 
 from .. import artifacts, models, plugins, stages
 from ..config import PATHS
-from ..errors import DataFormatError, PluginError
+from ..errors import DataFormatError
 from ..fingerprint import corpus_sha256, queries_sha256
 from ..lexical import BM25sRetriever, bm25s_identity
 from ..trec import Run, read_run, write_run
@@ -113,12 +112,7 @@ def plugin_retriever(plugin: plugins.Plugin) -> RetrieverSpec:
 
     def build(corpus: dict[str, str], index_dir: Path | None) -> Retriever:
         built = plugin.obj(corpus, index_dir)
-        if not callable(getattr(built, "search", None)):
-            raise PluginError(f"retriever {name!r}: {plugin.target}(corpus, index_dir) returned "
-                              f"{plugins.a_type(built)} without search(queries, k); {plugin.kind.expected}")
-        with contextlib.suppress(AttributeError):  # a read-only name: the run is still tagged with the spec
-            built.name = name
-        return built
+        return plugin.checked(built, "search", "(corpus, index_dir)", "search(queries, k)")
 
     return RetrieverSpec(name, plugin.description, build, plugin.identity, plugin)
 
