@@ -21,6 +21,7 @@ corpus and questions a stage reads.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -320,22 +321,48 @@ def queries_of(ds: Dataset, split: str) -> dict[str, str]:
     return {q.qid: q.question for q in ds.split(split)}
 
 
+#: where a dataset release, and its installed copy, keeps its answer-containing control corpus
+#: (JSONL ``{"id", "contents"}``, the corpus :func:`control_corpus` made when the release was written)
+CONTROL_CORPUS = "control/corpus.jsonl"
+
+
+def control_texts(folder: str | Path | None) -> dict[str, str]:
+    """``{id: text}`` of the control corpus stored in a release folder (:data:`CONTROL_CORPUS`);
+    empty when there is none."""
+    path = Path(folder) / CONTROL_CORPUS if folder else None
+    if path is None or not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            out[rec["id"]] = rec["contents"]
+    return out
+
+
 def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
                    ) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
     """Answer-containing control corpus: the reference passages (ids ``ref:<qid>``, then
     ``ref:<qid>:2``, …, see :func:`reference_id`) of every
     question of ``source`` — by default the source the dataset was built from (all of its
     questions, not only the built ones, so the control corpus is not trivially small; the
-    embedded set has 64 references, TriviaHG validation 1,000 ``Snippet``s). A reference is
+    embedded set has 64 references, TriviaHG validation 1,000 ``Snippet``s). When that source is
+    not on this machine (TriviaHG without the shared data), a dataset installed from a release
+    reads the control corpus the release stores (:func:`control_texts`), the same passages.
+    A reference is
     relevant (label 2) to a question when it contains one of the question's gold answers/aliases
     (not the LLM-expanded pool) as a folded token n-gram (:func:`~inferqa_utils.textnorm.any_occurs_folded`).
     Empty when there are no references."""
     if source is None:
         source = built_source(ds)
-    pool = list(source) if source is not None else []
-    seen = {q.qid for q in pool}
-    pool += [q for q in ds if q.qid not in seen]
-    corpus = {reference_id(q.qid, i): text for q in pool for i, text in enumerate(q.references)}
+    stored = control_texts(ds.meta.get("release") or ds.meta.get("folder")) if source is None else {}
+    if stored:
+        corpus = stored
+    else:
+        pool = list(source) if source is not None else []
+        seen = {q.qid for q in pool}
+        pool += [q for q in ds if q.qid not in seen]
+        corpus = {reference_id(q.qid, i): text for q in pool for i, text in enumerate(q.references)}
     qrels: dict[str, dict[str, int]] = {}
     for q in ds.split(split):
         gold = q.meta.get("gold_answers") or q.answers

@@ -175,6 +175,20 @@ def test_convergence_rules_and_what_a_zero_means():
     assert "cannot be compared" in report.convergence_finding(rules.iloc[0:0], "hicos", 2)
 
 
+def test_convergence_without_the_shared_source(tmp_path, monkeypatch):
+    """A TriviaHG dataset read from its release on a machine without ../shared/data: notebook 01
+    says the source is absent instead of failing on it."""
+    from inferqa_utils.construction import report
+
+    monkeypatch.setenv("INFERQA_SHARED_DATA", str(tmp_path))  # no triviahg/ there
+    rules = report.source_convergence_rules("triviahg-validation", 3)
+    assert rules.empty
+    text = report.convergence_finding(rules, "hicos", 3, "triviahg-validation")
+    assert text == ("The source `triviahg-validation` is not on this machine (set INFERQA_SHARED_DATA), so "
+                    "its stored judge votes cannot be compared under the two rules; this build used `hicos`.")
+    assert report.convergence_finding(rules, "hicos", 3, "embedded").startswith("The source stores no")
+
+
 def test_construction_sentences():
     from inferqa_utils.construction import report
 

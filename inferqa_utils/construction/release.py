@@ -44,6 +44,7 @@ from ..datamodel import Dataset
 from ..errors import DataFormatError, InferQAError
 from ..fingerprint import sha256_file
 from ..sources.quit import load_quit
+from ..stages import CONTROL_CORPUS, control_texts
 from ..textnorm import exact_match, normalize_answer
 from ..trec import read_qrels
 from .leakage import LeakageFilter
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
 RELEASE_SCHEMA = 1
 MANIFEST = "manifest.json"
 SPLIT_FILES = ("train.json", "dev.json", "test.json")
-CONTROL_CORPUS = "control/corpus.jsonl"
 CONTROL_JUDGMENTS = "control/judgments.tsv"
 JUDGMENT_COLUMNS = ["corpus", "qid", "pid", "label", "answer", "source"]
 #: build outputs copied into ``construction/`` (those present)
@@ -292,19 +292,6 @@ def read_judgments(folder: str | os.PathLike[str]) -> pd.DataFrame | None:
         raise DataFormatError(path, f"missing columns {missing}")
     j["label"] = j["label"].astype(int)
     return j
-
-
-def control_texts(folder: str | os.PathLike[str]) -> dict[str, str]:
-    """``{id: text}`` of a release's answer-containing control corpus (empty when it has none)."""
-    path = Path(folder) / CONTROL_CORPUS
-    if not path.is_file():
-        return {}
-    out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            rec = json.loads(line)
-            out[rec["id"]] = rec["contents"]
-    return out
 
 
 def _control_ids(folder: Path) -> set[str]:

@@ -45,8 +45,9 @@ def known_answers(ds: Dataset, model: str) -> KnownAnswers:
     judgments (notebook 02; supporting-corpus passages and control references), each under the
     reader layout they were generated with. A context that equals a passage (top-1, an oracle
     union of one question's hints) is then not read again."""
-    from ..construction.release import control_texts, installed_release, released_judgments
+    from ..construction.release import installed_release, released_judgments
     from ..retrieval.pooled import CONTAINING_JUDGED
+    from ..stages import control_texts
 
     built = ds.meta.get("built") or {}
     answers: dict[tuple[str, str], str] = {}
