@@ -118,6 +118,19 @@ def test_source_files_are_the_files_the_loader_reads(tmp_path):
     assert sources.source_files(f"triviahg:{tmp_path / 'missing.json'}") == []
 
 
+def test_a_shared_source_is_absent_only_when_its_file_is_missing(tmp_path, monkeypatch):
+    """``source_absent``: a named TriviaHG source without its file here; never a path or the embedded set."""
+    monkeypatch.setenv("INFERQA_SHARED_DATA", str(tmp_path))
+    assert sources.source_absent("triviahg-validation")
+    (tmp_path / "triviahg").mkdir()
+    (tmp_path / "triviahg" / "validation_2024.json").write_text("[]")
+    assert not sources.source_absent("triviahg-validation")
+    assert sources.source_absent("triviahg-copilot")
+    assert not sources.source_absent("embedded")
+    assert not sources.source_absent(f"triviahg:{tmp_path / 'missing.json'}")  # a path: its loader says so
+    assert not sources.source_absent(None)
+
+
 # ------------------------------------------------------------------------------ label checkpoint
 class _Labeler:
     """A labeler without a model: answers "Venice" when the passage mentions canals, else "Rome";

@@ -372,9 +372,9 @@ def sample_source(ds: Dataset, source: str) -> tuple[str, str]:
     it; for a named shared source that is absent (TriviaHG without ``../shared/data``), the release's
     own QUIT-shaped files (``quit:<release folder>``): the questions, answers and kept hints the
     build started from its source with, read again through every step."""
-    from ..sources import SHARED_SOURCES, source_files
+    from ..sources import source_absent
 
-    if source in SHARED_SOURCES and not source_files(source):
+    if source_absent(source):
         folder = ds.meta.get("release") or ds.meta.get("folder")
         return (f"quit:{folder}", f"the source {source!r} is not on this machine (set INFERQA_SHARED_DATA): "
                                   "the sample is rebuilt from the release's own questions and kept hints")

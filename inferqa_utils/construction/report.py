@@ -279,19 +279,14 @@ def convergence_rules(questions: Sequence[Question], k: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _source_absent(source: str | None) -> bool:
-    """A named shared source (TriviaHG) whose files are not on this machine."""
-    from ..sources import SHARED_SOURCES, source_files
-
-    return source in SHARED_SOURCES and not source_files(source)
-
-
 def source_convergence_rules(source: str, k: int) -> pd.DataFrame:
     """:func:`convergence_rules` of a hint source (a :func:`~inferqa_utils.sources.load_source` spec).
     The QUIT release stores each hint's convergence but no per-candidate votes, so it is not loaded
     (an empty table); nor is a shared source that is not on this machine (a dataset read from its
     release needs no source)."""
-    if str(source).split(":", 1)[0] == "quit" or _source_absent(source):
+    from ..sources import source_absent
+
+    if str(source).split(":", 1)[0] == "quit" or source_absent(source):
         return pd.DataFrame()
     from ..sources import load_source
 
@@ -303,10 +298,12 @@ def convergence_finding(rules: pd.DataFrame, rule: str, k: int, source: str | No
     said do not fit their own answer, what a 0 means under each rule, and for how many questions
     the two rules keep different top-``k`` hints."""
     if rules.empty:
+        from ..sources import source_absent
+
         why = (
             f"The source `{source}` is not on this machine (set INFERQA_SHARED_DATA), so its stored judge "
             "votes cannot be compared under the two rules"
-            if _source_absent(source)
+            if source_absent(source)
             else "The source stores no per-candidate judge votes, so the rules cannot be compared here"
         )
         return f"{why}; this build used `{rule}`."

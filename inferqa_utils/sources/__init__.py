@@ -15,7 +15,8 @@ from .triviahg import load_triviahg
 from .wikihint import load_wikihint, load_wikihint_dir, load_wikihint_hub
 
 __all__ = ["SHARED_SOURCES", "SourceLicence", "load_embedded", "load_quit", "load_source", "load_triviahg",
-           "load_wikihint", "load_wikihint_dir", "load_wikihint_hub", "source_files", "source_licence"]
+           "load_wikihint", "load_wikihint_dir", "load_wikihint_hub", "source_absent", "source_files",
+           "source_licence"]
 
 #: Named sources inside ``../shared/data`` (or ``$INFERQA_SHARED_DATA``)
 SHARED_SOURCES = {
@@ -109,6 +110,13 @@ def load_source(spec: str | Path) -> Dataset:
         return load_wikihint(p)
     raise DataFormatError(p, "cannot tell the shape of this file (TriviaHG needs 'Q_ID'; WikiHint 'id' and "
                              "'question'; QUIT 'subsets')", record=0)
+
+
+def source_absent(spec: str | Path | None) -> bool:
+    """A named shared source (TriviaHG) whose file is not on this machine (no ``../shared/data``
+    and no ``INFERQA_SHARED_DATA``, or the file missing there): a dataset built from it is read
+    from its release instead."""
+    return str(spec) in SHARED_SOURCES and not source_files(spec)
 
 
 def source_files(spec: str | Path) -> list[Path]:
