@@ -284,12 +284,10 @@ def source_convergence_rules(source: str, k: int) -> pd.DataFrame:
     The QUIT release stores each hint's convergence but no per-candidate votes, so it is not loaded
     (an empty table); nor is a shared source that is not on this machine (a dataset read from its
     release needs no source)."""
-    from ..sources import source_absent
+    from ..sources import load_source, source_absent
 
     if str(source).split(":", 1)[0] == "quit" or source_absent(source):
         return pd.DataFrame()
-    from ..sources import load_source
-
     return convergence_rules(list(load_source(source)), k)
 
 
