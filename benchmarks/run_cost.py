@@ -1,61 +1,35 @@
-"""What a notebook run spent, per notebook, beside the machine's floor.
+"""What a notebook run spent, per notebook and per analysis, beside this host's floor.
 
 Reads a run folder (``build/executions/<stamp>-<profile>``, default: the newest run of
-``--profile``): its manifest's notebook seconds and its LLM cost log ``llm_costs.jsonl`` (one line
-per batch of prompts, :mod:`inferqa_utils.costs`). Per notebook it prints the LLM calls (cache
-misses), the prompt tokens evaluated and reused (prefix reuse, KV snapshots), the tokens
-generated, the seconds inside the models, the notebook's seconds, and the **floor**: the evaluated
-and generated tokens divided by the prefill and generation rates this machine reaches with each
-model (measured here first, nothing else running: a 128-token chunk after a 768-token cached
-prefix, and one-token decode steps after it). ``seconds / floor`` shows what is left: time outside
-the models (retrieval, embedding, training, Python) and engine overhead; the tokens themselves
-fall only with fewer or shorter prompts.
+``--profile``): its manifest's notebook seconds, its LLM cost log ``llm_costs.jsonl`` (one line
+per batch of prompts, :mod:`inferqa_utils.costs`) and its ledger log ``analyses.jsonl``
+(:mod:`inferqa_utils.ledger`). Per notebook it prints the LLM calls (cache misses), the prompt
+tokens evaluated and reused (prefix reuse, KV snapshots), the tokens generated, the seconds inside
+the models, the notebook's seconds, and the **floor**: the evaluated and generated tokens divided by
+this host's prefill and decode rates (:func:`inferqa_utils.projection.measure_rates`, cached per
+host and build). ``seconds / floor`` shows what is left: time outside the models (retrieval,
+encoding, training, Python) and engine overhead.
 
-    .venv/bin/python benchmarks/run_cost.py [RUN_DIR] [--profile default] [--rates FILE] [--save-rates FILE]
+Then the **ledger**: per analysis of each notebook, its seconds and tokens, the findings it feeds
+with the informative units each verdict rests on (scored on the results the run wrote), and
+seconds per informative unit. ``--record`` writes the run, with this host's rates, as the profile's
+reference record (``inferqa_utils/reference_costs.json``) that ``python -m inferqa_utils run``
+projects from.
+
+    .venv/bin/python benchmarks/run_cost.py [RUN_DIR] [--profile default] [--rates FILE] [--record]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
-import numpy as np
-
-from inferqa_utils.config import PATHS
-from inferqa_utils.costs import per_stage, read_log
-from inferqa_utils.runner import COST_LOG_NAME, latest_run_manifest
-
-
-def measure_rates(model: str, prefix: int = 768, chunk: int = 128, steps: int = 32, repeats: int = 3) -> dict:
-    """Prefill tokens/s of a ``chunk``-token chunk after a cached ``prefix``, and decode tokens/s of
-    one-token steps after it, on this machine (best of ``repeats``)."""
-    from inferqa_utils.llm import load_llm
-
-    llm = load_llm(model, use_cache=False, shared=False, n_ctx=2048)
-    rng = np.random.default_rng(13)
-    vocab = min(llm.n_vocab, 30000)
-    base = [int(t) for t in rng.integers(1000, vocab, prefix)]
-    best_pre, best_gen = 0.0, 0.0
-    for _ in range(repeats):
-        llm.llm.n_tokens = 0
-        llm._decode(base)
-        extra = [int(t) for t in rng.integers(1000, vocab, chunk)]
-        t0 = time.perf_counter()
-        llm._decode(extra)
-        best_pre = max(best_pre, chunk / (time.perf_counter() - t0))
-        t0 = time.perf_counter()
-        for t in rng.integers(1000, vocab, steps):
-            llm._decode([int(t)])
-        best_gen = max(best_gen, steps / (time.perf_counter() - t0))
-    llm.close()
-    return {
-        "prefill_tok_s": round(best_pre, 1),
-        "decode_tok_s": round(best_gen, 1),
-        "prefix": prefix,
-        "chunk": chunk,
-    }
+from inferqa_utils.config import PATHS, profile
+from inferqa_utils.costs import COST_LOG_NAME, per_stage, read_log
+from inferqa_utils.ledger import ledger_rows, ledger_text
+from inferqa_utils.projection import REFERENCE_FILE, host_rates, reference_from_run
+from inferqa_utils.runner import latest_run_manifest
 
 
 def table(run_dir: Path, rates: dict[str, dict]) -> list[dict]:
@@ -93,6 +67,17 @@ def table(run_dir: Path, rates: dict[str, dict]) -> list[dict]:
     return rows
 
 
+def verdicts_of(manifest: dict) -> tuple[dict, dict]:
+    """``(informative units, verdicts)`` per finding, scored on the results the run wrote."""
+    from inferqa_utils import findings
+
+    params = {**profile(manifest["parameters"]["profile"]), **manifest["parameters"]}
+    t = findings.verdict_table(findings.Results(params["dataset_name"], params.get("split", "test"),
+                                                {**params, "reading_k": params.get("read_k", 3)}))
+    informative = {str(f): (None if v is None or v != v else int(v)) for f, v in t["informative"].items()}
+    return informative, {str(f): str(v) for f, v in t["verdict"].items()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir", nargs="?", default=None)
@@ -100,7 +85,9 @@ def main() -> int:
     ap.add_argument(
         "--rates", default=None, help="JSON of measured rates {model: {prefill_tok_s, decode_tok_s}}"
     )
-    ap.add_argument("--save-rates", default=None, help="write the rates measured here to this JSON")
+    ap.add_argument("--no-ledger", action="store_true", help="per notebook only (no findings scored)")
+    ap.add_argument("--record", action="store_true",
+                    help=f"write the run as the profile's reference record ({REFERENCE_FILE.name})")
     a = ap.parse_args()
     if a.run_dir:
         run_dir = Path(a.run_dir)
@@ -110,22 +97,18 @@ def main() -> int:
             print(f"no run of profile {a.profile!r} under {PATHS.executions}")
             return 1
         run_dir = found[0].parent
-    models = sorted({m for per in per_stage(read_log(run_dir / COST_LOG_NAME)).values() for m in per})
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    log = read_log(run_dir / COST_LOG_NAME)
+    models = sorted({m for per in per_stage(log).values() for m in per})
     if not models:
         print(
             f"{run_dir}: no LLM cost log ({COST_LOG_NAME}); runs made by this version of the runner have one"
         )
         return 1
-    if a.rates:
-        rates = json.loads(Path(a.rates).read_text(encoding="utf-8"))
-    else:
-        rates = {}
-        for m in models:
-            rates[m] = measure_rates(m)
-            print(f"rates {m}: prefill {rates[m]['prefill_tok_s']} tok/s ({rates[m]['chunk']} tokens after "
-                  f"{rates[m]['prefix']}), decode {rates[m]['decode_tok_s']} tok/s")
-        if a.save_rates:
-            Path(a.save_rates).write_text(json.dumps(rates, indent=1), encoding="utf-8")
+    rates = json.loads(Path(a.rates).read_text(encoding="utf-8")) if a.rates else host_rates(models)
+    for m in models:
+        r = rates[m]
+        print(f"rates {m}: prefill {r['prefill_tok_s']} tok/s, decode {r['decode_tok_s']} tok/s")
     rows = table(run_dir, rates)
     print(f"\nrun {run_dir}")
     head = (
@@ -154,6 +137,21 @@ def main() -> int:
         f"{tot['floor_s']:>8.1f} "
         f"{ratio:>8}"
     )
+    if not a.no_ledger:
+        informative, verdicts = verdicts_of(manifest)
+        print("\nledger: seconds per analysis, the findings it feeds with their informative units, "
+              "seconds per informative unit")
+        for line in ledger_text(ledger_rows(run_dir, informative, verdicts)):
+            print(line)
+    if a.record:
+        if manifest.get("status") != "ok":
+            print(f"not recorded: the run's status is {manifest.get('status')!r}, not 'ok'")
+            return 1
+        data = json.loads(REFERENCE_FILE.read_text(encoding="utf-8")) if REFERENCE_FILE.exists() else {}
+        data.setdefault("profiles", {})[manifest["parameters"]["profile"]] = reference_from_run(
+            manifest, log, {m: rates[m] for m in models})
+        REFERENCE_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"recorded as the reference of profile {manifest['parameters']['profile']!r}: {REFERENCE_FILE}")
     return 0
 
 

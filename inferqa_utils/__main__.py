@@ -24,7 +24,8 @@ from .errors import InferQAError, NotebookError
 def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import parse_overrides, run_notebooks
 
-    run_notebooks(args.profile, only=args.only, overrides=parse_overrides(args.param))
+    run_notebooks(args.profile, only=args.only, overrides=parse_overrides(args.param),
+                  projection=not args.no_projection)
     return 0
 
 
@@ -214,6 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-p", "--param", action="append", metavar="NAME=VALUE",
                    help="override a parameter (value parsed as YAML); refused before anything runs when no "
                         "notebook of the run declares NAME or VALUE is of another type")
+    r.add_argument("--no-projection", action="store_true",
+                   help="do not measure this host's LLM rates and project the run's time before it starts")
     rl = _add(sub, "release", _cmd_release, "build a profile's dataset completely and write it as a dataset "
                                            "release (data/<dataset>/release); --verify checks a release")
     _add_profile(rl, "default", "the profile whose dataset is built (default: default)")

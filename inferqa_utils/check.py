@@ -302,14 +302,21 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
             log(f"  {r['verdict']:12} {fid:32} a {r['ours a']:>24}  b {r['ours b']:>24}  "
                 f"{r['statistic']:>30}  p(Holm) {_p(r['p (Holm)'])}  [{r['rule']}]")
             log(f"  {'':12} {'':32} {r['why']}")
+    ledger_rows = run_ledger(profile_name, verdicts, executions) if verdicts is not None else []
+    if ledger_rows:
+        from .ledger import ledger_text
+
+        log("[check] the run's ledger: seconds per analysis, the informative units of the findings it feeds")
+        for line in ledger_text(ledger_rows):
+            log(f"  {line}")
     if report:
         Path(report).write_text(
-            markdown_report(profile_name, dataset, split, outcomes, verdicts), encoding="utf-8"
+            markdown_report(profile_name, dataset, split, outcomes, verdicts, ledger_rows), encoding="utf-8"
         )
         log(f"[check] report written to {report}")
         rec = record_path(report)
         record = check_record(profile_name, dataset, split, outcomes, verdicts, notebooks, executions,
-                              allow_unrecorded)
+                              allow_unrecorded, ledger_rows)
         rec.write_text(
             json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
         )
@@ -511,17 +518,35 @@ def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] |
     }
 
 
+def run_ledger(profile_name: str, verdicts: Any, executions: Path | None = None) -> list[dict[str, Any]]:
+    """The ledger (:func:`inferqa_utils.ledger.ledger_rows`) of the runs whose notebook times the
+    check reports (per notebook, the newest run manifest in which it finished), with the
+    informative units and verdicts of ``verdicts`` (:func:`inferqa_utils.findings.verdict_table`)."""
+    from .ledger import ledger_rows
+    from .runner import run_manifests
+
+    informative = {str(f): (None if _number(v) is None else int(v))
+                   for f, v in verdicts["informative"].items()}
+    decided = {str(f): str(v) for f, v in verdicts["verdict"].items()}
+    rows: list[dict[str, Any]] = []
+    for path, _m, fresh in _allocate(run_manifests(profile_name, executions)):
+        numbers = {stem[:2] for stem in fresh}
+        rows += [r for r in ledger_rows(path.parent, informative, decided) if r["notebook"] in numbers]
+    return sorted(rows, key=lambda r: r["notebook"])
+
+
 def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any,
                  notebooks: Sequence[str] | None = None, executions: Path | None = None,
-                 allow_unrecorded: bool = False) -> dict[str, Any]:
+                 allow_unrecorded: bool = False,
+                 ledger: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The machine-readable record of one check (JSON-safe): profile, dataset, split, date (UTC),
     git commit and dirty flag at check time, the machine (:func:`inferqa_utils.manifest.machine_info`),
     the newest run manifest of the profile (``run``: total and per-notebook seconds, status, its
     commit, the model calls and cache state of the runs timed; ``None`` when no run folder exists), the
     notebooks filter, whether tables with no run record were accepted, the condition outcomes (each with its
-    table's file, the run checked and the run that wrote the table) and the findings verdict table as records
-    (``None`` when findings
-    were not scored)."""
+    table's file, the run checked and the run that wrote the table), the findings verdict table as records
+    (``None`` when findings were not scored) and the run's ledger (:func:`run_ledger`; ``[]`` when the run
+    folders hold no ledger log)."""
     from .manifest import git_commit, machine_info
 
     conditions = [{"id": o.condition.id, "notebook": o.condition.notebook, "table": o.condition.table.key,
@@ -557,6 +582,7 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
         "allow_unrecorded": bool(allow_unrecorded),
         "conditions": conditions,
         "findings": rows,
+        "ledger": list(ledger or []),
     }
 
 
@@ -568,7 +594,8 @@ def _p(v: Any) -> str:
 
 
 def markdown_report(
-    profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any
+    profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any,
+    ledger: Sequence[dict[str, Any]] | None = None,
 ) -> str:
     lines = [
         f"# Reproduction check: profile `{profile_name}`",
@@ -594,4 +621,11 @@ def markdown_report(
             cells = [r["finding"], r["paper a"], r["paper b"], r["ours a"], r["ours b"], r["statistic"],
                      _p(r["p (Holm)"]), r["rule"], f"**{r['verdict']}**", r["why"]]
             lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in cells) + " |")
+    if ledger:
+        from .ledger import ledger_markdown
+
+        lines += ["", "## Ledger", "",
+                  "Per analysis of the run: its seconds, what it spent in the models, the findings it feeds "
+                  "with the informative units each verdict rests on, and seconds per informative unit.", "",
+                  *ledger_markdown(list(ledger))]
     return "\n".join(lines) + "\n"

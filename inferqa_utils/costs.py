@@ -1,11 +1,12 @@
-"""What a run spends on LLMs, per notebook: a JSONL log with one line per batch of prompts.
+"""What a run spends on LLMs, per notebook and analysis: a JSONL log with one line per batch of prompts.
 
 The runner points ``$INFERQA_COST_LOG`` at ``build/executions/<run>/llm_costs.jsonl`` and
 ``$INFERQA_STAGE`` at the notebook it executes; every :class:`~inferqa_utils.llm.base.LLM` batch
-then appends its counters (:func:`log_batch`): prompts asked, model calls (cache misses), cache
-hits, prompt tokens evaluated and before prefix reuse, tokens generated, seconds in the model and
-wall seconds. :func:`per_stage` sums them per notebook and model; ``benchmarks/run_cost.py`` sets
-them beside the notebook times and the machine's floor.
+then appends its counters (:func:`log_batch`): the analysis running (:func:`set_analysis`, which
+:func:`inferqa_utils.ledger.begin` calls), prompts asked, model calls (cache misses), cache hits,
+prompt tokens evaluated and before prefix reuse, tokens generated, seconds in the model and wall
+seconds. :func:`per_stage` sums them per notebook and model; :mod:`inferqa_utils.ledger` per
+analysis; ``benchmarks/run_cost.py`` prints both.
 """
 
 from __future__ import annotations
@@ -20,11 +21,27 @@ from typing import Any
 COST_LOG_ENV = "INFERQA_COST_LOG"
 #: environment variable naming the stage that runs (the runner sets it to the notebook's stem)
 COST_STAGE_ENV = "INFERQA_STAGE"
+#: the run folder's JSONL of LLM batch counters (one line per batch)
+COST_LOG_NAME = "llm_costs.jsonl"
 #: counters summed per stage and model
 COUNTERS = (
     "prompts", "model_calls", "cache_hits", "prompt_tokens", "prompt_tokens_total", "generated_tokens",
     "seconds", "kv_snapshots", "kv_restores", "wall",
 )
+
+
+_analysis = ""
+
+
+def set_analysis(key: str) -> None:
+    """Log the following batches of this process under analysis ``key`` (``""``: none)."""
+    global _analysis
+    _analysis = key
+
+
+def current_analysis() -> str:
+    """The analysis the following batches are logged under (``""``: none marked)."""
+    return _analysis
 
 
 def log_batch(model: str, backend: str, op: str, desc: str | None, before: Mapping[str, Any],
@@ -35,7 +52,7 @@ def log_batch(model: str, backend: str, op: str, desc: str | None, before: Mappi
     if not path:
         return
     rec: dict[str, Any] = {"stage": os.environ.get(COST_STAGE_ENV, ""), "model": model, "backend": backend,
-                           "op": op, "desc": desc or "", "prompts": prompts}
+                           "op": op, "desc": desc or "", "analysis": _analysis, "prompts": prompts}
     for k in COUNTERS[1:-1]:
         d = after.get(k, 0) - before.get(k, 0)
         rec[k] = round(d, 3) if isinstance(d, float) else d

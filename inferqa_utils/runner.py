@@ -27,13 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from .config import PATHS, PROFILE_ENV, profile, profile_names, profile_notebooks
-from .costs import COST_LOG_ENV, COST_STAGE_ENV, per_stage, read_log
+from .costs import COST_LOG_ENV, COST_LOG_NAME, COST_STAGE_ENV, per_stage, read_log
 from .errors import NotebookError, UnknownProfileError
+from .ledger import LEDGER_ENV, LEDGER_NAME, notebook_event
 from .manifest import Manifest
 
 NOTEBOOK_RE = re.compile(r"^(\d\d)_.+\.ipynb$")
-#: the run folder's JSONL of LLM batch counters (one line per batch; :mod:`inferqa_utils.costs`)
-COST_LOG_NAME = "llm_costs.jsonl"
 #: a run's folder under ``build/executions``: ``<YYYYmmdd-HHMMSS>-<profile>``
 RUN_DIR_RE = re.compile(r"^(?P<stamp>\d{8}-\d{6})-(?P<profile>.+)$")
 
@@ -226,7 +225,7 @@ def _kernel_path(folders: list[Path]) -> str | None:
 
 def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                   overrides: dict[str, Any] | None = None, out_dir: Path | None = None,
-                  notebooks_dir: Path | None = None, log=print) -> Manifest:
+                  notebooks_dir: Path | None = None, log=print, projection: bool = False) -> Manifest:
     """Execute the numbered notebooks (those of ``only``, else all, or the profile's ``notebooks``:
     :func:`selected_notebooks`); returns the written manifest. Before anything runs, an
     unknown profile (:class:`~inferqa_utils.errors.UnknownProfileError`) and an override that no
@@ -235,7 +234,11 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     run with a :class:`~inferqa_utils.errors.NotebookError` naming the exception and the executed
     copy that holds its traceback. A component spec that does not resolve is refused before
     anything runs too (:func:`checked_components`), and the kernels import plugged-in modules from
-    where this process found them (``PYTHONPATH``)."""
+    where this process found them (``PYTHONPATH``). With ``projection`` (``python -m inferqa_utils
+    run`` sets it) this host's LLM rates are measured first and the run's time is projected from
+    the profile's reference record (:mod:`inferqa_utils.projection`): printed before the first
+    notebook, as an ETA after each, and against the actual time at the end (manifest
+    ``projection``)."""
     if profile_name not in profile_names():
         raise UnknownProfileError(
             f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}"
@@ -247,8 +250,11 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
 
     import papermill as pm
 
+    from . import projection as proj_mod
     from . import provenance
     from .kernels import recording_manager
+
+    proj = proj_mod.start(profile_name, [nb.stem for nb in nbs], log) if projection else None
 
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out_dir = out_dir or PATHS.executions / f"{stamp}-{profile_name}"
@@ -276,15 +282,19 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     status = "ok"
     previous_term = _raise_on_sigterm()
     try:
-        for nb in nbs:
+        for i, nb in enumerate(nbs, 1):
             declared = notebook_parameters(nb)
             params = _declared_params(declared, params_all, profile_name)
             manifest.add_input(nb)
             out = out_dir / nb.name
+            if proj is not None:
+                log(proj.before(nb.stem, i, len(nbs)))
             log(f"[inferqa] {nb.name} with {params}")
             # the kernel inherits these: every LLM batch appends its counters (benchmarks/run_cost.py)
             os.environ[COST_LOG_ENV] = str(out_dir / COST_LOG_NAME)
             os.environ[COST_STAGE_ENV] = nb.stem
+            os.environ[LEDGER_ENV] = str(out_dir / LEDGER_NAME)  # notebooks mark their analyses here
+            notebook_event(out_dir / LEDGER_NAME, nb.stem, "start")
             t0 = time.perf_counter()
             nb_status = "ok"
             km_class = recording_manager()
@@ -303,6 +313,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                 log(f"[inferqa] {nb.name} INTERRUPTED after {time.perf_counter() - t0:.1f} s")
                 raise
             finally:
+                notebook_event(out_dir / LEDGER_NAME, nb.stem, "end")
                 dt = round(time.perf_counter() - t0, 1)
                 manifest.timings[nb.stem] = dt
                 manifest.extra["notebooks"][nb.name] = {
@@ -310,7 +321,9 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                     "kernel_exit": _kernel_exit(nb.name, km_class, log),
                     "outputs": _record_outputs(before, run_id, profile_name, nb.name, params_all, log)}
             manifest.extra["llm_costs"] = per_stage(read_log(out_dir / COST_LOG_NAME))
-            log(f"[inferqa] {nb.name} done in {dt:.1f} s")
+            log(proj.after(nb.stem, dt) if proj is not None else f"[inferqa] {nb.name} done in {dt:.1f} s")
+            if proj is not None:
+                manifest.extra["projection"] = proj.summary()
             # written after every notebook: a run stopped later keeps the times of what finished
             manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
             manifest.extra["status"] = "running"
@@ -324,6 +337,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                 os.environ["PYTHONPATH"] = previous_path
         os.environ.pop(COST_LOG_ENV, None)
         os.environ.pop(COST_STAGE_ENV, None)
+        os.environ.pop(LEDGER_ENV, None)
         os.environ.pop(provenance.RUN_ID_ENV, None)
         manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
         manifest.extra["status"] = status
@@ -335,6 +349,8 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             latest.symlink_to(out_dir.name)
         except OSError:
             pass
+    for line in proj.closing() if proj is not None else ():
+        log(line)
     log(f"[inferqa] total {manifest.timings['total']:.1f} s; manifest {out_dir / 'manifest.json'}")
     return manifest
 

@@ -20,7 +20,7 @@ LAYERS: dict[str, int] = {
             "__init__", "config", "errors", "datamodel", "textnorm", "metrics", "trec", "runs", "llm",
             "models", "hub", "manifest", "uncertainty", "embeddings", "lexical", "qtype", "sources",
             "figures", "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio",
-            "provenance", "sentences", "plugins",
+            "provenance", "sentences", "plugins", "ledger", "projection",
         ],
         0,
     ),
