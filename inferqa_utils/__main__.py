@@ -126,7 +126,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     fails = chk.check(
         profile, notebooks=args.notebooks, report=args.report,
         findings_table=not args.no_findings,
-        allow_unrecorded=args.allow_unrecorded,
+        allow_unrecorded=args.allow_unrecorded, against=args.against,
     )
     return 1 if fails else 0
 
@@ -243,6 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--only", dest="notebooks", nargs="+", metavar="NN", help="conditions of these notebooks only"
     )
     c.add_argument("--no-findings", action="store_true", help="conditions only, no findings table")
+    c.add_argument("--against", metavar="RECORD.json",
+                   help="also list every finding whose verdict differs from an earlier check record's, with "
+                        "the informative units before and after (e.g. a record kept before a profile change)")
     c.add_argument(
         "--allow-unrecorded",
         action="store_true",

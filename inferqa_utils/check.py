@@ -263,12 +263,15 @@ def update(profile_name: str, path: str | Path | None = None, folder: Path | Non
 
 def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str | Path | None = None,
           findings_table: bool = True, folder: Path | None = None, path: str | Path | None = None,
-          log: Any = print, executions: Path | None = None, allow_unrecorded: bool = False) -> int:
+          log: Any = print, executions: Path | None = None, allow_unrecorded: bool = False,
+          against: str | Path | None = None) -> int:
     """Print OK / FAIL per condition of the profile (only ``notebooks`` when given) and the findings
     verdicts; with ``report`` write a Markdown report and, beside it, the check record
     (:func:`record_path`; run timings from the newest manifest under ``executions``, default
     ``build/executions``). A condition whose table the run checked did not write FAILs (module
-    docstring; ``allow_unrecorded`` accepts tables with no run record). Returns the number of FAILs."""
+    docstring; ``allow_unrecorded`` accepts tables with no run record). With ``against`` (an earlier
+    check record) the findings whose verdict changed are listed (:func:`verdict_changes`). Returns
+    the number of FAILs."""
 
     matrix = load_matrix(path)
     params = profile(profile_name)  # an unknown profile is a KeyError
@@ -302,6 +305,14 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
             log(f"  {r['verdict']:12} {fid:32} a {r['ours a']:>24}  b {r['ours b']:>24}  "
                 f"{r['statistic']:>30}  p(Holm) {_p(r['p (Holm)'])}  [{r['rule']}]")
             log(f"  {'':12} {'':32} {r['why']}")
+    if against is not None and verdicts is not None:
+        before = json.loads(Path(against).read_text(encoding="utf-8"))
+        changes = verdict_changes(before.get("findings") or [], verdicts)
+        log(f"[check] verdicts against {against} ({str((before.get('git') or {}).get('commit', ''))[:7]}, "
+            f"{before.get('date', '')[:10]}): {len(changes)} changed")
+        for c in changes:
+            log(f"  {c['id']:36} {c['before']:>12} ({c['informative_before']}) → {c['after']} "
+                f"({c['informative_after']})")
     ledger_rows = run_ledger(profile_name, verdicts, executions) if verdicts is not None else []
     if ledger_rows:
         from .ledger import ledger_text
@@ -516,6 +527,24 @@ def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] |
         "git": git,
         "cache_use": cache_use(allocated),
     }
+
+
+def verdict_changes(before: Sequence[Mapping[str, Any]], verdicts: Any) -> list[dict[str, Any]]:
+    """The findings whose verdict in ``verdicts`` (:func:`inferqa_utils.findings.verdict_table`)
+    differs from an earlier check record's ``findings`` rows, each with the informative units it
+    rested on before and rests on now (a finding absent on one side counts as ``"absent"``)."""
+    old = {str(r.get("id")): r for r in before}
+    out = []
+    for fid in [*old, *(str(f) for f in verdicts.index if str(f) not in old)]:
+        now = verdicts.loc[fid] if fid in verdicts.index else None
+        was = old.get(fid)
+        a, b = (was or {}).get("verdict", "absent"), "absent" if now is None else str(now["verdict"])
+        if a != b:
+            out.append({"id": fid, "before": a, "after": b,
+                        "informative_before": (was or {}).get("informative"),
+                        "informative_after": None if now is None or _number(now["informative"]) is None
+                        else int(now["informative"])})
+    return out
 
 
 def run_ledger(profile_name: str, verdicts: Any, executions: Path | None = None) -> list[dict[str, Any]]:

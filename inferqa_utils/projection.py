@@ -35,6 +35,8 @@ import numpy as np
 
 #: the shipped record of each profile's run on its reference host
 REFERENCE_FILE = Path(__file__).with_name("reference_costs.json")
+#: environment variable naming another reference record (your own host's, say)
+REFERENCE_ENV = "INFERQA_REFERENCE_COSTS"
 #: environment variable overriding where measured host rates are cached
 RATES_ENV = "INFERQA_HOST_RATES"
 #: the probe's shape: tokens of the cached prefix, of the prefill chunk, decode steps, repeats (best of)
@@ -140,8 +142,9 @@ def host_rates(model_names: Sequence[str], log: Callable[[str], None] = print,
 
 
 def load_reference(path: str | Path | None = None) -> dict[str, Any]:
-    """The shipped reference records, ``{profile: record}`` (``{}`` when the file is absent)."""
-    p = Path(path) if path else REFERENCE_FILE
+    """The reference records, ``{profile: record}``, of ``path``, else ``$INFERQA_REFERENCE_COSTS``,
+    else the shipped :data:`REFERENCE_FILE` (``{}`` when the file is absent)."""
+    p = Path(path or os.environ.get(REFERENCE_ENV) or REFERENCE_FILE)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except OSError:

@@ -237,3 +237,49 @@ def test_cli_accepts_allow_unrecorded(capsys):
 
     assert main(["check", "--profile", "smoke", "--no-findings", "--allow-unrecorded"]) in (0, 1)
     assert "tables with no run record accepted" in capsys.readouterr().out
+
+
+def test_the_record_and_report_carry_the_runs_ledger(tmp_path):
+    """The ledger of the run checked (its analysis marks and LLM batches), joined with the findings
+    scored: in the printed check, the Markdown report and the JSON record."""
+    results, matrix = _setup(tmp_path)
+    run = tmp_path / "executions" / RUN_ID
+    marks = [{"event": "start", "stage": "04_reading", "at": 10.0},
+             {"event": "begin", "stage": "04_reading", "analysis": "04.reading", "at": 12.0},
+             {"event": "begin", "stage": "04_reading", "analysis": "04.report", "at": 40.0},
+             {"event": "end", "stage": "04_reading", "at": 41.5}]
+    (run / "analyses.jsonl").write_text("".join(json.dumps(m) + "\n" for m in marks), encoding="utf-8")
+    (run / "llm_costs.jsonl").write_text(json.dumps({
+        "stage": "04_reading", "analysis": "04.reading", "model": "m", "model_calls": 3, "seconds": 25.0,
+        "prompt_tokens": 300, "prompt_tokens_total": 2000, "generated_tokens": 12}) + "\n", encoding="utf-8")
+    lines: list[str] = []
+    chk.check("smoke", folder=results, path=matrix, executions=tmp_path / "executions",
+              report=tmp_path / "check.md", log=lines.append)
+    rows = {r["analysis"]: r for r in json.loads((tmp_path / "check.json").read_text())["ledger"]}
+    assert list(rows) == ["04.setup", "04.reading", "04.report"]
+    r = rows["04.reading"]
+    assert (r["seconds"], r["llm_s"], r["evaluated"], r["reused"], r["generated"]) == (
+        28.0, 25.0, 300, 1700, 12)
+    # nothing of notebook 04 beyond the EM table was written here: every finding it feeds is unmeasured
+    assert {f["finding"] for f in r["feeds"]} >= {"optimal_far_above_pipeline", "rerankers_marginal"}
+    assert r["informative"] == 0 and r["s_per_unit"] is None
+    assert all(f["verdict"] == "inconclusive" for f in r["feeds"])
+    assert "## Ledger" in (tmp_path / "check.md").read_text()
+    assert any(x.startswith("[check] the run's ledger") for x in lines)
+    assert any(x.strip().startswith("04.reading") and "28.0" in x for x in lines)
+
+
+def test_verdict_changes_list_the_informative_units_before_and_after():
+    now = pd.DataFrame({"verdict": ["holds", "inconclusive", "holds"], "informative": [12, 3, 40]},
+                       index=["a", "b", "d"])
+    before = [{"id": "a", "verdict": "holds", "informative": 30},
+              {"id": "b", "verdict": "holds", "informative": 8},
+              {"id": "c", "verdict": "contradicted", "informative": 11}]
+    assert chk.verdict_changes(before, now) == [
+        {"id": "b", "before": "holds", "after": "inconclusive", "informative_before": 8,
+         "informative_after": 3},
+        {"id": "c", "before": "contradicted", "after": "absent", "informative_before": 11,
+         "informative_after": None},
+        {"id": "d", "before": "absent", "after": "holds", "informative_before": None,
+         "informative_after": 40},
+    ]

@@ -19,12 +19,18 @@ def test_notebook_smoke(nb):
     from pathlib import Path
 
     from inferqa_utils.check import check
+    from inferqa_utils.ledger import LEDGER_NAME, read_events, segments
     from inferqa_utils.stages import Stage
 
     m = run_notebooks("smoke", only=[nb.name[:2]], log=print)
     assert m.extra["status"] == "ok"
     assert Path(m.extra["notebooks"][nb.name]["output"]).exists()
     assert m.extra["notebooks"][nb.name]["kernel_exit"] == 0
+    # the ledger: the notebook marks its analyses, and their seconds add up to the notebook's
+    run_dir = Path(m.extra["notebooks"][nb.name]["output"]).parent
+    segs = [seg for seg in segments(read_events(run_dir / LEDGER_NAME)) if seg[0] == nb.stem]
+    assert segs[0][1] == f"{nb.name[:2]}.setup" and len(segs) >= 2, segs
+    assert abs(sum(secs for *_, secs in segs) - m.timings[nb.stem]) < 2.0, (segs, m.timings[nb.stem])
     if nb.name.startswith(Stage.PAPER_RUNS):
         # no release of the paper's runs in the test root: the notebook says how to get one and
         # writes nothing (an import writes its tables; tests/test_paper_runs.py checks them)

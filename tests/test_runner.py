@@ -141,3 +141,36 @@ def test_kernel_that_dies_after_its_cells_finished_is_reported(tmp_path):
     assert m.extra["notebooks"]["00_dies.ipynb"]["kernel_exit"] == "signal 11 (SIGSEGV)"
     assert m.extra["notebooks"]["01_fine.ipynb"]["kernel_exit"] == 0
     assert any("the kernel of 00_dies.ipynb ended abnormally: signal 11" in line for line in lines), lines
+
+
+@pytest.mark.slow
+def test_a_run_projects_its_time_and_keeps_a_ledger(tmp_path, monkeypatch):
+    """With a reference record of the profile, the run prints the projection before the first
+    notebook, an ETA after each and the projection against the actual seconds at the end (also in
+    the manifest); the notebooks' analysis marks land in the run's ledger log."""
+    from inferqa_utils import projection
+    from inferqa_utils.ledger import LEDGER_NAME, read_events, segments
+
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    body = "from inferqa_utils import ledger\nledger.begin({key!r})\nimport time\ntime.sleep(0.5)"
+    _nb(nbdir / "00_first.ipynb", "x = 0", body.format(key="00.quickstart"))
+    _nb(nbdir / "01_second.ipynb", "x = 0", body.format(key="01.release"))
+    ref = {"commit": "0123456", "date": "2026-11-27", "machine": {"cpus": 2, "cpu_model": "AMD EPYC"},
+           "rates": {}, "notebooks": {"00_first": {"seconds": 3.0, "llm": {}},
+                                      "01_second": {"seconds": 200.0, "llm": {}}}}
+    (tmp_path / "ref.json").write_text(json.dumps({"profiles": {"smoke": ref}}))
+    monkeypatch.setenv(projection.REFERENCE_ENV, str(tmp_path / "ref.json"))
+    lines: list[str] = []
+    m = run_notebooks("smoke", out_dir=tmp_path / "exec", notebooks_dir=nbdir, log=lines.append,
+                      projection=True)
+    text = "\n".join(lines)
+    assert "projected for profile smoke: 3 min of notebooks" in text
+    assert "00_first (1 of 2): projected 3 s" in text
+    assert "1 left, projected 3 min, ETA" in text
+    assert any(x.startswith("[inferqa] projected 3 min, took") for x in lines)
+    assert m.extra["projection"]["notebooks"]["01_second"]["projected"] == 200.0
+    segs = segments(read_events(tmp_path / "exec" / LEDGER_NAME))
+    assert [(s, k) for s, k, _ in segs] == [("00_first", "00.setup"), ("00_first", "00.quickstart"),
+                                           ("01_second", "01.setup"), ("01_second", "01.release")]
+    assert all(secs >= 0.5 for s, k, secs in segs if not k.endswith("setup"))

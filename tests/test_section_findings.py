@@ -383,6 +383,11 @@ def test_damaging_sentences_and_figure_inputs():
         "corpus."
     )
     assert "Paper 004 (NQ, FiD): random ≤ 2 %, BM25 8.3–15.9 %." in dr.ser_finding(long, {"x": 2}, 4)
+    # corpora that read different numbers of questions
+    assert dr.ser_finding(long, {"answer-supporting": 2, "answer-containing": 1},
+                          {"answer-supporting": 4, "answer-containing": 2}).startswith(
+        "Answered correctly from one good passage alone: 2 of 4 questions (50.0 %) on the answer-supporting "
+        "corpus; 1 of 2 questions (50.0 %) on the answer-containing corpus.")
 
 
 def test_damaging_probe_bars_and_sentence():

@@ -8,7 +8,7 @@ sentence that closes each section, every number computed from the tables.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -198,10 +198,12 @@ def ser_reference() -> dict[str, float]:
     return out
 
 
-def ser_finding(long: pd.DataFrame, gold: dict[str, int], n_questions: int) -> str:
-    """How many questions had a good passage read correctly per corpus (``gold``), and SER at m = 1
-    and the largest m per setting with intervals (:func:`ser_long`), beside paper 004's Table 1."""
-    start = "; ".join(f"{share(n, n_questions)} on the {c} corpus" for c, n in gold.items())
+def ser_finding(long: pd.DataFrame, gold: dict[str, int], n_questions: int | Mapping[str, int]) -> str:
+    """How many questions had a good passage read correctly per corpus (``gold``, of
+    ``n_questions`` read — per corpus when a mapping), and SER at m = 1 and the largest m per
+    setting with intervals (:func:`ser_long`), beside paper 004's Table 1."""
+    of = n_questions if isinstance(n_questions, Mapping) else dict.fromkeys(gold, n_questions)
+    start = "; ".join(f"{share(n, of[c])} on the {c} corpus" for c, n in gold.items())
     if long.empty:
         return (
             f"Answered correctly from one good passage alone: {start or 'none'} — the SER has nothing to "

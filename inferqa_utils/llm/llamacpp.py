@@ -59,16 +59,18 @@ def _log_softmax(row: np.ndarray, tok: int) -> float:
 _PARAMS_LOCK = threading.Lock()
 
 
-def _multi_sequence_llama(n_seq_max: int, **kw: Any):
+def _multi_sequence_llama(n_seq_max: int, extra_bufts: bool = True, **kw: Any):
     """``llama_cpp.Llama(**kw)`` whose context holds ``n_seq_max`` sequences in one unified KV cache
     (llama-cpp-python sets neither for a generation model; its context parameters are patched for
     the duration of the constructor). A single sequence decodes exactly as in a one-sequence
-    context (logits compared bit for bit on the 1.5B)."""
+    context (logits compared bit for bit on the 1.5B). ``extra_bufts=False`` loads the weights
+    without llama.cpp's CPU repacking (``use_extra_bufts``, on by default in llama.cpp)."""
     import llama_cpp
     import llama_cpp.llama_cpp as lib
 
     with _PARAMS_LOCK:
         default = lib.llama_context_default_params
+        model_default = lib.llama_model_default_params
 
         def params():
             p = default()
@@ -76,11 +78,18 @@ def _multi_sequence_llama(n_seq_max: int, **kw: Any):
             p.kv_unified = True
             return p
 
+        def model_params():
+            p = model_default()
+            p.use_extra_bufts = extra_bufts
+            return p
+
         lib.llama_context_default_params = params
+        lib.llama_model_default_params = model_params
         try:
             return llama_cpp.Llama(**kw)
         finally:
             lib.llama_context_default_params = default
+            lib.llama_model_default_params = model_default
 
 
 class LlamaCppLLM(LLM):
@@ -99,7 +108,13 @@ class LlamaCppLLM(LLM):
         order_prompts: bool = True,
         seed: int = 13,
         kv_dir: str | Path | None = None,
+        extra_bufts: bool = True,
+        engine: dict[str, Any] | None = None,
     ) -> None:
+        """``engine``: further ``llama_cpp.Llama`` settings (``flash_attn``, ``type_k``, ``type_v``,
+        ``n_ubatch``) and ``extra_bufts`` the weights' CPU repacking, both for
+        ``benchmarks/engine.py``: the compendium's runs use llama.cpp's defaults, under which its
+        recorded greedy tokens were made."""
         super().__init__(name, identity, cache)
         import llama_cpp
 
@@ -108,9 +123,9 @@ class LlamaCppLLM(LLM):
         self.prefix_reuse = prefix_reuse
         self.order_prompts = order_prompts
         self.llm = _multi_sequence_llama(
-            n_seq_max=self.N_SEQ_MAX, model_path=self.model_path, n_ctx=n_ctx,
+            n_seq_max=self.N_SEQ_MAX, extra_bufts=extra_bufts, model_path=self.model_path, n_ctx=n_ctx,
             n_threads=n_threads or max(1, os.cpu_count() or 1),
-            n_batch=n_batch, logits_all=False, verbose=False, seed=seed,
+            n_batch=n_batch, logits_all=False, verbose=False, seed=seed, **(engine or {}),
         )
         self._mem = llama_cpp.llama_get_memory(self.llm._ctx.ctx)
         self.n_ctx = n_ctx
