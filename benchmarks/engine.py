@@ -377,7 +377,7 @@ def run_setting(name: str, model: str, work: dict[str, list], max_tokens: int) -
     return res
 
 
-def agreement(wl: str, outs: list, base: list, qids: list[str] | None = None) -> str:
+def agreement(wl: str, outs: list, base: list) -> str:
     if wl == "pointwise":
         a, b = np.asarray(outs), np.asarray(base)
         same = float(np.mean(np.sign(a) == np.sign(b)))
