@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -110,7 +111,14 @@ class Table:
     """A result table one stage's notebook writes: ``key`` its name in :data:`TABLES` (and in
     ``reproduction.yaml``), ``stage`` the stage that writes it, ``name`` the last part of its file
     name; ``per_dataset`` / ``per_split`` whether the file name holds the dataset / split;
-    ``suffix`` the file's (``.csv``; a record is ``.json``)."""
+    ``suffix`` the file's (``.csv``; a record is ``.json``).
+
+    ``columns`` declares the table's schema — the CSV header every run writes, the index's name
+    first when the table is written with its index (empty: not declared) — and
+    ``column_patterns`` the regular expressions of the columns whose names depend on the run (SER's
+    ``m`` values, the probes, the number of hints). ``reproduction.yaml`` may name only declared
+    columns (tests/test_stages.py), and the smoke run's tables must have exactly the declared ones
+    (tests/test_notebooks.py), so renaming a column fails in ``make test``, not after a full run."""
 
     key: str
     stage: Stage
@@ -118,11 +126,27 @@ class Table:
     per_dataset: bool = True
     per_split: bool = True
     suffix: str = ".csv"
+    columns: tuple[str, ...] = ()
+    column_patterns: tuple[str, ...] = ()
 
     @property
     def notebook(self) -> str:
         """The notebook that writes the table (stem)."""
         return self.stage.notebook
+
+    def declares(self, column: str) -> bool:
+        """Whether ``column`` is one of :attr:`columns` or matches one of :attr:`column_patterns`."""
+        return column in self.columns or any(re.fullmatch(p, column) for p in self.column_patterns)
+
+    def schema_problems(self, header: Iterable[str]) -> list[str]:
+        """What a written header breaks of the declared schema: each declared column it lacks and
+        each column it has that the schema does not declare (empty: none, or nothing declared)."""
+        if not self.columns:
+            return []
+        header = [str(c) for c in header]
+        return [f"{self.key}: no column {c!r}" for c in self.columns if c not in header] + [
+            f"{self.key}: undeclared column {c!r}" for c in header if not self.declares(c)
+        ]
 
     def file(self, dataset: str | None = None, split: str | None = None) -> str:
         """The file name, ``<NN>_<dataset>_<split>_<name>.csv``; ``dataset`` and ``split`` are
@@ -143,67 +167,117 @@ TABLES: dict[str, Table] = {}
 
 
 def _table(key: str, stage: Stage, name: str, per_dataset: bool = True, per_split: bool = True,
-           suffix: str = ".csv") -> Table:
+           suffix: str = ".csv", columns: tuple[str, ...] = (),
+           column_patterns: tuple[str, ...] = ()) -> Table:
     if key in TABLES:
         raise ValueError(f"two result tables are named {key!r}")
-    TABLES[key] = Table(key, stage, name, per_dataset, per_split, suffix)
+    TABLES[key] = Table(key, stage, name, per_dataset, per_split, suffix, tuple(columns),
+                        tuple(column_patterns))
     return TABLES[key]
 
 
-QUICKSTART_ANSWERS = _table("quickstart_answers", Stage.QUICKSTART, "quickstart_answers", per_dataset=False,
-                            per_split=False)
+# Declared schemas (Table.columns), read off the code that writes each table; declared for every
+# table reproduction.yaml names.
+#: the counts :func:`inferqa_utils.metrics.evaluate` ends a row with
+_COUNTS = ("n_questions", "n_questions_ndcg", "threshold")
+#: notebook 02's and 05's retrieval metrics (``inferqa_utils.retrieval.evaluation.MAIN_METRICS``)
+_MAIN_METRICS = (
+    "Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@50", "Hit@100", "Recall@5", "Recall@10", "Recall@50",
+    "MRR@100",
+    "nDCG@10", "nDCG@100",
+)
+#: a first stage beside its reranked runs (``inferqa_utils.rerank.evaluation.rerank_table``: 03 and 05)
+_RERANK_COLUMNS = (
+    "run", "Hit@1", "Hit@5", "Hit@10", "Hit@20", "MRR@100", "nDCG@10", "nDCG@100", *_COUNTS, "seconds/query",
+)
+#: EM per reader, setting, system, k and union (``inferqa_utils.reading.experiments.em_table``: 04 and 05)
+_EM_COLUMNS = (
+    "reader", "setting", "system", "k", "union", "EM", "EM_lo", "EM_hi", "judged", "judged_lo", "judged_hi",
+    "no_answer", "n",
+)
 
-TABLE1 = _table("table1", Stage.CONSTRUCTION, "table1", per_split=False)
-RELEASE_AGREEMENT = _table("release_agreement", Stage.CONSTRUCTION, "release_agreement", per_split=False)
+QUICKSTART_ANSWERS = _table("quickstart_answers", Stage.QUICKSTART, "quickstart_answers", per_dataset=False,
+                            per_split=False, columns=("setting", "answer", "raw reply", "EM", "judged"))
+
+TABLE1 = _table("table1", Stage.CONSTRUCTION, "table1", per_split=False, columns=(
+    "split", "questions", "passages", "labelled", "label 2", "label 1", "label 2 share (%)",
+    "questions with label 2", "mean passage tokens",
+))
+RELEASE_AGREEMENT = _table("release_agreement", Stage.CONSTRUCTION, "release_agreement", per_split=False,
+                           columns=("measure", "value", "lo", "hi", "n", "questions"))
 RELEASE_AGREEMENT_PASSAGES = _table(
     "release_agreement_passages", Stage.CONSTRUCTION, "release_agreement_passages", per_split=False
 )
 
-RETRIEVAL_METRICS = _table("retrieval_metrics", Stage.RETRIEVAL, "retrieval")
+RETRIEVAL_METRICS = _table("retrieval_metrics", Stage.RETRIEVAL, "retrieval",
+                           columns=("run", *_MAIN_METRICS, *_COUNTS))
 RETRIEVAL_COMPARED = _table("retrieval_compared", Stage.RETRIEVAL, "compared")
-CROSS_CORPUS = _table("cross_corpus", Stage.RETRIEVAL, "cross_corpus")
+CROSS_CORPUS = _table("cross_corpus", Stage.RETRIEVAL, "cross_corpus", columns=(
+    "run", "Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@100", *_COUNTS, "corpus",
+))
 PASSAGE_LENGTHS = _table("passage_lengths", Stage.RETRIEVAL, "passage_lengths")
 POOLED_JUDGMENTS = _table("pooled_judgments", Stage.RETRIEVAL, "pooled_judgments")
-FAIR_CORPORA = _table("fair_corpora", Stage.RETRIEVAL, "fair_corpora")
-FAIR_COMPARISON = _table("fair_comparison", Stage.RETRIEVAL, "fair_comparison")
+FAIR_CORPORA = _table("fair_corpora", Stage.RETRIEVAL, "fair_corpora", columns=(
+    "corpus", "passages", "mean tokens", "size-matched to", "judged pairs", "relevant pairs",
+    "relevant pairs, other questions' items", "questions with a relevant passage",
+))
+FAIR_COMPARISON = _table("fair_comparison", Stage.RETRIEVAL, "fair_comparison",
+                         columns=("measure", "system", "corpus", "n", "mean", "lo", "hi", "p"))
 RETRIEVAL_PER_QUESTION = _table("retrieval_per_question", Stage.RETRIEVAL, "per_question")
 
-RERANKING = _table("reranking", Stage.RERANKING, "reranking")
+RERANKING = _table("reranking", Stage.RERANKING, "reranking", columns=_RERANK_COLUMNS)
 RERANKING_COMPARED = _table("reranking_compared", Stage.RERANKING, "compared")
 RERANKING_PER_QUESTION = _table("reranking_per_question", Stage.RERANKING, "per_question")
 ORACLE_RERANKER = _table("oracle_reranker", Stage.RERANKING, "oracle_reranker")
 
 READING_ANSWERS = _table("reading_answers", Stage.READING, "answers")
-READING_EM = _table("reading_em", Stage.READING, "em")
+READING_EM = _table("reading_em", Stage.READING, "em", columns=_EM_COLUMNS)
 TABLE8 = _table("table8", Stage.READING, "table8")
-HINTS_DISTRIBUTION = _table("hints_distribution", Stage.READING, "hints_distribution")
+HINTS_DISTRIBUTION = _table("hints_distribution", Stage.READING, "hints_distribution",
+                            columns=("source", "n"),
+                            column_patterns=(r"[0-9]+ hints",))
 
 FT_TRAINING_TIMES = _table("ft_training_times", Stage.FINETUNING, "training_times", per_split=False)
-FT_RETRIEVAL = _table("ft_retrieval", Stage.FINETUNING, "retrieval")
+FT_RETRIEVAL = _table("ft_retrieval", Stage.FINETUNING, "retrieval",
+                      columns=("run", "N", "negative kind", *_MAIN_METRICS, *_COUNTS))
 FT_COMPARED = _table("ft_compared", Stage.FINETUNING, "compared")
 FT_PER_QUESTION = _table("ft_per_question", Stage.FINETUNING, "per_question")
 FT_ORACLE_RERANKER = _table("ft_oracle_reranker", Stage.FINETUNING, "oracle_reranker")
-FT_RERANKING = _table("ft_reranking", Stage.FINETUNING, "reranking")
+FT_RERANKING = _table("ft_reranking", Stage.FINETUNING, "reranking", columns=_RERANK_COLUMNS)
 FT_ANSWERS = _table("ft_answers", Stage.FINETUNING, "answers")
-FT_READING = _table("ft_reading", Stage.FINETUNING, "reading")
+FT_READING = _table("ft_reading", Stage.FINETUNING, "reading", columns=_EM_COLUMNS)
 
 PATTERNS = _table("patterns", Stage.DAMAGING, "patterns")
 EM_CURVES = _table("em_curves", Stage.DAMAGING, "em_curves")
 PASSAGE_TYPES = _table("passage_types", Stage.DAMAGING, "types")
 PROBE_CURVES = _table("probe_curves", Stage.DAMAGING, "probe_curves")
 PROBE_READINGS = _table("probe_readings", Stage.DAMAGING, "probe_readings")
-PROBES = _table("probes", Stage.DAMAGING, "probes")
-SER = _table("ser", Stage.DAMAGING, "ser")
+PROBES = _table("probes", Stage.DAMAGING, "probes", columns=(
+    "system", "metric", "N", "EM@N", "EM_lo", "EM_hi", "AcEM@N", "AcEM_lo", "AcEM_hi", "n_questions",
+    "corpus",
+), column_patterns=(r"Probe [0-9]+(_lo|_hi)?",))
+SER = _table("ser", Stage.DAMAGING, "ser", columns=("setting", "pairs", "corpus"),
+             column_patterns=(r"[0-9]+", r"EM at m = [0-9]+ \(%\)"))
 SER_READINGS = _table("ser_readings", Stage.DAMAGING, "ser_readings")
 DAMAGING_COMPARISON = _table("damaging_comparison", Stage.DAMAGING, "comparison")
-DAMAGING_INTERVALS = _table("damaging_intervals", Stage.DAMAGING, "intervals")
+DAMAGING_INTERVALS = _table("damaging_intervals", Stage.DAMAGING, "intervals", columns=(
+    "corpus", "system", "metric", "N", "EM@N", "EM_lo", "EM_hi", "AcEM@N", "AcEM_lo", "AcEM_hi", "AcEM − EM",
+    "diff_lo", "diff_hi", "p (paired)", "damaged questions", "n_questions", "labels",
+))
 
 BEYOND_ANSWERS = _table("beyond_answers", Stage.BEYOND, "answers")
-BEYOND_REPORT = _table("beyond_report", Stage.BEYOND, "report")
+BEYOND_REPORT = _table("beyond_report", Stage.BEYOND, "report", columns=(
+    "system", "kind", "Hit@1", "Hit@5", "Hit@10", "Recall@10", "MRR@100", "nDCG@10", "nDCG@100", *_COUNTS,
+    "EM",
+    "judged", "no_answer", "n_read", "seconds/query",
+))
 BEYOND_EM_COMPARED = _table("beyond_em_compared", Stage.BEYOND, "em_compared")
 FINDINGS = _table("findings", Stage.BEYOND, "findings")
 
-YOURS_COMPARED = _table("yours_compared", Stage.YOUR_METHOD, "compared")
+YOURS_COMPARED = _table("yours_compared", Stage.YOUR_METHOD, "compared", columns=(
+    "metric", "system", "kind", "value", "value_lo", "value_hi", "n", "Δ", "Δ_lo", "Δ_hi", "p", "p_holm",
+    "sig",
+))
 YOURS_ANSWERS = _table("yours_answers", Stage.YOUR_METHOD, "answers")
 # the paper authors' released runs, written by ``paper-runs import`` (which also writes the
 # per-question tables of 02, 03 and 05 and the answers tables of 04 and 05 for its dataset)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -10,6 +11,7 @@ import yaml
 
 from inferqa_utils import check as chk
 from inferqa_utils import provenance as prov
+from inferqa_utils import stages
 from inferqa_utils.errors import DataFormatError
 
 #: the smoke run that wrote the hand-made tables of these tests
@@ -232,11 +234,75 @@ def test_update_leaves_a_foreign_tables_values_alone(tmp_path):
     assert "expected: 6.25" not in matrix.read_text()
 
 
-def test_cli_accepts_allow_unrecorded(capsys):
+def test_cli_exit_code_is_the_checks_outcome(tmp_path, monkeypatch, capsys):
+    """``check --allow-unrecorded`` in a root of its own (results/ holding the hand-made EM table with
+    no run record, no run manifest, the two-condition matrix): exit 0 when both conditions hold, 1
+    when one is off by 2.08, and 2 ("no run to check") without ``--allow-unrecorded``."""
+    from inferqa_utils import runner
     from inferqa_utils.__main__ import main
+    from inferqa_utils.config import Paths
 
-    assert main(["check", "--profile", "smoke", "--no-findings", "--allow-unrecorded"]) in (0, 1)
-    assert "tables with no run record accepted" in capsys.readouterr().out
+    results, matrix = _setup(tmp_path)
+    (results / prov.PROVENANCE_FILE).unlink()  # a table written by hand: no run record
+    for module in (chk, prov, runner):
+        monkeypatch.setattr(module, "PATHS", Paths(tmp_path))  # results/ is tmp_path/results
+    monkeypatch.setattr(chk, "MATRIX", matrix)
+    argv = ["check", "--profile", "smoke", "--no-findings", "--allow-unrecorded"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "tables with no run record accepted" in out and "[check] 2 OK, 0 FAIL" in out
+    m = yaml.safe_load(matrix.read_text(encoding="utf-8"))
+    m["profiles"]["smoke"]["conditions"][0]["expected"] = 8.33  # 6.25 − 8.33 = −2.08
+    matrix.write_text(yaml.safe_dump(m), encoding="utf-8")
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "[check] 1 OK, 1 FAIL" in out and "off by -2.08" in out
+    assert main(argv[:-1]) == 2
+    assert capsys.readouterr().err.startswith("error: no run of profile smoke to check")
+
+
+# ----------------------------------------------------------------------------- the tolerance, by hand
+
+
+def _outcome(folder, got, expected, tolerance=0.02):
+    """One condition on a one-row EM table holding ``got`` (written to ``folder``), evaluated on its
+    own (``runs=None``: which run wrote the table is not asked)."""
+    folder.mkdir(exist_ok=True)
+    pd.DataFrame({"setting": ["pipeline"], "EM": [got]}).to_csv(folder / EM_TABLE, index=False)
+    c = chk.Condition("EM", stages.READING_EM, {"setting": "pipeline"}, "EM", expected, tolerance)
+    return chk.evaluate([c], "embedded-smoke", "test", folder)[0]
+
+
+def test_the_tolerance_is_absolute_and_inclusive_at_its_edge(tmp_path):
+    """Tolerance 0.5 around 6.25: 6.75 − 6.25 = 0.5 exactly (both are binary fractions), so 6.75 and
+    5.75 are OK at the edge; 6.76 and 5.74 are off by ±0.51; 6.5 is inside."""
+    cases = [(6.5, "OK", ""), (6.75, "OK", ""), (5.75, "OK", ""), (6.76, "FAIL", "off by +0.51"),
+             (5.74, "FAIL", "off by -0.51")]
+    got = [(o.status, o.why) for o in (_outcome(tmp_path, g, 6.25, 0.5) for g, _s, _w in cases)]
+    assert got == [(s, w) for _g, s, w in cases]
+
+
+def test_the_default_tolerance_absorbs_the_csvs_rounding_only(tmp_path):
+    # 53.59 − 53.57 is 0.020000000000003126 in binary floating point (> 0.02): OK by the 1e-9 slack
+    assert _outcome(tmp_path, 53.59, 53.57).status == "OK"
+    o = _outcome(tmp_path, 53.60, 53.57)  # 0.03: one unit of the second decimal beyond the tolerance
+    assert (o.status, o.why) == ("FAIL", "off by +0.03")
+
+
+def test_an_expected_nan_is_reproduced_by_nan_only(tmp_path):
+    """A number no question counts for is NaN (an empty CSV cell; e.g. cross_corpus Hit@k without a
+    label-2 passage); ``expected: .nan`` in the matrix holds only against NaN, and NaN never
+    matches a number (NaN − x is NaN, never ≤ the tolerance)."""
+    bad = tmp_path / "m.yaml"
+    bad.write_text("profiles:\n  smoke:\n    conditions:\n"
+                   "    - {id: x, table: reading_em, row: {setting: pipeline}, column: EM, expected: .nan}\n",
+                   encoding="utf-8")
+    c = chk.load_matrix(bad)["smoke"]["conditions"][0]
+    assert math.isnan(c.expected)
+    folder = tmp_path / "results"
+    assert _outcome(folder, float("nan"), c.expected).status == "OK"
+    for o in (_outcome(folder, 0.0, c.expected), _outcome(folder, float("nan"), 0.0)):
+        assert (o.status, o.why) == ("FAIL", "off by +nan")
 
 
 def test_the_record_and_report_carry_the_runs_ledger(tmp_path):

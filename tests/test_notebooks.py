@@ -36,6 +36,20 @@ def test_notebook_smoke(nb):
         # writes nothing (an import writes its tables; tests/test_paper_runs.py checks them)
         assert m.extra["notebooks"][nb.name]["outputs"] == []
         return
+    # the tables it wrote have exactly the columns the registry declares (Table.columns), the ones
+    # the reproduction matrix may name (tests/test_stages.py); an empty table has no header to hold
+    import pandas as pd
+
+    from inferqa_utils import stages
+    from inferqa_utils.config import profile
+
+    params = profile("smoke")
+    problems = []
+    for table in stages.tables_of(nb.name[:2]):
+        path = table.path(params["dataset_name"], params.get("split", "test"))
+        if table.columns and path.is_file() and len(written := pd.read_csv(path)):
+            problems += table.schema_problems(written.columns)
+    assert problems == []
     lines: list[str] = []
     fails = check("smoke", notebooks=[nb.name[:2]], findings_table=nb.name.startswith("07"), log=lines.append)
     print("\n".join(lines))

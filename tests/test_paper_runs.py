@@ -285,6 +285,58 @@ def test_hit_and_recall_by_hand(tiny):
     assert q1 == pytest.approx((3 / math.log2(3) + 0.5) / (3 + 1 / math.log2(3)))
 
 
+def test_mrr_ndcg_and_every_recall_in_the_written_table_by_hand(tiny):
+    """The written ``retrieval`` table at label ≥ 1. MRR and nDCG average over all 4 questions (0
+    without a relevant passage); Recall over the 3 that have one. Ideal DCG of question 1 (labels 2,
+    1): 3/1 + 1/log2 3 = 3.6309.
+    bm25: q1 b (label 1) at rank 3, q2 none of its own, q3 a (label 2) first. MRR@100 = (1/3 + 0 + 1
+    + 0) / 4 = 0.3333 → 33.33; nDCG = (0.5/3.6309 = 0.1377 + 0 + 3/3 + 0) / 4 = 0.2844 → 28.44 at 10
+    and 100 (3-passage lists); Recall@k for every k ≥ 3 = (1/2 + 0 + 1) / 3 → 50.
+    bge: q1 a, b at 1, 2; q2 b at 1, a at 3; q3 and q4 nothing relevant. MRR@100 = (1 + 1) / 4 → 50;
+    nDCG = (1 + (1 + 1/log2 4) / (1 + 1/log2 3) = 1.5/1.6309 = 0.9197) / 4 = 0.4799 → 47.99;
+    Recall = (1 + 1 + 0) / 3 → 66.67. (MRR as 1/(rank + 1) gives 18.75 and 25; an ascending ideal
+    ranking 29.32 and 54.37.)"""
+    import pandas as pd
+
+    _src, root, _done = tiny
+    t = pd.read_csv(contract.table_path(root, contract.RETRIEVAL))
+    t = t[(t["threshold"] == 1) & (t["corpus"] == "quit")].set_index("system")
+    cols = ["MRR@100", "nDCG@10", "nDCG@100", "Recall@5", "Recall@20", "Recall@50", "Recall@100"]
+    assert t.loc["bm25", cols].tolist() == [33.33, 28.44, 28.44, 50.0, 50.0, 50.0, 50.0]
+    assert t.loc["bge", cols].tolist() == [50.0, 47.99, 47.99, 66.67, 66.67, 66.67, 66.67]
+
+
+def _deep(q: int, at: dict[str, int]) -> list[str]:
+    """120 passages ranked for question ``q``: its own passages ``at`` the given ranks (1-based), the
+    other places passages the pool does not label (label 0); the import keeps the top 100."""
+    ids = [f"far_{q}_{r}" for r in range(1, 121)]
+    for x, rank in at.items():
+        ids[rank - 1] = pid(q, x)
+    return ids
+
+
+def test_the_cutoffs_of_recall_mrr_and_ndcg_on_a_deep_ranking_by_hand(tmp_path: Path):
+    """A hand-made 120-deep ranking with the relevant passages just inside and just outside the
+    cut-offs: q1 a (label 2) at 5, b (label 1) at 21; q2 a (1) at 6, b (1) at 51; q3 a (2) at 20; q4
+    none. Scored as ``paper-runs import`` writes it (``importer.score_release`` → ``retrieval_summary``).
+    Recall@k over q1–q3: @5 [1/2, 0, 0] → 16.67; @10 [1/2, 1/2, 0] → 33.33; @20 [1/2, 1/2, 1] →
+    66.67; @50 [1, 1/2, 1] → 83.33; @100 → 100. MRR@100 over q1–q4: (1/5 + 1/6 + 1/20 + 0) / 4 = 0.1042
+    → 10.42 (1/(rank + 1) would give 8.93). nDCG (ideal: q1 3 + 1/log2 3 = 3.6309, q2 1 + 1/log2 3 =
+    1.6309, q3 3): @10 q1 (3/log2 6) / 3.6309 = 0.3196, q2 (1/log2 7) / 1.6309 = 0.2184, q3 0 (rank 20)
+    → 0.1345 → 13.45; @100 q1 (3/log2 6 + 1/log2 22) / 3.6309 = 0.3814, q2 (1/log2 7 + 1/log2 52) /
+    1.6309 = 0.3260, q3 (3/log2 21) / 3 = 0.2277 → 0.2338 → 23.38."""
+    deep = [_deep(1, {"a": 5, "b": 21}), _deep(2, {"a": 6, "b": 51}), _deep(3, {"a": 20}), _deep(4, {})]
+    src = write_release(tmp_path / "release", {"retriever/deep/retriever.json": ranking_file(deep)})
+    rel = load_release(src)
+    assert len(rel.ranking("deep").lists["tq_test_1"]) == 100  # the import depth
+    t = scoring.retrieval_summary(rel)
+    row = t[(t["system"] == "deep") & (t["threshold"] == 1) & (t["corpus"] == "quit")].iloc[0]
+    cols = ["Recall@1", "Recall@5", "Recall@10", "Recall@20", "Recall@50", "Recall@100", "MRR@100", "nDCG@10",
+            "nDCG@100", "n"]
+    assert row[cols].tolist() == [0.0, 16.67, 33.33, 66.67, 83.33, 100.0, 10.42, 13.45, 23.38, 3]
+    assert row[["Hit@1", "Hit@5", "Hit@10", "Hit@20"]].tolist() == [0.0, 33.33, 66.67, 100.0]
+
+
 def test_label_2_and_the_baselines_by_hand(tiny):
     """Label 2: questions 1 and 3 count; bge Hit@100 = [1, 0] → 50. The MS MARCO baseline skips
     nothing (the authors' baseline script): Hit@100 = [1 (m1), 0, 1 (m4), 0] over 4 → 50; Wikipedia
@@ -762,11 +814,11 @@ def test_fetch_decompresses_to_the_released_names(tmp_path: Path):
 
 
 @pytest.fixture()
-def offline_hub() -> None:
-    from inferqa_utils.hub import hub_reachable
-
-    if hub_reachable():
-        pytest.skip("the hub is reachable here: fetch would download the release")
+def offline_hub(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hub unreachable, as on a machine without network, whether or not this one has it:
+    ``HF_HUB_OFFLINE=1`` (read by :func:`inferqa_utils.hub.hub_reachable`; the subprocesses below
+    inherit it), as tests/test_models.py does."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
 def test_fetch_offline_fails_fast_with_the_hub_error(tmp_path: Path, offline_hub: None):
@@ -800,12 +852,29 @@ def test_the_cli_fetch_offline_and_import(tmp_path: Path, offline_hub: None):
     out = subprocess.run(
         [
             sys.executable, "-m", "inferqa_utils", "paper-runs", "import", str(src), "--out",
-            str(tmp_path / "root"), "--k", "1",
+            str(tmp_path / "root"), "--k", "1", "--union", "freq",
         ],
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert out.returncode == 0, out.stderr
-    assert "rerankers_marginal" in out.stdout and (tmp_path / "root" / "results").is_dir()
+    # the summary lines of F2's EM finding itself (not rerankers_marginal_ranking, which the name is a
+    # prefix of): gemma and qwen compared under each scoring, 4 questions < 10: inconclusive
+    lines = [line.split()[1:] for line in out.stdout.splitlines() if line.startswith("[paper-runs] F2")]
+    summary = {" ".join(words) for words in lines}
+    for how in ("normalised", "raw"):
+        assert f"F2 rerankers_marginal EM {how} 2 compared: 0 hold, 0 contradicted, 2 inconclusive" in summary
+    # --k 1 --union freq reached the comparisons: every Union_freq top-1 answer of bge and bge + MonoT5
+    # is NO ANSWER (the release answers at top 3 only), so both sides score 0 on all 4 questions (at
+    # the default k = 3, Union_norm, gemma's normalised EM would be 100 vs 75)
+    import pandas as pd
+
+    root = tmp_path / "root"
+    f2 = pd.read_csv(contract.table_path(root, contract.FINDINGS))
+    f2 = f2[(f2["finding"] == "rerankers_marginal") & (f2["metric"] == "EM")]
+    assert len(f2) == 4 and set(f2["k"]) == {1} and set(f2["union"]) == {"freq"}
+    assert set(f2["why"]) == {"no variation: every one of the 4 questions scores 0 on both sides"}
+    params = json.loads(contract.table_path(root, contract.RECORD).read_text())["parameters"]
+    assert (params["k"], params["union"]) == (1, "freq")
     bad = write_release(tmp_path / "bad", {"index/test/retriever.zsd": _truncated_index()})
     out = subprocess.run(
         [

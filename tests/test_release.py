@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from inferqa_utils.construction import release as rel
-from inferqa_utils.construction.passages import build_passages
+from inferqa_utils.construction.passages import build_passages, n_subset_permutations
 from inferqa_utils.datamodel import Dataset, Hint, Question
 from inferqa_utils.export import write_quit
 from inferqa_utils.fingerprint import sha256_file
@@ -120,6 +120,90 @@ def test_missing_generations_and_a_leaking_hint_are_problems(tiny_release):
     assert any(p.startswith(f"t_b_1 t_b_1_{mask}_{perm}: no generated answer") for p in problems)
 
 
+# verify_release, one break per test on the valid tiny release (2 questions, k = 2 hints: 4 passages
+# each, labels 2 for the two-hint passages and 1 for the rest)
+
+
+def test_a_listed_file_that_is_missing_is_named_before_anything_is_read(tiny_release):
+    (tiny_release / "construction" / "questions.csv").unlink()
+    assert rel.verify_release(tiny_release) == ["construction/questions.csv: missing"]
+    with pytest.raises(rel.ReleaseError, match=r"fails its checks:\n- construction/questions\.csv: missing$"):
+        rel.load_release(tiny_release)
+
+
+def test_qrels_naming_a_passage_outside_the_corpus(tiny_release):
+    qrels = tiny_release / "qrels" / "test.qrels"
+    with open(qrels, "a", encoding="utf-8") as fh:
+        fh.write("t_a_1 0 t_z_9_1_0 1\n")
+    _rehash(tiny_release, "qrels/test.qrels")
+    # the fifth label also no longer matches t_a_1's 4 own passages
+    assert rel.verify_release(tiny_release) == [
+        "qrels of t_a_1 name 't_z_9_1_0', which is not in the corpus",
+        "t_a_1: 5 labels for 4 own passages",
+    ]
+
+
+def test_a_question_with_another_number_of_passages_than_its_k_hints_make(tiny_release):
+    """k hints make Σ_j C(k, j)·j! passages: k = 2 → 2·1 + 1·2 = 4 (what the release holds), k = 3 →
+    3·1 + 3·2 + 1·6 = 15 (what its manifest now says; the manifest is not among the hashed files)."""
+    assert (n_subset_permutations(2), n_subset_permutations(3)) == (4, 15)
+    path = tiny_release / rel.MANIFEST
+    m = json.loads(path.read_text(encoding="utf-8"))
+    m["build"]["parameters"]["k_hints"] = 3
+    path.write_text(json.dumps(m), encoding="utf-8")
+    assert rel.verify_release(tiny_release) == [
+        "t_a_1: 4 passages, expected 15", "t_b_1: 4 passages, expected 15",
+    ]
+
+
+def test_labels_that_do_not_match_the_passages(tiny_release):
+    qrels = tiny_release / "qrels" / "test.qrels"
+    lines = qrels.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if line.split()[2] != "t_a_1_11_01"]  # one own passage left unlabelled
+    assert len(kept) == len(lines) - 1 == 7
+    qrels.write_text("".join(kept), encoding="utf-8")
+    _rehash(tiny_release, "qrels/test.qrels")
+    assert rel.verify_release(tiny_release) == ["t_a_1: 3 labels for 4 own passages"]
+
+
+def _release_with_judgments(tmp_path: Path, rows: list[dict]) -> Path:
+    """The tiny release whose control judgments are the valid one of ``tiny_release`` plus ``rows``."""
+    valid = {"corpus": "answer-containing, LLM-judged", "qid": "t_a_1", "pid": "ref:t_a_1", "label": 2}
+    judgments = pd.DataFrame([{"answer": "Mirror", "source": "pooled", **r} for r in [valid, *rows]])
+    return rel.write_release(_build_folder(tmp_path), tmp_path / "release", {"name": "tiny"},
+                             control_corpus={"ref:t_a_1": "A mirror reflects light."}, judgments=judgments)
+
+
+JUDGMENT_PROBLEMS = [
+    ("unknown question", {"corpus": "answer-containing, LLM-judged", "qid": "t_z_9", "pid": "ref:t_a_1",
+                          "label": 2},
+     "judgment of unknown question 't_z_9'"),
+    ("passage in neither corpus", {"corpus": "answer-containing, LLM-judged", "qid": "t_a_1",
+                                   "pid": "ref:nowhere", "label": 2},
+     "t_a_1: judged passage 'ref:nowhere' is in neither corpus"),
+    ("label outside 1, 2", {"corpus": "answer-supporting, LLM-judged", "qid": "t_b_1", "pid": "t_b_1_11_01",
+                            "label": 0},
+     "t_b_1 t_b_1_11_01: judgment label 0 outside {1, 2}"),
+]
+
+
+@pytest.mark.parametrize("case", JUDGMENT_PROBLEMS, ids=[c[0] for c in JUDGMENT_PROBLEMS])
+def test_each_control_judgment_problem_is_named(tmp_path, case):
+    """A judged passage may be in either corpus (``t_b_1_11_01`` is a supporting passage): only the
+    label is wrong in the third case."""
+    _name, row, message = case
+    assert rel.verify_release(_release_with_judgments(tmp_path, [row])) == [message]
+
+
+def test_at_most_five_problems_of_a_kind_are_listed(tmp_path):
+    rows = [{"corpus": "answer-containing, LLM-judged", "qid": f"x{i}", "pid": "ref:t_a_1", "label": 2}
+            for i in range(7)]
+    # written sorted by corpus, qid, pid: x0 … x4 listed, x5 and x6 counted
+    assert rel.verify_release(_release_with_judgments(tmp_path, rows)) == [
+        *(f"judgment of unknown question 'x{i}'" for i in range(5)), "… and 2 more judgments problems",
+    ]
+
+
 def test_a_write_that_fails_leaves_the_old_release(tiny_release, tmp_path, monkeypatch):
     before = sha256_file(tiny_release / rel.MANIFEST)
 
@@ -171,6 +255,24 @@ def test_agreement_counts_passages_by_text_and_kappa(tiny_release, tmp_path):
     assert s["label-2 passages, release"] == 4 and s["label-2 passages, rebuilt"] == 3
 
 
+def test_the_agreement_summary_has_the_columns_the_registry_declares(tiny_release):
+    """Notebook 01 writes ``agreement(...).summary`` as ``release_agreement`` (``index=False``), a table
+    the default matrix reads (``measure`` = ``passage agreement (%)``, column ``value``) and no smoke
+    run writes (the smoke profile builds instead of reading a release)."""
+    from types import SimpleNamespace
+
+    from inferqa_utils import stages
+
+    ds = rel.load_release(tiny_release)
+    sample = SimpleNamespace(dataset=rel.load_release(tiny_release),
+                             config=SimpleNamespace(questions=["t_a_1", "t_b_1"]),
+                             parametric=pd.DataFrame(columns=["qid", "correct"]),
+                             questions=pd.DataFrame({"qid": ["t_a_1", "t_b_1"], "reason": ["", ""]}))
+    summary = rel.agreement(sample, ds).summary
+    assert list(summary.columns) == list(stages.RELEASE_AGREEMENT.columns)
+    assert summary.set_index("measure").loc["passage agreement (%)", "value"] == 100.0  # 8 of 8 passages
+
+
 # ------------------------------------------------------------------------------------ shipped
 SHIPPED = rel.release_folder("embedded")
 needs_release = pytest.mark.skipif(not (SHIPPED / rel.MANIFEST).is_file(), reason="no data/embedded/release")
@@ -184,7 +286,14 @@ def test_the_shipped_embedded_release_validates():
     assert m["build"]["labelled_splits"] == ["test"] and len(ds.splits["test"]) == 48
     assert all(len(v) == 64 for v in [m["models"][k]["sha256"] for k in m["models"]])
     assert m["code"]["commit"] and m["steps"]["labeling"]["llm"]
-    assert rel.read_judgments(SHIPPED) is not None
+    # control/judgments.tsv, counted with cut | sort | uniq -c: 1,068 rows (1,069 lines less the
+    # header), 379 answer-containing (284 label 1 + 95 label 2) and 689 answer-supporting (626 + 63)
+    j = rel.read_judgments(SHIPPED)
+    assert list(j.columns) == rel.JUDGMENT_COLUMNS and len(j) == 1068
+    assert j.groupby(["corpus", "label"]).size().to_dict() == {
+        ("answer-containing, LLM-judged", 1): 284, ("answer-containing, LLM-judged", 2): 95,
+        ("answer-supporting, LLM-judged", 1): 626, ("answer-supporting, LLM-judged", 2): 63,
+    }
 
 
 @needs_release
@@ -305,7 +414,15 @@ def test_the_shipped_triviahg_release_validates_and_carries_its_licence():
     assert "LICENSE" in m["files"] and "TriviaHG" in (folder / "README.md").read_text(encoding="utf-8")
     assert m["build"]["labelled_splits"] == ["test"] and m["build"]["counts"]["per_split"]["test"] == 210
     assert parameter_differences(m["build"]["parameters"], profile_build_config("triviahg")) == []
-    assert rel.read_judgments(folder) is not None
+    # control/judgments.tsv, counted with cut | sort | uniq -c: 692 rows, 242 answer-containing
+    # (212 label 1 + 30 label 2) and 450 answer-supporting (435 + 15) — the triviahg matrix's
+    # "fair control judged pairs (containing)" 242 and "relevant pairs (supporting)" 15
+    j = rel.read_judgments(folder)
+    assert list(j.columns) == rel.JUDGMENT_COLUMNS and len(j) == 692
+    assert j.groupby(["corpus", "label"]).size().to_dict() == {
+        ("answer-containing, LLM-judged", 1): 212, ("answer-containing, LLM-judged", 2): 30,
+        ("answer-supporting, LLM-judged", 1): 435, ("answer-supporting, LLM-judged", 2): 15,
+    }
 
 
 def test_the_triviahg_control_corpus_comes_from_the_release_when_the_source_is_absent(tmp_path, monkeypatch):

@@ -310,3 +310,79 @@ def test_an_unknown_table_in_a_matrix_is_refused(tmp_path):
                    "    - {id: x, table: reading_ems, row: {}, column: EM, expected: 1}\n", encoding="utf-8")
     with pytest.raises(DataFormatError, match=r"condition 1 \(x\).*field 'table'.*reading_em"):
         check.load_matrix(bad)
+
+
+# ----------------------------------------------------------------------------- declared columns
+
+
+def _undeclared(conditions: list[check.Condition]) -> list[str]:
+    """Per condition, its row keys and column that its table's schema does not declare."""
+    out = []
+    for c in conditions:
+        if not c.table.columns:
+            out.append(f"{c.id}: table {c.table.key} declares no columns")
+            continue
+        out += [f"{c.id}: {c.table.key} has no column {col!r}" for col in [*c.row, c.column]
+                if not c.table.declares(col)]
+    return out
+
+
+def test_every_condition_names_columns_its_table_declares():
+    """Every condition of the packaged matrix — the default and triviahg profiles' included, whose
+    tables and columns (``ser`` column ``4``, ``cross_corpus``, ``ft_retrieval``,
+    ``release_agreement``, ``yours_compared`` …) the smoke run never checks — names row keys and a
+    column its table declares (``Table.columns``; tests/test_notebooks.py holds the smoke run's
+    tables to the declarations): a renamed column fails here, in ``make test``, not after a full run."""
+    matrix = check.load_matrix()
+    assert {"smoke", "default", "triviahg"} <= set(matrix)
+    for name, spec in matrix.items():
+        assert spec["conditions"], name
+        assert _undeclared(spec["conditions"]) == [], name
+
+
+def test_a_renamed_column_or_row_key_is_named(tmp_path):
+    bad = tmp_path / "m.yaml"
+    bad.write_text(yaml.safe_dump({"profiles": {"default": {"conditions": [
+        {"id": "SER m=4", "table": "ser", "row": {"corpus": "answer-supporting", "setting": "SER w/ BM25"},
+         "column": "4", "expected": 1.0},
+        {"id": "renamed column", "table": "retrieval_metrics", "row": {"run": "bm25"}, "column": "NDCG@10",
+         "expected": 1.0},
+        {"id": "renamed row key", "table": "reading_em", "row": {"model": "x", "k": 3}, "column": "EM",
+         "expected": 1.0},
+        {"id": "no schema", "table": "table8", "row": {}, "column": "EM", "expected": 1.0},
+    ]}}}), encoding="utf-8")
+    assert _undeclared(check.load_matrix(bad)["default"]["conditions"]) == [
+        "renamed column: retrieval_metrics has no column 'NDCG@10'",
+        "renamed row key: reading_em has no column 'model'",
+        "no schema: table table8 declares no columns",
+    ]
+
+
+def test_a_written_header_is_held_to_the_declared_schema():
+    # SER's m columns and its "EM at m = M (%)" depend on the run (patterns); setting, pairs, corpus do not
+    header = ["setting", "1", "2", "3", "4", "pairs", "EM at m = 4 (%)", "corpus"]
+    assert stages.SER.schema_problems(header) == []
+    assert stages.SER.schema_problems(["setting", "1", "pair", "corpus"]) == [
+        "ser: no column 'pairs'", "ser: undeclared column 'pair'",
+    ]
+    assert stages.PROBES.declares("Probe 3_lo") and not stages.PROBES.declares("Probe 3_mid")
+    assert stages.TABLE8.schema_problems(["anything"]) == []  # no schema declared: nothing to hold it to
+
+
+def test_writers_the_smoke_run_does_not_exercise_write_the_declared_columns():
+    """SER: the smoke data has no SER gold (its table is empty), so notebook 06's writer is run here
+    on four hand rows and written as the notebook writes it (index ``setting``, then ``corpus``);
+    notebook 08's table is reindexed to ``compare.COLUMNS``. (``release_agreement``:
+    tests/test_release.py.)"""
+    import pandas as pd
+
+    from inferqa_utils.damaging import ser
+    from inferqa_utils.yourmethod import compare
+
+    rows = [{"kind": "BM25", "qid": "q1", "sample": 0, "m": m, "base_answer": "Paris", "answer": "Paris",
+             "em": True} for m in (1, 2, 3, 4)]
+    t = ser.ser_table(pd.DataFrame(rows)).assign(corpus=stages.SUPPORTING)
+    header = [str(c) for c in (t.index.name, *t.columns)]
+    assert header == ["setting", "1", "2", "3", "4", "pairs", "EM at m = 4 (%)", "corpus"]
+    assert stages.SER.schema_problems(header) == []
+    assert stages.YOURS_COMPARED.columns == tuple(compare.COLUMNS)

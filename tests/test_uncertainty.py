@@ -15,10 +15,17 @@ def test_mean_ci_degenerate_and_seeded():
     assert (one.value, one.lo, one.hi, one.n) == (0.25, 0.25, 0.25, 1)
     em = [1] * 6 + [0] * 42  # 6 of 48 questions right: 12.5 %
     ci = mean_ci(em)
-    assert ci.value == pytest.approx(0.125)
-    assert 0.02 < ci.lo < 0.125 < ci.hi < 0.25  # normal approximation: 0.125 ± 1.96·0.048 = [0.031, 0.219]
+    # A resample of 6 ones and 42 zeros has mean B/48 with B ~ Binomial(48, 1/8), so the percentile
+    # interval is that law's 2.5 % and 97.5 % quantiles (P(B = b) = C(48, b) (1/8)^b (7/8)^(48-b)):
+    # P(B ≤ 1) = 0.0129 < 0.025 ≤ P(B ≤ 2) = 0.0508 → lo = 2/48; P(B ≤ 10) = 0.9679 < 0.975 ≤
+    # P(B ≤ 11) = 0.9867 → hi = 11/48. The empirical CDF of 10,000 resamples has sd ≤ 0.0018, so
+    # every boundary is ≥ 4 sd away. (The normal approximation, 0.125 ± 1.96·0.048, says [0.031, 0.219].)
+    assert (ci.value, ci.n, ci.confidence) == (0.125, 48, 0.95)
+    assert ci.lo == pytest.approx(2 / 48) and ci.hi == pytest.approx(11 / 48)
+    # a 90 % interval: P(B ≤ 9) = 0.9298 < 0.95 ≤ P(B ≤ 10) = 0.9679 → hi = 10/48
+    assert mean_ci(em, confidence=0.90).hi == pytest.approx(10 / 48)
     assert mean_ci(em) == ci  # seeded: identical on a second call
-    assert str(ci.scaled(100)).startswith("12.50 [")
+    assert str(ci.scaled(100)) == "12.50 [4.17, 22.92]"  # 100·2/48 = 4.1667, 100·11/48 = 22.9167
     with pytest.raises(ValueError, match="no questions"):
         mean_ci([])
     with pytest.raises(ValueError, match="NaN"):
@@ -76,12 +83,17 @@ def test_compare_runs_per_question_equals_ir_measures_and_hand_values():
         and table.loc["r2", "Hit@1"] == 100.0
         and table.loc["r2", "ΔHit@1"] == 100.0
     )
-    # 3 discordant questions, all in r2's favour: exact two-sided randomization p = 2 / 2^3 = 0.25 (ranx:
-    # Monte Carlo)
-    assert table.loc["r2", "p Hit@1"] == pytest.approx(0.25, abs=0.03)
-    assert table.loc["r2", "p_holm Hit@1"] == pytest.approx(
-        min(1.0, 3 * table.loc["r2", "p Hit@1"]), abs=0.03
-    )
+    # nDCG@10 per question, r1: q1 0.6590 (above), q2 c at rank 2: 1/log2 3 = 0.6309, q3 0
+    # → mean 42.998 → 43.0; r2: q1 a first: 3 / 3.6309 = 0.8262, q2 and q3 first → 1 → mean 94.208
+    # → 94.21, Δ = 94.21 − 43.0 = 51.21. MRR@10, r1: [1/2, 1/2, 0] → 33.33; r2: [1, 1, 1] → 100, Δ = 66.67
+    means = [table.loc[r, m] for r in ("r1", "r2") for m in ("nDCG@10", "MRR@10")]
+    assert means == [43.0, 33.33, 94.21, 100.0]
+    assert (table.loc["r2", "ΔnDCG@10"], table.loc["r2", "ΔMRR@10"]) == (51.21, 66.67)
+    # every measure: 3 discordant questions, all in r2's favour: of the 2^3 sign flips only the data
+    # itself is as extreme, exact two-sided p = 2 · 1/8 = 0.25 (ranx: Monte Carlo); Holm over the
+    # table's 3 comparisons: 3 · 0.25 = 0.75, then max(0.75, 2 · 0.25), max(0.75, 0.25) → 0.75 each
+    for m in ("Hit@1", "nDCG@10", "MRR@10"):
+        assert (table.loc["r2", f"p {m}"], table.loc["r2", f"p_holm {m}"]) == (0.25, 0.75), m
     assert table.loc["r2", "sig Hit@1"] == "" and pd.isna(
         table.loc["r1", "p Hit@1"]
     )  # the baseline has no test
