@@ -169,7 +169,8 @@ def _cmd_paper_runs(args: argparse.Namespace) -> int:
     if args.action == "fetch":
         from .paper_runs.fetch import fetch
 
-        fetch(args.to, include=args.include, keep_compressed=args.keep_compressed, verify=not args.no_verify)
+        fetch(args.to, include=args.include, keep_compressed=args.keep_compressed, verify=not args.no_verify,
+              source=args.source)
         return 0
     from .paper_runs.importer import import_release
 
@@ -296,6 +297,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pf.add_argument(
         "--keep-compressed", action="store_true", help="keep the downloaded .zsd files in DIR/download"
+    )
+    pf.add_argument(
+        "--from", dest="source", default=None, metavar="MIRROR",
+        help="copy the files from a local folder laid out as the hub dataset instead of downloading them",
     )
     pf.add_argument("--no-verify", action="store_true", help="do not load the files after decompressing them")
     pi = prs.add_parser(

@@ -13,9 +13,12 @@ A number counts only when its table was written by the run checked (:func:`runs_
 notebook, the newest run of the profile in which that notebook finished — the runs whose times the
 check record reports), as ``results/provenance.json`` records it (:mod:`inferqa_utils.provenance`):
 a table another run wrote (another profile's, e.g. the shared ``00_quickstart_answers.csv``, or an
-older or failed run of the same profile), a table changed after its run wrote it, and a table with
-no record (written by hand or by an older runner; accepted with ``allow_unrecorded``) FAIL with a
-reason naming the table and both runs.
+older or failed run of the same profile), a table a notebook wrote before it raised or was stopped,
+a table written while another run wrote into the same folders, a table changed after its run wrote
+it, and a table with no record (written by hand or by an older runner; accepted with
+``allow_unrecorded``) FAIL with a reason naming the table and the runs. When the newest run of the
+profile failed, was stopped or has not ended, a line says so and names the notebooks it did not
+finish (:func:`newest_run_note`).
 
 Expected values are recorded from a real run and changed only deliberately:
 ``python -m inferqa_utils check --profile NAME --update`` rewrites them from the current results
@@ -289,6 +292,9 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
         f"[check] runs checked: {_runs_line(runs)}"
         + ("; tables with no run record accepted" if allow_unrecorded else "")
     )
+    note = newest_run_note(profile_name, executions)
+    if note:
+        log(note)
     for o in outcomes:
         log(o.line())
     fails = sum(o.status == "FAIL" for o in outcomes)
@@ -369,6 +375,24 @@ def no_run_message(profile_name: str, notebooks: Sequence[str] | None = None,
     return None
 
 
+def newest_run_note(profile_name: str, executions: Path | None = None) -> str | None:
+    """One line when the newest run of the profile did not end well — it failed, was stopped, or
+    has not ended — naming the notebooks it did not finish, whose tables count only from a run that
+    finished them (:func:`runs_checked`); ``None`` otherwise (no run; a complete or partial one)."""
+    from .runner import describe_outcome, run_manifests, run_outcome, unfinished_notebooks
+
+    found = run_manifests(profile_name, executions)
+    if not found or run_outcome(found[0][1], profile_name) not in ("failed", "interrupted", "running"):
+        return None
+    path, m = found[0]
+    missing = unfinished_notebooks(m)
+    text = f"[check] newest run {path.parent.name}: {describe_outcome(m, profile_name)}"
+    if not missing:
+        return text
+    return (f"{text}; notebook{'s' * (len(missing) != 1)} {', '.join(missing)} did not finish in it: "
+            "their tables count only from a run that finished them")
+
+
 def _runs_line(runs: dict[str, dict[str, Any]]) -> str:
     """``notebooks 00, 01: run R1; 02: run R2`` (or that no run finished a notebook)."""
     if not runs:
@@ -446,14 +470,14 @@ def _llm_use(m: dict[str, Any], stems: Sequence[str]) -> tuple[int | None, int |
 def _first_run_in_folder(manifest: Path) -> bool:
     """Whether no run folder of any profile beside the manifest's run folder began before it (the
     caches of a fresh clone are empty at its first run)."""
-    from .runner import RUN_DIR_RE
+    from .runner import run_order
 
-    own = RUN_DIR_RE.match(manifest.parent.name)
+    own = run_order(manifest.parent.name)
     if own is None:
         return False
     for d in manifest.parent.parent.iterdir():
-        other = RUN_DIR_RE.match(d.name)
-        if other and not d.is_symlink() and other["stamp"] < own["stamp"]:
+        other = run_order(d.name)
+        if other is not None and not d.is_symlink() and other < own:
             return False
     return True
 
@@ -504,9 +528,12 @@ def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] |
     """The profile's notebook times: each notebook's time from the newest run manifest in which it
     finished (a profile run one notebook at a time, or resumed after an interruption, spans several
     manifests); ``total_s`` is their sum; ``cache_use`` says, per manifest used, how many model
-    calls its notebooks made and what the caches held when it began (:func:`cache_use`). ``None``
+    calls its notebooks made and what the caches held when it began (:func:`cache_use`).
+    ``complete`` is true only when one run, the newest, supplies every time and finished every
+    notebook of the profile; ``outcomes`` says in words how each manifest used ended and
+    ``newest_outcome`` how the newest did (:func:`inferqa_utils.runner.describe_outcome`). ``None``
     when there is no manifest."""
-    from .runner import run_manifests
+    from .runner import describe_outcome, run_manifests, run_outcome
 
     found = run_manifests(profile_name, executions)
     if not found:
@@ -516,9 +543,14 @@ def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] |
     path, m = found[0]
     git = m.get("git") if isinstance(m.get("git"), dict) else None
     total = round(sum(notebooks.values()), 1) if notebooks else None
+    # complete: every number from one run, the newest, in which every notebook of the profile finished
+    complete = len(allocated) == 1 and allocated[0][0] == path and run_outcome(m, profile_name) == "complete"
     return {
         "manifest": root_relative(path),
         "manifests": [root_relative(p) for p, _m, _f in allocated],
+        "complete": complete,
+        "outcomes": [describe_outcome(c, profile_name) for _p, c, _f in allocated],
+        "newest_outcome": describe_outcome(m, profile_name),
         "started": m.get("started"),
         "finished": m.get("finished"),
         "status": m.get("status"),

@@ -3,38 +3,46 @@
 The notebooks write their tables (``results/``) and figures (``figures/``) under stable names, and
 several runs write the same name (every profile writes ``results/00_quickstart_answers.csv``).
 The runner (:func:`inferqa_utils.runner.run_notebooks`) takes a :func:`snapshot` of both folders
-before each notebook and, after it, :func:`record` s every file the notebook added or changed with
-the run's identity (:func:`run_identity`)::
+before each notebook and, after it, records every file the notebook added or changed with the
+run's identity (:func:`run_identity`) and how the notebook ended (:func:`finish_window`)::
 
     {"schema": 1,
      "results": {"00_quickstart_answers.csv": {"run_id": "20261124-080321-default", "profile": "default",
                  "notebook": "00_quickstart.ipynb", "dataset": "…", "dataset_fingerprint": "…",
-                 "git": {"commit": "…", "dirty": false}, "written": "2026-11-24T08:04:01+00:00",
-                 "sha256": "…"}, …},
+                 "git": {"commit": "…", "dirty": false}, "notebook_status": "ok",
+                 "written": "2026-11-24T08:04:01+00:00", "sha256": "…"}, …},
      "figures": {"…png": {…}}}
 
 A record is replaced when a later run writes the file again; records of files that no longer
 exist are dropped; records of other files are kept. The file is rewritten atomically under a lock
-(:func:`record`), so two runners finishing notebooks at once both land. A run's files are the ones
-whose size, mtime or inode changed while its notebook ran: a file another process writes into the
-same folders meanwhile is recorded as this run's (run two profiles in separate clones, or one
-after the other).
+(:func:`record`), so two runners finishing notebooks at once both land.
+
+A run's files are the ones whose size, mtime or inode changed while its notebook ran, so a file
+another process writes into the same folders meanwhile would look like this run's. The runner
+therefore registers each notebook while it runs (:func:`open_window`, in the hidden
+``results/.writers.json``): when the notebook ends, the other runs whose notebooks wrote at the
+same time are known. Files such a run has already recorded with their present content stay its
+own; the rest carry ``"concurrent": [<run ids>]``, and :func:`check_table` refuses them, because
+which run wrote them cannot be told (run two profiles in separate clones, or one after the other).
+A run is known by the process that runs it; runs on other machines sharing the folders are not seen.
 
 :func:`check_table` says whether a table was written by a given run (``check`` and the results
-page refuse numbers read from a table another run wrote).
+page refuse numbers read from a table another run wrote, from a notebook that did not finish, or
+written alongside another run).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .atomic import write_text_atomic
-from .config import PATHS
+from .config import PATHS, run_command
 from .errors import DataFormatError
 from .fingerprint import sha256_file
 
@@ -43,6 +51,8 @@ PROVENANCE_FILE = "provenance.json"
 SCHEMA = 1
 #: the environment variable naming the run to the notebooks' kernels (the run folder's name)
 RUN_ID_ENV = "INFERQA_RUN_ID"
+#: the register of notebooks writing into the folders (module docstring), hidden in the results folder
+WINDOWS_FILE = ".writers.json"
 
 #: (mtime_ns, size, inode) of each file, by folder key and name
 Snapshot = dict[tuple[str, str], tuple[int, int, int]]
@@ -138,17 +148,159 @@ def record(files: Sequence[tuple[str, str]], run: Mapping[str, Any],
     """Record ``files`` (``(folder key, name)``, e.g. from :func:`changed_since`) as written by
     ``run`` (:func:`run_identity`), each with its sha256 and the time; drop records of files that
     no longer exist; keep the others. Atomic, under a lock; returns the provenance file."""
+    with _locked(provenance_path(results)):
+        return _record_locked(files, run, folders, results)
+
+
+def _record_locked(files: Sequence[tuple[str, str]], run: Mapping[str, Any],
+                   folders: Mapping[str, Path] | None, results: Path | None) -> Path:
+    """:func:`record`, the lock held by the caller."""
     folders = folders or recorded_folders()
     path = provenance_path(results)
     written = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    with _locked(path):
-        data = load(results)
-        for key, name in files:
-            data[key][name] = {**run, "written": written, "sha256": sha256_file(folders[key] / name)}
-        for key, folder in folders.items():
-            data[key] = {n: r for n, r in sorted(data[key].items()) if (folder / n).is_file()}
-        write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    data = load(results)
+    for key, name in files:
+        data[key][name] = {**run, "written": written, "sha256": sha256_file(folders[key] / name)}
+    for key, folder in folders.items():
+        data[key] = {n: r for n, r in sorted(data[key].items()) if (folder / n).is_file()}
+    write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     return path
+
+
+# ----------------------------------------------------------------------------- notebooks writing at once
+
+def windows_path(results: Path | None = None) -> Path:
+    """``<results folder>/.writers.json`` (default ``results/``): the register of notebooks writing."""
+    return (results or PATHS.results) / WINDOWS_FILE
+
+
+def _alive(pid: Any) -> bool:
+    """Whether a process ``pid`` runs on this machine."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except PermissionError:  # another user's process
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _load_windows(path: Path) -> dict[str, Any]:
+    """The register: ``{"next": <counter>, "windows": [{"run_id", "notebook", "pid", "seq", "end",
+    "overlaps"}]}``, where ``seq`` and ``end`` are ticks of the counter (not clock times: a clock
+    set back cannot reorder them). An unreadable register is started afresh: it only ever says
+    which notebooks wrote at one time."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict):
+        return {"next": 1, "windows": []}
+    windows = data.get("windows")
+    if not (isinstance(data.get("next"), int) and isinstance(windows, list)
+            and all(isinstance(w, dict) and isinstance(w.get("seq"), int) for w in windows)):
+        return {"next": 1, "windows": []}
+    return data
+
+
+def _open(w: Mapping[str, Any]) -> bool:
+    return w.get("end") is None
+
+
+def _pruned(windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The windows a notebook still writing may need: the open ones of live processes, and those
+    that began or ended after such a notebook began (a window open when it began is in its
+    ``overlaps`` already)."""
+    writing = {w["seq"] for w in windows if _open(w) and _alive(w.get("pid"))}
+    keep = []
+    for w in windows:
+        last = w["seq"] if _open(w) else w.get("end")  # a dead process's open window: when it began
+        if w["seq"] in writing or (isinstance(last, int) and any(seq <= last for seq in writing)):
+            keep.append(w)
+    return keep
+
+
+def _save_windows(path: Path, data: dict[str, Any]) -> None:
+    data["windows"] = _pruned(data["windows"])
+    write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
+def open_window(
+    run_id: str, notebook: str, results: Path | None = None, pid: int | None = None
+) -> dict[str, Any]:
+    """Register that ``notebook`` of run ``run_id`` (run by process ``pid``, default this one) starts
+    writing into the folders; returns its window for :func:`finish_window`. The window notes the
+    other runs whose notebooks are writing at this moment (open windows of other live processes).
+    A window the same process left open is ended here: a process runs one notebook at a time."""
+    pid = pid or os.getpid()
+    path = windows_path(results)
+    with _locked(provenance_path(results)):
+        data = _load_windows(path)
+        for w in data["windows"]:
+            if _open(w) and w.get("pid") == pid:  # left open by an earlier notebook of this process
+                w["end"] = data["next"]
+        data["next"] += 1
+        window = {"run_id": run_id, "notebook": notebook, "pid": pid, "seq": data["next"], "end": None,
+                  "overlaps": sorted({str(w["run_id"]) for w in data["windows"]
+                                      if _open(w) and w.get("run_id") != run_id and _alive(w.get("pid"))})}
+        data["next"] += 1
+        data["windows"].append(window)
+        _save_windows(path, data)
+    return dict(window)
+
+
+def _close_locked(window: Mapping[str, Any], results: Path | None) -> list[str]:
+    """Mark ``window`` ended; the ids of the other runs that wrote while it was open: those writing
+    when it began, and those that began since. The lock is held by the caller."""
+    path = windows_path(results)
+    data = _load_windows(path)
+    mine = next((w for w in data["windows"]
+                 if w.get("seq") == window["seq"] and w.get("run_id") == window["run_id"]), None)
+    others = set((mine or window).get("overlaps") or [])
+    others |= {str(w["run_id"]) for w in data["windows"]
+               if w["seq"] > window["seq"] and w.get("run_id") != window["run_id"]}
+    if mine is not None:
+        mine["end"] = data["next"]
+        data["next"] += 1
+    _save_windows(path, data)
+    return sorted(others)
+
+
+def _claimed(files: Sequence[tuple[str, str]], others: Sequence[str], folders: Mapping[str, Path],
+             results: Path | None) -> set[tuple[str, str]]:
+    """The ``files`` one of the ``others`` runs recorded with the content they hold now: it wrote
+    them, alongside, and filed them itself."""
+    if not others:
+        return set()
+    data = load(results)
+    out = set()
+    for key, name in files:
+        rec = data[key].get(name)
+        if isinstance(rec, dict) and rec.get("run_id") in others and \
+                rec.get("sha256") == sha256_file(folders[key] / name):
+            out.add((key, name))
+    return out
+
+
+def finish_window(window: Mapping[str, Any] | None, before: Snapshot, run: Mapping[str, Any],
+                  folders: Mapping[str, Path] | None = None,
+                  results: Path | None = None) -> tuple[list[tuple[str, str]], list[str]]:
+    """End a notebook's ``window`` (:func:`open_window`; ``None``: none was registered) and
+    :func:`record` the files added or changed since the ``before`` snapshot as written by ``run``, in
+    one step under the lock. When other runs wrote into the folders meanwhile, the files one of them
+    recorded with their present content are left to it, and the others' records name those runs
+    (``concurrent``; :func:`check_table` refuses them). Returns ``(the files recorded, the other
+    runs' ids)``."""
+    folders = folders or recorded_folders()
+    with _locked(provenance_path(results)):
+        others = _close_locked(window, results) if window is not None else []
+        changed = changed_since(before, folders)
+        claimed = _claimed(changed, others, folders, results)
+        files = [f for f in changed if f not in claimed]
+        _record_locked(files, {**run, "concurrent": others} if others else run, folders, results)
+    return files, others
 
 
 def describe_run(run: Mapping[str, Any] | None) -> str:
@@ -162,9 +314,10 @@ def check_table(name: str, run: Mapping[str, Any] | None, results: Path | None =
                 allow_unrecorded: bool = False) -> tuple[dict[str, Any] | None, str]:
     """Whether the table ``results/<name>`` was written by ``run`` (``{"run_id", "profile"}``, or
     ``None`` when no run is being checked): ``(its record or None, "")`` when it was, else
-    ``(record, reason)``. Refused: a table another run wrote (the reason names the table and both
-    runs), a table changed since its run wrote it, and a table with no record (unless
-    ``allow_unrecorded``)."""
+    ``(record, reason)``. Refused: a table written by a notebook that did not finish (it raised or
+    was stopped), a table written while another run wrote into the same folders (``concurrent``), a
+    table another run wrote (the reason names the table and both runs), a table changed since its
+    run wrote it, and a table with no record (unless ``allow_unrecorded``)."""
     rec = load(results)["results"].get(name)
     path = (results or PATHS.results) / name
     if rec is None:
@@ -172,6 +325,16 @@ def check_table(name: str, run: Mapping[str, Any] | None, results: Path | None =
             return None, ""
         return None, (f"table {name} has no run record in {PROVENANCE_FILE} (written by hand or by an older "
                       "runner): rerun its notebook, or pass --allow-unrecorded")
+    notebook = str(rec.get("notebook") or "")
+    command = f" ({run_command([notebook], rec.get('profile'))})" if notebook[:2].isdigit() else ""
+    if rec.get("notebook_status") not in (None, "ok"):
+        return rec, (f"table {name} was written by {describe_run(rec)} in {notebook}, which did not finish "
+                     f"({rec['notebook_status']}): rerun it{command}")
+    if rec.get("concurrent"):
+        others = [str(r) for r in rec["concurrent"]]
+        return rec, (f"table {name} was written by {describe_run(rec)} while run{'s' * (len(others) > 1)} "
+                     f"{', '.join(others)} also wrote into results/ and figures/, so which run wrote it "
+                     f"cannot be told: rerun it with no other run writing there{command}")
     if run is None:
         return (
             rec,

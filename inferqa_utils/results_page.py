@@ -588,22 +588,46 @@ def _header(command: str, generated: _dt.datetime) -> list[str]:
 
 def provenance(records: Mapping[str, Mapping[str, Any]], shown: Sequence[str]) -> str:
     """Where the numbers of the ``shown`` profiles come from: how many run manifests each profile's
-    notebook tables span (one: a single complete run) and the commit they ran at; one sentence,
-    which says so when every profile comes from one run and all ran at one commit."""
+    notebook tables span and whether a single one was a complete run (:func:`runs_phrase`), and the
+    commit they ran at; one sentence, which says so when every profile comes from one complete run
+    and all ran at one commit."""
     parts, commits, single = [], [], True
     for p in shown:
         run = records[p].get("run") or {}
         git = run.get("git") if isinstance(run.get("git"), dict) else records[p].get("git")
         commits.append(_commit(git))
-        n = len(run.get("manifests") or []) or (1 if run else 0)
-        single = single and n == 1
-        runs = "no run manifest" if n == 0 else "one complete run" if n == 1 else f"{n} runs"
+        runs = runs_phrase(run)
+        single = single and runs == "one complete run"
         parts.append(f"**{p}** from {runs} at {commits[-1]}")
     names = f"{', '.join(shown[:-1])} and {shown[-1]}" if len(shown) > 1 else shown[0]
     if single and len(set(commits)) == 1 and commits[0] != "unknown":
         each = "one complete run of its notebooks" if len(shown) == 1 else "one complete run each, all"
         return f"*The numbers of {names} come from {each} at {commits[0]}.*"
-    return f"*The numbers of {names} do not all come from one run at one commit: " + "; ".join(parts) + ".*"
+    return (f"*The numbers of {names} do not all come from one complete run at one commit: "
+            + "; ".join(parts) + ".*")
+
+
+def runs_phrase(run: Mapping[str, Any]) -> str:
+    """The runs a check record's ``run`` (:func:`inferqa_utils.check.check_record`) took its numbers
+    from: ``one complete run`` only when the record says the run was complete (one run, the newest,
+    that finished every notebook of the profile); ``one run (failed in 03_reranking.ipynb)``,
+    ``one run (partial: notebook 02 only)``, ``one run (completeness not recorded)`` for a record
+    written before completeness was, ``3 runs``, ``no run manifest``."""
+    if not run:
+        return "no run manifest"
+    manifests = run.get("manifests")
+    n = len(manifests) if isinstance(manifests, list) else 1
+    if n == 0:
+        return "no run that finished a notebook"
+    if n > 1:
+        return f"{n} runs"
+    if run.get("complete") is True:
+        return "one complete run"
+    outcomes = run.get("outcomes")
+    why = str(outcomes[0]) if isinstance(outcomes, list) and outcomes else "completeness not recorded"
+    if why == "complete":  # its numbers' run finished, but a newer run of the profile did not
+        why = f"complete; the newest run: {run.get('newest_outcome') or 'outcome not recorded'}"
+    return f"one run ({why})"
 
 
 def _scoreboard_part(

@@ -3,38 +3,78 @@
 Each notebook has one cell tagged ``parameters``; a profile is a set of parameter values and each
 notebook receives the ones it declares (a profile with a ``notebooks`` list runs only those).
 Executed copies and the run manifest go to ``build/executions/<timestamp>-<profile>/`` (never
-overwriting an earlier run). Each notebook's entry in the manifest says how its kernel ended
+overwriting an earlier run: a second run begun in the same second gets ``<timestamp>.2-<profile>``,
+:func:`new_run_dir`). Each notebook's entry in the manifest says how its kernel ended
 (``kernel_exit``: ``0``, ``"exit N"``, ``"signal N (NAME)"``; :mod:`inferqa_utils.kernels`): a
 kernel that died after its cells finished leaves the notebook's status ``ok`` but is logged as a
 warning. The results tables and figures each notebook added or changed are listed under its
 ``outputs`` and recorded in ``results/provenance.json`` with the run's identity
-(:mod:`inferqa_utils.provenance`); the run id (the run folder's name) reaches the kernels as
+(:mod:`inferqa_utils.provenance`; ``concurrent_runs`` names the other runs that wrote into those
+folders while the notebook ran); the run id (the run folder's name) reaches the kernels as
 ``INFERQA_RUN_ID``. The manifest's ``caches_at_start`` (:func:`cache_sizes`) says how much the
 reusable caches held when the run began: all 0 is a run from empty caches, whose times measure the
 computation rather than cache reads.
+
+A notebook that raises stops the run: the notebooks after it never start. The manifest says how
+far the run got: ``status`` (``ok``, ``failed in <notebook>``, ``interrupted in <notebook>``,
+``running`` while it runs), ``outcome`` in one word (:data:`OUTCOMES`: ``complete`` only when every
+notebook the profile runs finished; ``partial`` when ``--only`` chose some of them and those
+finished), ``notebooks_selected``, ``notebooks_finished`` and ``notebooks_not_started``
+(:func:`run_outcome` reads it, also off manifests written before it was recorded).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import itertools
 import json
 import os
 import re
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .config import PATHS, PROFILE_ENV, profile, profile_names, profile_notebooks
 from .costs import COST_LOG_ENV, COST_LOG_NAME, COST_STAGE_ENV, per_stage, read_log
-from .errors import NotebookError, UnknownProfileError
+from .errors import DataFormatError, NotebookError, UnknownProfileError
 from .ledger import LEDGER_ENV, LEDGER_NAME, notebook_event
 from .manifest import Manifest
 
 NOTEBOOK_RE = re.compile(r"^(\d\d)_.+\.ipynb$")
-#: a run's folder under ``build/executions``: ``<YYYYmmdd-HHMMSS>-<profile>``
-RUN_DIR_RE = re.compile(r"^(?P<stamp>\d{8}-\d{6})-(?P<profile>.+)$")
+#: a run's folder under ``build/executions``: ``<YYYYmmdd-HHMMSS>-<profile>``, or
+#: ``<YYYYmmdd-HHMMSS>.<n>-<profile>`` for the n-th run (n ≥ 2) begun in that second (:func:`new_run_dir`)
+RUN_DIR_RE = re.compile(r"^(?P<stamp>\d{8}-\d{6})(?:\.(?P<seq>[1-9]\d*))?-(?P<profile>.+)$")
+#: a run manifest's ``outcome``: every notebook of the profile finished; those ``--only`` chose
+#: finished; a notebook raised; the run was stopped (Ctrl-C, SIGTERM); the run has not ended
+OUTCOMES = ("complete", "partial", "failed", "interrupted", "running")
+
+
+def run_order(name: str) -> tuple[str, int] | None:
+    """The sort key of a run folder's name (:data:`RUN_DIR_RE`): its second, then its number within
+    that second (1 for the first run); ``None`` for a name that is not a run folder's."""
+    m = RUN_DIR_RE.match(name)
+    return None if m is None else (m["stamp"], int(m["seq"] or 1))
+
+
+def new_run_dir(profile_name: str, executions: Path | None = None, now: _dt.datetime | None = None) -> Path:
+    """Create the folder of a new run of the profile and return it: ``<executions>/<stamp>-<profile>``
+    (default ``build/executions``), or ``<stamp>.2-<profile>``, ``<stamp>.3-<profile>``, … when runs
+    begun in the same second hold the names before it. ``mkdir`` without ``exist_ok`` is atomic, so
+    two runs starting at once never share a folder, a manifest or a run id."""
+    folder = executions or PATHS.executions
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = (now or _dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
+    for n in itertools.count(1):
+        candidate = folder / (f"{stamp}-{profile_name}" if n == 1 else f"{stamp}.{n}-{profile_name}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise AssertionError("unreachable")  # pragma: no cover - itertools.count never ends
 
 
 def _bytes_under(path: Path) -> int:
@@ -256,11 +296,14 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
 
     proj = proj_mod.start(profile_name, [nb.stem for nb in nbs], log) if projection else None
 
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out_dir = out_dir or PATHS.executions / f"{stamp}-{profile_name}"
+    # a folder the caller names may exist already; a new run's own folder never does (new_run_dir)
+    out_dir = out_dir or new_run_dir(profile_name)
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(kind="notebook-run", parameters={"profile": profile_name, **params_all})
     manifest.extra["run_id"] = run_id = out_dir.name
+    manifest.extra["only"] = list(only) if only else None
+    manifest.extra["notebooks_selected"] = [nb.name for nb in nbs]
+    scope = _scope(nbs, notebooks_dir, profile_name)
     manifest.extra["notebooks"] = {}
     manifest.extra["llm_backends"] = llm_backends(params_all)
     manifest.extra["embed_backends"] = embed_backends(params_all)
@@ -280,9 +323,11 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     log(f"[inferqa] profile {profile_name}: {len(nbs)} notebook(s) -> {out_dir}")
     t_all = time.perf_counter()
     status = "ok"
+    current: str | None = None  # the notebook being run, for a run stopped between notebooks
     previous_term = _raise_on_sigterm()
     try:
         for i, nb in enumerate(nbs, 1):
+            current = nb.name
             declared = notebook_parameters(nb)
             params = _declared_params(declared, params_all, profile_name)
             manifest.add_input(nb)
@@ -298,6 +343,8 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
             t0 = time.perf_counter()
             nb_status = "ok"
             km_class = recording_manager()
+            # registered first: a file changed after the snapshot was written while this notebook ran
+            window = _open_window(run_id, nb.name, log)
             before = provenance.snapshot()
             try:
                 pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
@@ -316,18 +363,27 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                 notebook_event(out_dir / LEDGER_NAME, nb.stem, "end")
                 dt = round(time.perf_counter() - t0, 1)
                 manifest.timings[nb.stem] = dt
-                manifest.extra["notebooks"][nb.name] = {
-                    "parameters": params, "output": str(out), "status": nb_status,
-                    "kernel_exit": _kernel_exit(nb.name, km_class, log),
-                    "outputs": _record_outputs(before, run_id, profile_name, nb.name, params_all, log)}
+                record = {"parameters": params, "output": str(out), "status": nb_status,
+                          "kernel_exit": _kernel_exit(nb.name, km_class, log)}
+                record["outputs"], others = _record_outputs(
+                    before, window, run_id, profile_name, nb.name, nb_status, params_all, log
+                )
+                if others:
+                    record["concurrent_runs"] = others
+                manifest.extra["notebooks"][nb.name] = record
             manifest.extra["llm_costs"] = per_stage(read_log(out_dir / COST_LOG_NAME))
             log(proj.after(nb.stem, dt) if proj is not None else f"[inferqa] {nb.name} done in {dt:.1f} s")
             if proj is not None:
                 manifest.extra["projection"] = proj.summary()
             # written after every notebook: a run stopped later keeps the times of what finished
             manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
-            manifest.extra["status"] = "running"
+            _mark_progress(manifest, nbs, "running", scope)
             manifest.write(out_dir / "manifest.json")
+    except BaseException as exc:
+        if status == "ok":  # raised outside a notebook's execution: never recorded as a finished run
+            word = "failed" if isinstance(exc, Exception) else "interrupted"
+            status = f"{word} in {current}" if current else word
+        raise
     finally:
         _restore_sigterm(previous_term)
         if kernel_path is not None:
@@ -340,7 +396,7 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
         os.environ.pop(LEDGER_ENV, None)
         os.environ.pop(provenance.RUN_ID_ENV, None)
         manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
-        manifest.extra["status"] = status
+        _mark_progress(manifest, nbs, status, scope)
         manifest.write(out_dir / "manifest.json")
         latest = PATHS.executions / f"latest-{profile_name}"
         try:
@@ -355,6 +411,47 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     return manifest
 
 
+def _scope(nbs: list[Path], notebooks_dir: Path | None, profile_name: str) -> str:
+    """``complete`` when ``nbs`` hold every notebook the profile runs without ``--only``
+    (:func:`selected_notebooks`), else ``partial``."""
+    try:
+        every = selected_notebooks(None, notebooks_dir, profile_name)
+    except ValueError:
+        return "partial"
+    return "complete" if {p.name for p in every} <= {p.name for p in nbs} else "partial"
+
+
+def _mark_progress(manifest: Manifest, nbs: list[Path], status: str, scope: str) -> None:
+    """Set the manifest's ``status`` and say how far the run got (module docstring): its
+    ``outcome``, the notebooks that finished and those that never started."""
+    done = manifest.extra["notebooks"]
+    manifest.extra["status"] = status
+    manifest.extra["outcome"] = _outcome(status, scope)
+    manifest.extra["notebooks_finished"] = finished_notebooks({"notebooks": done})
+    manifest.extra["notebooks_not_started"] = [nb.name for nb in nbs if nb.name not in done]
+
+
+def _outcome(status: str, scope: str) -> str:
+    """The one-word :data:`OUTCOMES` of a run with ``status`` whose selection is ``scope``."""
+    if status == "ok":
+        return scope
+    word = status.split(" ", 1)[0]
+    return word if word in OUTCOMES else "failed"
+
+
+def _open_window(run_id: str, notebook: str, log: Any) -> dict[str, Any] | None:
+    """Register the notebook as writing into ``results/`` and ``figures/``
+    (:func:`inferqa_utils.provenance.open_window`); ``None``, with a warning, when the register cannot
+    be written (the notebook's outputs are then recorded without knowing of other runs)."""
+    from . import provenance
+
+    try:
+        return provenance.open_window(run_id, notebook)
+    except OSError as exc:
+        log(f"[inferqa] warning: cannot register {notebook} in {provenance.WINDOWS_FILE}: {exc}")
+        return None
+
+
 def _notebook_error(notebook: str, executed: Path, exc: Exception) -> NotebookError:
     """A notebook's failure as a :class:`~inferqa_utils.errors.NotebookError`: the exception the
     kernel reported (papermill's ``PapermillExecutionError`` carries its ``ename`` and ``evalue``),
@@ -365,28 +462,36 @@ def _notebook_error(notebook: str, executed: Path, exc: Exception) -> NotebookEr
     return NotebookError(notebook, executed, type(exc).__name__, str(exc))
 
 
-def _record_outputs(before: dict, run_id: str, profile_name: str, notebook: str, params: dict[str, Any],
-                    log: Any) -> list[str]:
+def _record_outputs(
+    before: dict, window: dict[str, Any] | None, run_id: str, profile_name: str, notebook: str, status: str,
+    params: dict[str, Any], log: Any,
+) -> tuple[list[str], list[str]]:
     """Record the results tables and figures the notebook added or changed since the ``before``
-    snapshot as written by this run (:mod:`inferqa_utils.provenance`); returns them as
-    ``results/<name>``, ``figures/<name>``. A provenance file that cannot be written is a warning."""
+    snapshot as written by this run, with the notebook's ``status`` (a table of a notebook that did
+    not finish is refused by ``check``), and close its ``window``
+    (:func:`inferqa_utils.provenance.finish_window`). Returns the files, as ``results/<name>``,
+    ``figures/<name>``, and the ids of the other runs that wrote into those folders meanwhile (each
+    named in a warning). A provenance file that cannot be written is a warning."""
     from . import provenance
-    from .errors import DataFormatError
     from .manifest import git_commit
 
     dataset = params.get("dataset_name")
     run = provenance.run_identity(run_id, profile_name, notebook, dataset, _dataset_fingerprint(dataset),
                                   git_commit())
+    run["notebook_status"] = status
     try:
-        files = provenance.changed_since(before)
-        provenance.record(files, run)
+        files, others = provenance.finish_window(window, before, run)
     except (OSError, DataFormatError) as exc:
         log(
             f"[inferqa] warning: the outputs of {notebook} were not recorded in "
             f"{provenance.PROVENANCE_FILE}: {exc}"
         )
-        return []
-    return [f"{key}/{name}" for key, name in files]
+        return [], []
+    if others:
+        log(f"[inferqa] warning: run{'s' * (len(others) > 1)} {', '.join(others)} also wrote into results/ "
+            f"and figures/ while {notebook} ran: which run wrote what cannot be told, and check refuses "
+            "the tables recorded meanwhile; rerun the notebook with no other run in this folder")
+    return [f"{key}/{name}" for key, name in files], others
 
 
 def _dataset_fingerprint(dataset: Any) -> str | None:
@@ -473,9 +578,10 @@ def _restore_sigterm(previous: Any) -> None:
 
 
 def run_manifests(profile_name: str, executions: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
-    """Every readable run manifest of the profile, newest first, ``[(path, content)]``: the
-    ``manifest.json`` of each ``build/executions/<YYYYmmdd-HHMMSS>-<profile>/`` folder (the
-    ``latest-<profile>`` link is not followed: a test may have pointed it elsewhere)."""
+    """Every readable run manifest of the profile, newest first (:func:`run_order`),
+    ``[(path, content)]``: the ``manifest.json`` of each ``build/executions/<run id>/`` folder
+    (:data:`RUN_DIR_RE`; the ``latest-<profile>`` link is not followed: a test may have pointed it
+    elsewhere)."""
     folder = executions or PATHS.executions
     if not folder.is_dir():
         return []
@@ -483,9 +589,9 @@ def run_manifests(profile_name: str, executions: Path | None = None) -> list[tup
     for d in folder.iterdir():
         m = RUN_DIR_RE.match(d.name)
         if m and m["profile"] == profile_name and not d.is_symlink() and (d / "manifest.json").is_file():
-            runs.append((m["stamp"], d / "manifest.json"))
+            runs.append((run_order(d.name), d / "manifest.json"))
     out = []
-    for _stamp, path in sorted(runs, reverse=True):
+    for _order, path in sorted(runs, reverse=True):
         try:
             content = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -501,3 +607,63 @@ def latest_run_manifest(
     """The newest readable run manifest of the profile, ``(path, content)``, or ``None``."""
     found = run_manifests(profile_name, executions)
     return found[0] if found else None
+
+
+def finished_notebooks(m: Mapping[str, Any]) -> list[str]:
+    """The notebooks (file names) a run manifest records as finished (their ``status`` ``ok``)."""
+    per_nb = m.get("notebooks") if isinstance(m.get("notebooks"), dict) else {}
+    return [name for name, info in per_nb.items() if isinstance(info, dict) and info.get("status") == "ok"]
+
+
+def unfinished_notebooks(m: Mapping[str, Any]) -> list[str]:
+    """The numbers of the notebooks a run selected but did not finish (the one that raised and those
+    that never started); a manifest without ``notebooks_selected`` gives those it recorded unfinished."""
+    selected = m.get("notebooks_selected")
+    if not isinstance(selected, list):
+        per_nb = m.get("notebooks") if isinstance(m.get("notebooks"), dict) else {}
+        selected = list(per_nb)
+    done = set(finished_notebooks(m))
+    return [str(name)[:2] for name in selected if name not in done]
+
+
+def run_outcome(m: Mapping[str, Any], profile_name: str | None = None) -> str:
+    """A run manifest's ``outcome`` (:data:`OUTCOMES`), or ``unknown``. A manifest that does not
+    record one (an older runner's, or the run ``paper-runs import`` files) is read off its status
+    and the notebooks it finished: ``complete`` when they cover every notebook the profile runs
+    (its ``notebooks`` list in ``profiles.yaml``, else every numbered notebook), else ``partial``."""
+    recorded = m.get("outcome")
+    if recorded in OUTCOMES:
+        return str(recorded)
+    status = m.get("status")
+    if not isinstance(status, str):
+        return "unknown"
+    if status != "ok":
+        word = status.split(" ", 1)[0]
+        return word if word in OUTCOMES else "unknown"
+    params = m.get("parameters") if isinstance(m.get("parameters"), dict) else {}
+    name = profile_name or params.get("profile")
+    try:
+        meant = profile_notebooks(name) if isinstance(name, str) else None
+    except UnknownProfileError:
+        return "unknown"
+    wanted = set(meant) if meant is not None else {nb.name[:2] for nb in discover_notebooks()}
+    done = {nb[:2] for nb in finished_notebooks(m)}
+    return "complete" if wanted and wanted <= done else "partial"
+
+
+def describe_outcome(m: Mapping[str, Any], profile_name: str | None = None) -> str:
+    """A run manifest's outcome in words (:func:`run_outcome`): ``complete``, ``partial: notebooks
+    02, 03 only``, the status of a run that stopped (``failed in 03_reranking.ipynb``,
+    ``interrupted in …``), ``not ended (status running)`` or ``outcome not recorded``."""
+    outcome = run_outcome(m, profile_name)
+    if outcome == "complete":
+        return outcome
+    if outcome == "partial":
+        done = sorted({nb[:2] for nb in finished_notebooks(m)})
+        return f"partial: notebook{'s' * (len(done) != 1)} {', '.join(done)} only" if done else outcome
+    if outcome in ("failed", "interrupted"):
+        status = m.get("status")
+        return status if isinstance(status, str) and status.startswith(outcome) else outcome
+    if outcome == "running":
+        return "not ended (status running)"
+    return "outcome not recorded"

@@ -14,11 +14,14 @@ bm25's ranking as ``retriever.json.zst``, a rag file as ``rag.zsd``, the rest pl
   tq_test_4    a: 0  b: 0  (no relevant passage: skipped by Hit@k and Recall@k)  ["Mercury"]
 
 A larger generated release (40 questions) decides verdicts (the tiny one has fewer than
-MIN_UNITS = 10 questions: every verdict is inconclusive there, as it should be).
+MIN_UNITS = 10 questions: every verdict is inconclusive there, as it should be); a 12-question one
+(write_f5_release) decides the two findings on the fine-tuned reranker (F5).
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import math
 import os
@@ -38,7 +41,7 @@ from inferqa_utils import stages
 from inferqa_utils.config import PATHS
 from inferqa_utils.errors import DataFormatError, OfflineError
 from inferqa_utils.paper_runs import contract, export, files, page, scoring, stats, views
-from inferqa_utils.paper_runs.findings import findings_table
+from inferqa_utils.paper_runs.findings import VANILLA_MONOT5, findings_table
 from inferqa_utils.paper_runs.importer import import_release
 from inferqa_utils.paper_runs.load import load_release
 
@@ -505,6 +508,111 @@ def test_the_results_page_section(tiny):
     assert render({}, ["default"], extra=text).count("## The paper's own runs") == 1
 
 
+# ------------------------------------------------------------------------------------------ one set of files
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under ``root``."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes() if p.is_file() else None
+        for p in sorted(root.rglob("*"))
+    }
+
+
+BGE_RUN = f"build/runs/{contract.DATASET}/supporting/bge.trec"
+
+
+def _first_and_second(tmp_path: Path) -> tuple[Path, dict[str, bytes | None], Path]:
+    """The tiny release imported under ``tmp_path/root`` (the root, its files), and a second release
+    whose bge ranks as bge + MonoT5 does (another bge run, other retrieval tables)."""
+    root = tmp_path / "root"
+    import_release(write_release(tmp_path / "first"), root=root, log=lambda s: None)
+    second = write_release(tmp_path / "second", {"retriever/bge/retriever.json": ranking_file(BGE_MONO)})
+    return root, _tree(root), second
+
+
+def test_an_import_failing_while_writing_leaves_the_earlier_one_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The second import fails at its third table (a full disk): every file of the first import is
+    byte for byte as it was and nothing was added — no staging folder, no temporary file. (Writing
+    in place, the qrels, the runs — bge's among them — and two tables would already be replaced.)"""
+    root, before, second = _first_and_second(tmp_path)
+    assert before[BGE_RUN].splitlines()[0] == f"tq_test_1 Q0 {pid(1, 'a')} 1 3.000000 bge".encode()
+    real, calls = export._csv, []
+
+    def disk_full(df: Any, path: Path) -> Path:
+        calls.append(path)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(df, path)
+
+    monkeypatch.setattr(export, "_csv", disk_full)
+    with pytest.raises(OSError, match="No space left on device"):
+        import_release(second, root=root, log=lambda s: None)
+    assert _tree(root) == before
+
+
+def test_an_import_failing_while_renaming_puts_the_earlier_files_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The second import's files are all written; renaming them into place is refused for the first
+    table, after the qrels and every run (bge's new one included) were renamed: those are put back,
+    the root holds exactly the first import again."""
+    from inferqa_utils.paper_runs import staging
+
+    root, before, second = _first_and_second(tmp_path)
+    real = os.replace
+    renamed: list[str] = []
+
+    def refuse_tables(src: Any, dst: Any) -> None:
+        if Path(dst).parent == root / "results":
+            raise PermissionError(errno.EACCES, "Permission denied", str(dst))
+        real(src, dst)
+        renamed.append(Path(dst).as_posix())
+
+    monkeypatch.setattr(staging.os, "replace", refuse_tables)
+    with pytest.raises(PermissionError):
+        import_release(second, root=root, log=lambda s: None)
+    assert (root / BGE_RUN).as_posix() in renamed  # the new bge run was in place, then put back
+    assert _tree(root) == before
+
+
+def test_an_import_killed_while_renaming_is_undone_by_the_next(tmp_path: Path):
+    """A process killed (``os._exit``: no clean-up runs) right after renaming the second import's bge
+    run into place leaves a mix: bge's new run beside the first import's tables. What the next
+    import does first (``export.recover_import``) puts the earlier files back and removes the
+    staging folder: the root holds exactly the first import again."""
+    root, before, second = _first_and_second(tmp_path)
+    script = "\n".join(
+        [
+            "import os, sys",
+            "from pathlib import Path",
+            "from inferqa_utils.paper_runs.importer import import_release",
+            "real = os.replace",
+            "def replace(src, dst):",
+            "    real(src, dst)",
+            "    if Path(dst).as_posix().endswith('/supporting/bge.trec'):",
+            "        os._exit(9)",
+            "os.replace = replace",
+            "import_release(sys.argv[1], root=sys.argv[2], log=lambda s: None)",
+        ]
+    )
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(second), str(root)], capture_output=True, text=True, env=env,
+        timeout=300,
+    )
+    assert out.returncode == 9, out.stderr
+    mixed = _tree(root)
+    assert mixed[BGE_RUN] != before[BGE_RUN]
+    findings = contract.table_path(root, contract.FINDINGS).relative_to(root).as_posix()
+    assert mixed[findings] == before[findings]
+    restored = export.recover_import(root)
+    assert root / BGE_RUN in restored
+    assert _tree(root) == before
+
+
 # ------------------------------------------------------------------------------------------ verdicts
 
 N_BIG = 40
@@ -671,6 +779,138 @@ def test_the_fast_intervals_match_the_package_ones():
     assert stats.paired(x, y).p_value == pytest.approx(paired_difference(x, y).p_value, abs=1e-12)
 
 
+# ------------------------------------------------------------------------------------------ F5: FT-MonoT5
+
+N_F5 = 12
+
+
+def write_f5_release(folder: Path) -> Path:
+    """12 questions ``fq_test_i`` (i = 0…11), each with passages a (label 2), b (label 1) and c
+    (label 0); answers ``Answer i``.
+
+    * Under the oracle FT-MonoT5 (``ft_reranker/10_positive``) ranks every question a, b, c; the
+      vanilla MonoT5 (``VANILLA_MONOT5``, ``reranker/``) b, a, c.
+    * In the pipeline (Union_norm, top 3), with BGE + FT-MonoT5 (``retriever_ft_reranker/bge``)
+      gemma answers questions 0–3, with BGE + the vanilla MonoT5 questions 0–9; qwen answers
+      questions 0 and 1 with both."""
+    qs = [f"fq_test_{i}" for i in range(N_F5)]
+    gold = [f"Answer {i}" for i in range(N_F5)]
+    ids = [[f"{q}_10000_0", f"{q}_01000_1", f"{q}_00100_2"] for q in qs]  # a, b, c
+    index = [
+        {
+            "question": f"F{i}?", "answers": [gold[i]],
+            "contexts": [
+                {
+                    "id": p, "label": label,
+                    "rag_answers": {"gemma-3-4b": gold[i] if label == 2 else "wrong", "qwen-3-8b": "wrong"},
+                }
+                for p, label in zip(ids[i], (2, 1, 0), strict=True)
+            ],
+        }
+        for i in range(N_F5)
+    ]
+
+    def oracle(order: tuple[int, int, int]) -> list[dict[str, Any]]:
+        return [
+            {
+                "question": f"F{i}?", "ctxs": _ranked(ids[i]),
+                "reranked_ctxs": _ranked([ids[i][j] for j in order]),
+            }
+            for i in range(N_F5)
+        ]
+
+    def rag(gemma_right: int, qwen_right: int) -> list[dict[str, Any]]:
+        """Gemma answers the first ``gemma_right`` questions, qwen the first ``qwen_right``."""
+        return [
+            {
+                "id": q, "answers": [gold[i]],
+                "predicted_answer": {
+                    "gemma-3-4b": {f"{q}_un_3": gold[i] if i < gemma_right else "wrong"},
+                    "qwen-3-8b": {f"{q}_un_3": gold[i] if i < qwen_right else "wrong"},
+                },
+            }
+            for i, q in enumerate(qs)
+        ]
+
+    docs = {
+        "index/test/retriever.jsonl": "".join(json.dumps(r) + "\n" for r in index),
+        f"reranker/{VANILLA_MONOT5}/reranker.json": oracle((1, 0, 2)),
+        "ft_reranker/10_positive/reranker.json": oracle((0, 1, 2)),
+        f"retriever_reranker/bge/{VANILLA_MONOT5}/rag.json": rag(10, 2),
+        "retriever_ft_reranker/bge/rag.json": rag(4, 2),
+    }
+    for name, obj in docs.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(obj if isinstance(obj, str) else json.dumps(obj), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def f5(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The findings table of the F5 release (write_f5_release)."""
+    return findings_table(load_release(write_f5_release(tmp_path_factory.mktemp("paper-runs-f5"))))
+
+
+def test_f5_the_fine_tuned_reranker_in_the_pipeline_by_hand(f5):
+    """``ft_reranker_oracle_only``: BGE + FT-MonoT5 (a) vs BGE + the vanilla MonoT5 (b), gemma, top 3
+    Union_norm. a = [1]·4 + [0]·8 → 33.33; b = [1]·10 + [0]·2 → 83.33; Δ = −50 (6 discordant
+    questions, all for b: p = 2 · 2⁻⁶ = 0.03125; Holm with qwen's p = 1 in the family (F5, this
+    finding, EM, one scoring): 2 · 0.03125 = 0.0625). A resample's Δ is −X/12, X ~ Bin(12, ½) the
+    discordant questions drawn: P(X ≥ 10) = P(X ≤ 2) = 79/4096 = 1.9 % < 2.5 % < P(X ≥ 9) = 7.3 %,
+    so the interval is [−9/12, −3/12] = [−75, −25], inside a − b ≤ 0: holds. With a and b swapped:
+    83.33 vs 33.33, +50, [25, 75], contradicted. Raw EM is the same (every answer is the gold
+    string)."""
+    for how in ("normalised", "raw"):
+        row = _finding(f5, finding="ft_reranker_oracle_only", reader="gemma-3-4b", scoring=how)
+        assert (row["family"], row["comparison"], row["metric"], row["k"], row["union"]) == (
+            "F5", f"bge+FT-monot5 vs bge+{VANILLA_MONOT5}", "EM", 3, "norm",
+        )
+        assert (row["n"], row["a"], row["b"], row["value"], row["lo"], row["hi"]) == (
+            12, 33.33, 83.33, -50.0, -75.0, -25.0,
+        )
+        assert (row["p"], row["p_holm"]) == pytest.approx((2 * 0.5**6, 2 * 2 * 0.5**6))
+        assert (row["rule"], row["verdict"], row["why"]) == (
+            "a - b <= 0", "holds", "the interval lies inside the region",
+        )
+
+
+def test_f5_no_question_differing_on_few_informative_questions_is_inconclusive(f5):
+    """The informative-units guard: qwen answers questions 0 and 1 with BGE + FT-MonoT5 and with
+    BGE + the vanilla MonoT5, nothing else: a = b = [1, 1] + [0]·10 → 16.67 each, Δ = 0 on every
+    question, interval [0, 0], p = 1. 12 ≥ 10 questions and not every value equal, but only 2
+    questions score above 0 on either side (< MIN_UNITS = 10): inconclusive — the interval alone,
+    [0, 0] inside a − b ≤ 0, would read "holds"."""
+    for how in ("normalised", "raw"):
+        row = _finding(f5, finding="ft_reranker_oracle_only", reader="qwen-3-8b", scoring=how)
+        assert (row["n"], row["a"], row["b"], row["value"], row["lo"], row["hi"], row["p"]) == (
+            12, 16.67, 16.67, 0.0, 0.0, 0.0, 1.0,
+        )
+        assert (row["verdict"], row["why"]) == (
+            "inconclusive", "no question differs and only 2 of 12 score above 0 on either side (< 10)",
+        )
+
+
+def test_f5_the_fine_tuned_reranker_under_the_oracle_by_hand(f5):
+    """``ft_reranker_best_in_oracle``: oracle nDCG@10 of FT-MonoT5 (a) vs the vanilla MonoT5 (b).
+    Ideal DCG of every question (labels 2, 1, 0): 3/1 + 1/log2 3 = 3.6309. FT-MonoT5 ranks a, b, c:
+    nDCG 1 → 100; the vanilla MonoT5 b, a, c: (1/1 + 3/log2 3) / 3.6309 = 2.8928 / 3.6309 = 0.7967
+    → 79.67. Δ = 0.2033 on all 12 questions: every resample's mean is 20.33, so the interval is
+    [20.33, 20.33]; 12 discordant, all for a: p = 2 · 2⁻¹² = 0.000488, alone in its Holm family;
+    every question differs, so the informative-units guard does not apply: a > b holds. With a and
+    b swapped: 79.67 vs 100, −20.33, contradicted."""
+    row = _finding(f5, finding="ft_reranker_best_in_oracle")
+    assert (row["family"], row["comparison"], row["metric"]) == (
+        "F5", f"oracle+FT-monot5-N10 vs oracle+{VANILLA_MONOT5}", "nDCG@10",
+    )
+    assert (row["n"], row["a"], row["b"], row["value"], row["lo"], row["hi"]) == (
+        12, 100.0, 79.67, 20.33, 20.33, 20.33,
+    )
+    assert (row["p"], row["p_holm"]) == pytest.approx((2 * 0.5**12, 2 * 0.5**12))
+    assert (row["rule"], row["verdict"], row["why"]) == (
+        "a > b", "holds", "the interval lies inside the region",
+    )
+
+
 # ------------------------------------------------------------------------------------------ malformed
 
 
@@ -787,6 +1027,64 @@ def test_malformed_releases_are_refused_before_anything_is_written(
     assert not root.exists()
 
 
+def _norm_only(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A rag.json's records with their Union_freq answers left out."""
+    return [
+        {
+            **r, "predicted_answer": {
+                reader: {key: a for key, a in per.items() if "_un_" in key}
+                for reader, per in r["predicted_answer"].items()
+            },
+        }
+        for r in records
+    ]
+
+
+NORM_ONLY = {
+    "retriever/bm25/rag.json": _norm_only(rag_file()),
+    "retriever/bge/rag.zsd": zsd(_norm_only(rag_file(BGE_RAG))),
+    f"retriever_reranker/bge/{MONO}/rag.json": _norm_only(rag_file(MONO_RAG)),
+    f"reranker/{MONO}/rag.json": _norm_only(rag_file(ORACLE_RAG)),
+}
+#: options of ``paper-runs import`` that do not fit (the tiny release's reader files answer at k = 1
+#: and 3; Hit@100 is the deepest cut-off scored): the arguments, release overrides, the error line
+IMPORT_OPTIONS = [
+    (
+        ["--k", "5"], {},
+        "--k 5: the release's reader files answer at k = 1, 3 only (Union_norm); every EM comparison "
+        "at k = 5 would be empty",
+    ),
+    (["--k", "0"], {}, "--k 0: the EM comparisons read the top k passages; k must be at least 1"),
+    (["--depth", "0"], {}, "--depth 0: the ranked passages kept per question must be at least 1"),
+    (["--depth", "-5"], {}, "--depth -5: the ranked passages kept per question must be at least 1"),
+    (
+        ["--depth", "99"], {},
+        "--depth 99: below 100, the deepest cut-off scored (Hit@100); a ranking cut at 99 would score "
+        "as if it ended there; give --depth 100 or more",
+    ),
+    (
+        ["--union", "freq"], NORM_ONLY,
+        "--union freq: the release's reader files have no Union_freq answers (only Union_norm)",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", IMPORT_OPTIONS, ids=[" ".join(c[0]) for c in IMPORT_OPTIONS])
+def test_import_options_that_do_not_fit_are_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: tuple[list[str], dict[str, Any], str]
+):
+    """``python -m inferqa_utils paper-runs import`` (its ``main``, in this process): exit 2 and one
+    line on stderr naming the option and its value; the root is never created."""
+    from inferqa_utils.__main__ import main
+
+    args, overrides, message = case
+    src = write_release(tmp_path / "release", overrides)
+    root = tmp_path / "root"
+    code = main(["paper-runs", "import", str(src), "--out", str(root), *args])
+    assert (code, capsys.readouterr().err) == (2, f"error: {message}\n")
+    assert not root.exists()
+
+
 # ------------------------------------------------------------------------------ zstandard and the hub
 
 
@@ -885,6 +1183,96 @@ def test_the_cli_fetch_offline_and_import(tmp_path: Path, offline_hub: None):
     )
     assert out.returncode == 2 and "truncated zstandard file" in out.stderr
     assert not (tmp_path / "root2").exists()
+
+
+def write_hub_copy(release: Path, hub: Path) -> Path:
+    """``release`` as the hub dataset stores it: each file, whatever its form in ``release``, under
+    ``hub/results/`` zstandard-compressed with its suffix replaced by ``.zsd``; and two files fetch
+    must not take: one the layout does not name and the dataset card outside ``results/``."""
+    for p in sorted(release.rglob("*")):
+        if p.is_file():
+            stored = hub / "results" / (files.released_stem(p.relative_to(release).as_posix()) + ".zsd")
+            stored.parent.mkdir(parents=True, exist_ok=True)
+            stored.write_bytes(zstandard.ZstdCompressor().compress(files.read_text(p).encode()))
+    (hub / "results" / "hint-contribution").mkdir(parents=True)
+    (hub / "results" / "hint-contribution" / "rag.zsd").write_bytes(zsd([]))
+    (hub / "README.md").write_text("the dataset card\n", encoding="utf-8")
+    return hub
+
+
+def test_fetch_from_a_local_copy_decompresses_records_and_verifies(tmp_path: Path, offline_hub: None):
+    """``fetch(source=...)`` with a local copy standing in for the hub (which HF_HUB_OFFLINE makes
+    unreachable: a download would fail): the default patterns take the 13 files of the tiny release
+    (not hint-contribution/, not the card); each is decompressed to its released name with the
+    original bytes and recorded in MANIFEST.json (stored name, sizes, sha256 of both); the copy is
+    verified by loading it — 4 questions; 7 rankings (bm25, bge, bge + MonoT5, the oracle MonoT5,
+    bge + FT-MonoT5 and the MS MARCO and Wikipedia baselines); 4 reader files — and download/ is
+    removed."""
+    from inferqa_utils.paper_runs.fetch import default_patterns, fetch
+
+    release = write_release(tmp_path / "release")
+    hub = write_hub_copy(release, tmp_path / "hub")
+    plain: dict[str, bytes] = {}
+    for p in release.rglob("*"):
+        if p.is_file():
+            entry, names = files.match(p.relative_to(release).as_posix())
+            plain[entry.path.format(**names)] = files.read_text(p).encode()
+    to, lines = tmp_path / "to", []
+    assert fetch(to, log=lines.append, source=hub) == to / "results"
+    manifest = json.loads((to / "MANIFEST.json").read_text(encoding="utf-8"))
+    assert (manifest["repo"], manifest["patterns"]) == ("JamshidJDMY/InferentialQA", default_patterns())
+    assert len(plain) == 13 and {e["released"] for e in manifest["files"]} == set(plain)
+    for e in manifest["files"]:
+        data, stored = plain[e["released"]], hub / "results" / e["stored"]
+        assert e["stored"] == files.compressed_name(e["released"])
+        assert (to / "results" / e["released"]).read_bytes() == data
+        assert (e["bytes"], e["sha256"]) == (len(data), hashlib.sha256(data).hexdigest())
+        assert (e["stored_bytes"], e["stored_sha256"]) == (
+            stored.stat().st_size, hashlib.sha256(stored.read_bytes()).hexdigest(),
+        )
+    verified = "[paper-runs] verified: 4 questions, 7 rankings, 4 reader files, readers gemma-3-4b, qwen-3-8b"
+    assert verified in lines
+    assert not (to / "download").exists() and not (to / "results" / "hint-contribution").exists()
+
+
+def test_fetch_verifies_what_it_decompressed(tmp_path: Path, offline_hub: None):
+    """A stored file that decompresses but is malformed (bge's ranking with 3 records for 4
+    questions) is refused by the verification with the loader's message; ``verify=False`` takes the
+    same copy as it is. A truncated stored file is refused while decompressing, before any manifest
+    is written."""
+    from inferqa_utils.paper_runs.fetch import fetch
+
+    short = write_release(tmp_path / "short", {"retriever/bge/retriever.json": ranking_file(BGE[:3])})
+    hub = write_hub_copy(short, tmp_path / "hub")
+    with pytest.raises(
+        DataFormatError, match=r"retriever/bge/retriever\.json: 3 records, the index has 4 questions"
+    ):
+        fetch(tmp_path / "to", log=lambda s: None, source=hub)
+    assert fetch(tmp_path / "as-is", verify=False, log=lambda s: None, source=hub).is_dir()
+    cut = write_hub_copy(write_release(tmp_path / "cut"), tmp_path / "hub-cut")
+    (cut / "results" / "index" / "test" / "retriever.zsd").write_bytes(_truncated_index())
+    with pytest.raises(DataFormatError, match=r"retriever\.zsd.*truncated zstandard file"):
+        fetch(tmp_path / "cut-to", log=lambda s: None, source=cut)
+    assert not (tmp_path / "cut-to" / "MANIFEST.json").exists()
+
+
+def test_fetch_replaces_its_manifest_in_one_rename(tmp_path: Path, offline_hub: None):
+    """A second fetch into the same folder puts a complete new MANIFEST.json in place of the old one
+    (a new file renamed over it), never rewriting the old file in place, where a reader or a fetch
+    killed half-way would see half a manifest: a hard link to the first manifest keeps the first's
+    text (1 file: the index alone), the second lists 13, and no temporary file is left."""
+    from inferqa_utils.paper_runs.fetch import fetch
+
+    hub = write_hub_copy(write_release(tmp_path / "release"), tmp_path / "hub")
+    to = tmp_path / "to"
+    fetch(to, include=["results/index/*"], log=lambda s: None, source=hub)
+    first = (to / "MANIFEST.json").read_text(encoding="utf-8")
+    os.link(to / "MANIFEST.json", tmp_path / "first.json")
+    fetch(to, log=lambda s: None, source=hub)
+    assert (tmp_path / "first.json").read_text(encoding="utf-8") == first
+    assert len(json.loads(first)["files"]) == 1
+    assert len(json.loads((to / "MANIFEST.json").read_text(encoding="utf-8"))["files"]) == 13
+    assert sorted(p.name for p in to.iterdir()) == ["MANIFEST.json", "results"]
 
 
 def test_without_reader_files_only_rankings_and_optimal_are_compared(tmp_path: Path):

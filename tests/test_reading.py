@@ -87,11 +87,16 @@ def test_em_table_table8_and_pattern():
     em = reading.em_table(pd.DataFrame(rows))
     oracle3 = em.set_index(["setting", "k"]).loc[("oracle", 3)]
     assert oracle3["EM"] == 50.0
-    # 2 of 4 right: bootstrap means can only be 0, 25, 50, 75, 100 — the 95 % interval is [0, 100]
-    assert (
-        0.0 <= oracle3["EM_lo"] < 50.0 < oracle3["EM_hi"] <= 100.0
-        and oracle3["judged_lo"] == oracle3["EM_lo"]
-    )
+    # Bootstrap means of 4 questions are 0, 25, 50, 75 or 100. 2 of 4 right: P(mean = 0) =
+    # P(mean = 100) = (1/2)^4 = 6.25 % > 2.5 %, so the 95 % interval is [0, 100]. 1 of 4 right:
+    # P(0) = (3/4)^4 = 31.6 %, P(100) = (1/4)^4 = 0.4 % and P(75) = 4 (1/4)^3 (3/4) = 4.7 %, so
+    # [0, 75]; 3 of 4 right mirrors it: [25, 100].
+    assert (oracle3["EM_lo"], oracle3["EM_hi"]) == (0.0, 100.0)
+    assert (oracle3["judged_lo"], oracle3["judged_hi"]) == (0.0, 100.0)
+    pipe1 = em.set_index(["setting", "k"]).loc[("pipeline", 1)]
+    assert (pipe1["EM"], pipe1["EM_lo"], pipe1["EM_hi"]) == (25.0, 0.0, 75.0)
+    opt = em[em["setting"] == "Optimal"].iloc[0]
+    assert (opt["EM"], opt["EM_lo"], opt["EM_hi"]) == (75.0, 25.0, 100.0)
     t8 = rr.table8(em)
     assert list(t8.columns) == ["norm k=1", "norm k=3", "Optimal"]
     assert t8.loc[("r", "Optimal", "all"), "Optimal"] == 75.0

@@ -642,7 +642,7 @@ def test_runner_records_the_cache_sizes_at_the_start(tmp_path: Path, monkeypatch
 
 
 def test_the_header_says_whether_every_profile_comes_from_one_run_at_one_commit():
-    one = {"manifests": ["build/executions/a/manifest.json"],
+    one = {"manifests": ["build/executions/a/manifest.json"], "complete": True, "outcomes": ["complete"],
            "git": {"commit": "abc1234" + "0" * 33, "dirty": False}}
     records = {"default": _record("default", [], run=dict(one)),
                "triviahg": _record("triviahg", [], run=dict(one))}
@@ -653,7 +653,7 @@ def test_the_header_says_whether_every_profile_comes_from_one_run_at_one_commit(
     two = {**one, "manifests": ["build/executions/a/manifest.json", "build/executions/b/manifest.json"]}
     records["triviahg"] = _record("triviahg", [], run=two)
     text = rp.provenance(records, ["default", "triviahg"])
-    assert text.startswith("*The numbers of default and triviahg do not all come from one run")
+    assert text.startswith("*The numbers of default and triviahg do not all come from one complete run")
     assert "**triviahg** from 2 runs at `abc1234`" in text
     other = {**one, "git": {"commit": "def5678" + "0" * 33, "dirty": False}}
     records["triviahg"] = _record("triviahg", [], run=other)

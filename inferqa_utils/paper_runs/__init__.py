@@ -39,7 +39,8 @@ Modules: :mod:`.files` (layout, zstandard, streaming JSON), :mod:`.load` (valida
 objects), :mod:`.fetch` (hub download), :mod:`.scoring` (per-question metrics, both EMs),
 :mod:`.stats` (fast paired intervals and exact sign-flip p), :mod:`.findings` (the comparisons and
 verdicts), :mod:`.contract` (the stage registry's tables and the verdict rule shared with the
-notebooks), :mod:`.export` (TREC runs, qrels, tables, the import's run record), :mod:`.importer`
+notebooks), :mod:`.export` (TREC runs, qrels, tables, the import's run record), :mod:`.staging`
+(an import's files written as one set: staged, then renamed into place), :mod:`.importer`
 (``paper-runs import``), :mod:`.views` (what notebook 09 shows), :mod:`.page` (the results page's
 section). ``docs/paper_runs.md`` is the user's guide.
 """

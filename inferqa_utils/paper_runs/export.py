@@ -20,6 +20,11 @@ Under a root folder (the repository root by default; tests pass a temporary fold
   ranking as the authors score it), ``em`` (both scorings and their disagreements), ``findings``
   and ``findings_summary``, and the record ``import.json`` (what was read, with sizes and sha256).
 
+:func:`write_all` writes them as one set (:mod:`inferqa_utils.paper_runs.staging`): all of them
+into a staging folder ``<root>/build/.paper-runs-<dataset>.<pid>-<random>/``, then renamed into place,
+the record last; a failure on the way leaves the files of the earlier import as they were, and
+what a killed import left is undone by the next one (:func:`recover_import`).
+
 :func:`record_run` then files the import as a run of stage 09 under the ``paper-runs`` profile, as
 the notebook runner files a notebook's run: a run manifest ``build/executions/<stamp>-paper-runs/``
 and the tables' records in ``results/provenance.json`` (:mod:`inferqa_utils.provenance`), so that
@@ -30,17 +35,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..atomic import write_text_atomic
 from ..fingerprint import sha256_file
 from ..runs import ids_to_run_list
 from ..trec import write_qrels, write_run
-from . import contract
+from . import contract, staging
 from .load import Ranking, Release
 from .scoring import MEASURES, per_question_rows
 
@@ -70,12 +73,7 @@ class Tables:
 
 def _csv(df: pd.DataFrame, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        df.to_csv(tmp, index=False)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    df.to_csv(path, index=False)
     return path
 
 
@@ -164,22 +162,52 @@ def write_all(
     root: str | Path | None, release: Release, tables: Tables, record: dict[str, Any],
     dataset: str = contract.DATASET, ft_base: str = FT_BASE, log: Callable[[str], Any] | None = None,
 ) -> list[Path]:
-    """Write every file of the module docstring; returns their paths."""
+    """Write every file of the module docstring as one set (staged, then renamed into place);
+    returns their paths under ``root``."""
     say = log or (lambda s: None)
-    written = write_runs(root, release, dataset)
-    say(f"[paper-runs] {len(written)} qrels and run files")
 
+    def write(folder: Path) -> list[Path]:
+        return _write_files(folder, release, tables, record, dataset, ft_base, say)
+
+    where = contract.paths(root)
+    written = staging.write_as_one(where.root, _staging_name(dataset), write, where.build)
+    say(f"[paper-runs] {len(written)} files renamed into place under {where.root}")
+    return written
+
+
+def recover_import(root: str | Path | None, dataset: str = contract.DATASET) -> list[Path]:
+    """Undo what an import of ``dataset`` killed half-way left under ``root``: the files it had
+    already renamed into place are put back to the earlier import's, its staging folder removed
+    (:func:`inferqa_utils.paper_runs.staging.recover`; :func:`write_all` does this first).
+    Returns the files put back."""
+    where = contract.paths(root)
+    return staging.recover(where.root, _staging_name(dataset), where.build)
+
+
+def _staging_name(dataset: str) -> str:
+    return f"paper-runs-{dataset}"
+
+
+def _write_files(
+    folder: Path, release: Release, tables: Tables, record: dict[str, Any], dataset: str, ft_base: str,
+    say: Callable[[str], Any],
+) -> list[Path]:
+    """Every file of the module docstring under ``folder`` (laid out as under a root): the runs and
+    qrels, the tables, the record last."""
+    written = write_runs(folder, release, dataset)
+    say(f"[paper-runs] {len(written)} qrels and run files")
     frames = {
         **per_question_tables(release, ft_base), **answers_tables(release, tables.answers),
         contract.RETRIEVAL: tables.retrieval, contract.EM: tables.em, contract.FINDINGS: tables.findings,
         contract.SUMMARY: tables.summary,
     }
     for table, df in frames.items():
-        written.append(_csv(df, contract.table_path(root, table, dataset)))
-        say(f"[paper-runs] {written[-1]} ({len(df)} rows)")
-    path = contract.table_path(root, contract.RECORD, dataset)
+        written.append(_csv(df, contract.table_path(folder, table, dataset)))
+        say(f"[paper-runs] {written[-1].name} ({len(df)} rows)")
+    path = contract.table_path(folder, contract.RECORD, dataset)
     path.parent.mkdir(parents=True, exist_ok=True)
-    written.append(write_text_atomic(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n"))
+    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    written.append(path)
     return written
 
 

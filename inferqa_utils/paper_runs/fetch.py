@@ -4,13 +4,18 @@ The files are the folder ``results/`` of the hub dataset ``JamshidJDMY/Inferenti
 stored zstandard-compressed under the released path with its suffix replaced by ``.zsd``
 (``results/hf_auto_open.py`` of ``DataScienceUIBK/InferentialQA``). :func:`fetch`:
 
-1. checks that the hub can be reached (:func:`inferqa_utils.hub.require_hub`: one TCP connection,
-   ≤ 3 s) and fails at once with :class:`~inferqa_utils.errors.OfflineError` otherwise;
+1. checks (unless ``source`` is given) that the hub can be reached
+   (:func:`inferqa_utils.hub.require_hub`: one TCP connection, ≤ 3 s) and fails at once with
+   :class:`~inferqa_utils.errors.OfflineError` otherwise;
 2. downloads the ``.zsd`` files the importer reads (:func:`default_patterns`, or ``include``
-   glob patterns) with ``huggingface_hub.snapshot_download`` into ``<to>/download/``;
+   glob patterns) with ``huggingface_hub.snapshot_download`` into ``<to>/download/`` — or, given
+   ``source`` (a local folder laid out as the hub dataset, e.g. a copy of it on a machine without
+   network), copies the files those patterns select from it, matched as ``snapshot_download``
+   matches them, and contacts no hub (:func:`copy_local`);
 3. decompresses each to its released name under ``<to>/results/`` (``retriever.zsd`` →
    ``retriever.json``, or ``.jsonl`` for the index; a truncated or corrupt file is an error naming
-   it) and writes ``<to>/MANIFEST.json`` (released path, stored name, sizes, sha256 of both);
+   it) and writes ``<to>/MANIFEST.json`` atomically (released path, stored name, sizes, sha256 of
+   both; :func:`inferqa_utils.atomic.write_text_atomic`);
 4. verifies the copy by loading it (:func:`inferqa_utils.paper_runs.load.load_release`: every
    shape and label checked), and removes ``<to>/download/`` unless ``keep_compressed``.
 
@@ -26,6 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_text_atomic
 from ..config import PATHS
 from ..fingerprint import sha256_file
 from ..hub import require_hub
@@ -85,21 +91,42 @@ def decompress_tree(src: Path, dst: Path, log: Callable[[str], Any] | None = Non
     return entries
 
 
+def copy_local(source: str | Path, patterns: Sequence[str], download: Path) -> list[str]:
+    """Copy the files of ``source`` (a folder laid out as the hub dataset) that ``patterns`` select
+    into ``download``, as ``snapshot_download`` would download them (the same pattern matching:
+    ``huggingface_hub``'s ``filter_repo_objects``); returns their paths relative to ``source``."""
+    from huggingface_hub.utils import filter_repo_objects
+
+    source = Path(source)
+    if not source.is_dir():
+        from ..errors import DataFormatError
+
+        raise DataFormatError(
+            source, "no such folder: give the local copy of the hub dataset (it holds results/)"
+        )
+    names = sorted(p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file())
+    chosen = list(filter_repo_objects(names, allow_patterns=list(patterns)))
+    for name in chosen:
+        (download / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / name, download / name)
+    return chosen
+
+
 def fetch(
     to: str | Path | None = None, include: Sequence[str] | None = None, keep_compressed: bool = False,
-    verify: bool = True, log: Callable[[str], Any] = print,
+    verify: bool = True, log: Callable[[str], Any] = print, source: str | Path | None = None,
 ) -> Path:
     """Download, decompress and verify the released result files (module docstring); returns
-    ``<to>/results``. Offline: :class:`~inferqa_utils.errors.OfflineError` within seconds."""
+    ``<to>/results``. Offline: :class:`~inferqa_utils.errors.OfflineError` within seconds. With
+    ``source`` (a local folder laid out as the hub dataset) the files are copied from it instead
+    of downloaded, and the hub is not contacted."""
     t0 = time.perf_counter()
-    require_hub(WHAT, HINT)
-    from huggingface_hub import snapshot_download
-
+    if source is None:
+        require_hub(WHAT, HINT)
     to = Path(to) if to is not None else DEFAULT_DIR
     download = to / "download"
     patterns = list(include) if include else default_patterns()
-    log(f"[paper-runs] downloading {HUB_REPO} {', '.join(patterns)} -> {download}")
-    snapshot_download(repo_id=HUB_REPO, repo_type="dataset", allow_patterns=patterns, local_dir=str(download))
+    _obtain(patterns, download, source, log)
     src = download / "results"
     if not src.is_dir():
         from ..errors import DataFormatError
@@ -107,9 +134,9 @@ def fetch(
         raise DataFormatError(download, f"the download holds no results/ folder (patterns {patterns})")
     dst = to / "results"
     entries = decompress_tree(src, dst, log)
-    (to / "MANIFEST.json").write_text(
+    write_text_atomic(
+        to / "MANIFEST.json",
         json.dumps({"repo": HUB_REPO, "patterns": patterns, "files": entries}, indent=1) + "\n",
-        encoding="utf-8",
     )
     if verify:
         from .load import load_release
@@ -123,3 +150,17 @@ def fetch(
         shutil.rmtree(download, ignore_errors=True)
     log(f"[paper-runs] {dst}: {len(entries)} files in {time.perf_counter() - t0:.1f} s")
     return dst
+
+
+def _obtain(
+    patterns: list[str], download: Path, source: str | Path | None, log: Callable[[str], Any]
+) -> None:
+    """Put the files ``patterns`` select into ``download``: from the hub, or from ``source``."""
+    if source is not None:
+        log(f"[paper-runs] copying {', '.join(patterns)} from {source} -> {download}")
+        copy_local(source, patterns, download)
+        return
+    from huggingface_hub import snapshot_download
+
+    log(f"[paper-runs] downloading {HUB_REPO} {', '.join(patterns)} -> {download}")
+    snapshot_download(repo_id=HUB_REPO, repo_type="dataset", allow_patterns=patterns, local_dir=str(download))

@@ -1,11 +1,12 @@
 """``paper-runs import``: read a local copy of the release, score it, write it as a notebook run.
 
-:func:`import_release` loads and validates every file first (nothing is written when one is
-malformed), scores it (:mod:`~inferqa_utils.paper_runs.scoring`,
-:mod:`~inferqa_utils.paper_runs.findings`) and then writes the files of
-:mod:`~inferqa_utils.paper_runs.export`. Outside a notebook run it then files itself as a run of
-stage 09 under the ``paper-runs`` profile (:func:`~inferqa_utils.paper_runs.export.record_run`); in
-notebook 09, run by ``python -m inferqa_utils run``, the runner records the run.
+:func:`import_release` checks its options and loads and validates every file first (nothing is
+written when an option does not fit the release or a file is malformed), scores it
+(:mod:`~inferqa_utils.paper_runs.scoring`, :mod:`~inferqa_utils.paper_runs.findings`) and then
+writes the files of :mod:`~inferqa_utils.paper_runs.export`. Outside a notebook run it then files
+itself as a run of stage 09 under the ``paper-runs`` profile
+(:func:`~inferqa_utils.paper_runs.export.record_run`); in notebook 09, run by
+``python -m inferqa_utils run``, the runner records the run.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from . import contract
 from .export import FT_BASE, Tables, import_record, record_run, write_all
 from .findings import UNION, VANILLA_MONOT5, K, findings_table, verdict_counts
 from .load import DEPTH, Release, load_release
-from .scoring import answers_frame, em_table, retrieval_summary
+from .scoring import HIT_KS, answers_frame, em_table, retrieval_summary
 
 
 @dataclass
@@ -44,6 +45,42 @@ def score_release(
     return Tables(answers, em_table(answers), retrieval_summary(release), findings, verdict_counts(findings))
 
 
+def check_options(k: int, depth: int) -> None:
+    """Refuse ``--k`` or ``--depth`` values no release can be scored with (``ValueError``, one line
+    naming the option and the value): ``k`` below 1; ``depth`` below 1, or below the largest
+    Hit@k scored (:data:`~inferqa_utils.paper_runs.scoring.HIT_KS`), which a ranking cut shorter
+    could not reach."""
+    if k < 1:
+        raise ValueError(f"--k {k}: the EM comparisons read the top k passages; k must be at least 1")
+    if depth < 1:
+        raise ValueError(f"--depth {depth}: the ranked passages kept per question must be at least 1")
+    deepest = max(HIT_KS)
+    if depth < deepest:
+        raise ValueError(
+            f"--depth {depth}: below {deepest}, the deepest cut-off scored (Hit@{deepest}); a ranking "
+            f"cut at {depth} would score as if it ended there; give --depth {deepest} or more"
+        )
+
+
+def check_reading(release: Release, k: int, union: str) -> None:
+    """Refuse a ``--k`` (or ``--union``) at which no reader file of ``release`` answers: every EM
+    comparison would be empty (``ValueError``, one line naming the option and the value). A
+    release without reader files compares no EM and passes."""
+    released = {(u, kk) for r in release.readings for (_, u, kk) in r.predictions}
+    if not released or (union, k) in released:
+        return
+    ks = sorted({kk for u, kk in released if u == union})
+    if not ks:
+        unions = ", ".join(f"Union_{u}" for u in sorted({u for u, _ in released}))
+        raise ValueError(
+            f"--union {union}: the release's reader files have no Union_{union} answers (only {unions})"
+        )
+    raise ValueError(
+        f"--k {k}: the release's reader files answer at k = {', '.join(map(str, ks))} only "
+        f"(Union_{union}); every EM comparison at k = {k} would be empty"
+    )
+
+
 def import_release(
     source: str | Path, root: str | Path | None = None, dataset: str = contract.DATASET, k: int = K,
     union: str = UNION, depth: int = DEPTH, ft_base: str = FT_BASE, vanilla_monot5: str = VANILLA_MONOT5,
@@ -52,14 +89,18 @@ def import_release(
     """Load, validate and score the release under ``source``, then write it under ``root`` (the
     repository root by default) as dataset ``dataset``, split ``test``, and — unless a notebook run
     is under way (the runner records its notebooks' files) — record it as a run of stage 09
-    (:func:`~inferqa_utils.paper_runs.export.record_run`)."""
+    (:func:`~inferqa_utils.paper_runs.export.record_run`). ``k``, ``union`` and ``depth`` that do
+    not fit are refused before anything is written (:func:`check_options`,
+    :func:`check_reading`)."""
     from ..provenance import RUN_ID_ENV
 
     if union not in ("norm", "freq"):
         raise ValueError(f"union must be 'norm' or 'freq', got {union!r}")
+    check_options(k, depth)
     t0 = time.perf_counter()
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     release = load_release(source, depth, log)
+    check_reading(release, k, union)
     log(
         f"[paper-runs] {len(release.questions)} questions, {len(release.rankings)} rankings, "
         f"{len(release.readings)} reader files, readers {', '.join(release.readers) or 'none'}"

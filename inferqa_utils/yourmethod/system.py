@@ -15,6 +15,7 @@ import re
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import artifacts, stages
@@ -172,12 +173,12 @@ def run_system(system: YourSystem, ds: Dataset, corpus: Mapping[str, str], queri
         out.add("method", system.method, time.perf_counter() - t0, done.seconds, done.cached)
     elif system.retriever:
         path = stages.run_dir_file(folder, slug(system.retriever))
-        before = (artifacts.read_stamp(path) or {}).get("written_at")
+        before = _file_id(path)
         index = stages.index_dir(ds.name, stages.Corpus.SUPPORTING, slug(system.retriever))  # notebook 02's
         first = retrieve(system.retriever, corpus, queries, k=run_depth, run_path=path, index_dir=index)
         stamp = artifacts.read_stamp(path) or {}
         out.add("retriever", system.retriever, time.perf_counter() - t0, artifacts.Cost.of(stamp).seconds,
-                before is not None and stamp.get("written_at") == before)
+                before is not None and _file_id(path) == before)
     else:
         first = dict(first_run or {})
         out.add("first stage", f"{system.first_stage} (notebook 02)", time.perf_counter() - t0, None, True)
@@ -187,6 +188,16 @@ def run_system(system: YourSystem, ds: Dataset, corpus: Mapping[str, str], queri
                       slug(out.name), out)
     out.run = run
     return out
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """``(inode, mtime in ns)`` of a stored run, ``None`` when absent: a run written again (atomically,
+    a new file) has another, even within the second its stamp's time is written to."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
 
 
 def _rerank(name: str, first: Run, corpus: dict[str, str], queries: dict[str, str], depth: int,
