@@ -42,7 +42,7 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, encoding: str = "
     path.parent.mkdir(parents=True, exist_ok=True)
     for old in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
         pid = old.name[len(path.name) + 2:].split("-", 1)[0]
-        if pid.isdigit() and not _pid_alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             old.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp")
     try:
@@ -77,7 +77,8 @@ def _new_tag() -> str:
     return f"{os.getpid()}-{secrets.token_hex(4)}"
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (this process does; another user's counts)."""
     if pid == os.getpid():
         return True
     try:
@@ -95,7 +96,7 @@ def _leftovers(target: Path, kind: str) -> list[Path]:
     found = []
     for p in target.parent.iterdir():
         pid = p.name[len(prefix):].split("-")[0]
-        if p.name.startswith(prefix) and p.is_dir() and pid.isdigit() and not _pid_alive(int(pid)):
+        if p.name.startswith(prefix) and p.is_dir() and pid.isdigit() and not pid_alive(int(pid)):
             found.append(p)
     return sorted(found, key=lambda p: p.stat().st_mtime_ns, reverse=True)
 

@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .atomic import write_text_atomic
+from .atomic import pid_alive, write_text_atomic
 from .config import PATHS, run_command
 from .errors import DataFormatError
 from .fingerprint import sha256_file
@@ -175,16 +175,8 @@ def windows_path(results: Path | None = None) -> Path:
 
 
 def _alive(pid: Any) -> bool:
-    """Whether a process ``pid`` runs on this machine."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except PermissionError:  # another user's process
-        return True
-    except OSError:
-        return False
-    return True
+    """Whether a process ``pid`` (as read from the register: any value) runs on this machine."""
+    return isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 and pid_alive(pid)
 
 
 def _load_windows(path: Path) -> dict[str, Any]:

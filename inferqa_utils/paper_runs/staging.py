@@ -33,7 +33,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..atomic import _pid_alive, glob_escape
+from ..atomic import glob_escape, pid_alive
 
 NEW, OLD, NONE = "new", "old", "none"
 
@@ -69,7 +69,7 @@ def recover(root: str | Path, name: str, where: str | Path | None = None) -> lis
         return restored
     for stage in sorted(base.glob(glob_escape(prefix) + "*")):
         pid = stage.name[len(prefix):].split("-", 1)[0]
-        if not stage.is_dir() or not pid.isdigit() or _pid_alive(int(pid)):
+        if not stage.is_dir() or not pid.isdigit() or pid_alive(int(pid)):
             continue
         if any(p.is_file() for p in (stage / NEW).rglob("*")):
             restored += _undo(stage, root)
