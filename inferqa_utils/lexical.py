@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from .errors import InferQAError
 from .fingerprint import dist_version
@@ -15,9 +16,27 @@ class EmptyQueryError(InferQAError, ValueError):
 
 def bm25s_identity(k1: float = 0.9, b: float = 0.4, stopwords: str = "en") -> str:
     """What besides corpus, queries and ``k`` decides a :class:`BM25sRetriever`'s run: the bm25s
-    version, its Lucene variant, k1, b (and the stopword list when it is not English)."""
+    version, its Lucene variant, k1, b, ties broken by corpus order (:func:`top_k_stable`) and the
+    stopword list when it is not English."""
     words = "" if stopwords == "en" else f" stopwords={stopwords}"
-    return f"bm25s {dist_version('bm25s')} lucene k1={k1:g} b={b:g}{words}"
+    return f"bm25s {dist_version('bm25s')} lucene k1={k1:g} b={b:g} ties=corpus-order{words}"
+
+
+def top_k_stable(scores: Any, k: int) -> list[int]:
+    """Indices of the ``k`` highest ``scores``, by score descending and, among equal scores, by index
+    ascending (corpus order, as Lucene breaks ties by internal document id). bm25s's own top-k
+    leaves the order of tied passages to its selection algorithm, and permuted-hint passages tie
+    often (passages made of the same hints in another order), and their order moves nDCG@10."""
+    import numpy as np
+
+    scores = np.asarray(scores)
+    n = len(scores)
+    k = min(int(k), n)
+    if k <= 0:
+        return []
+    cand = np.arange(n) if k == n else np.flatnonzero(scores >= np.partition(scores, n - k)[n - k])
+    order = cand[np.lexsort((cand, -scores[cand]))]
+    return [int(i) for i in order[:k]]
 
 
 class BM25sRetriever:
@@ -59,10 +78,8 @@ class BM25sRetriever:
             if not terms:
                 run[qid] = []
                 continue
-            docs, scores = self.model.retrieve([terms], k=min(k, len(self.doc_ids)), show_progress=False,
-                                               n_threads=1)
-            run[qid] = [(self.doc_ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True)
-                        if float(s) > 0]
+            scores = self.model.get_scores(terms)
+            run[qid] = [(self.doc_ids[i], float(scores[i])) for i in top_k_stable(scores, k) if scores[i] > 0]
         return run
 
     def search_one(self, query: str, k: int = 10) -> list[tuple[str, float]]:

@@ -8,7 +8,7 @@ smoke profile's parameters injected (:func:`inferqa_utils.runner.parameterized_c
 papermill does before a run); their own defaults are the default profile's. A screenshot per step
 goes to ``screenshots/browser/`` (git-ignored).
 
-Run with ``make browser-test`` (``pytest -m browser``); ``make test`` deselects the marker.
+Run with ``make browser-test`` (``pytest -m browser``); ``make test`` runs it too.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from inferqa_utils.quickstart import demo_corpus, pick_questions
 from inferqa_utils.runner import notebook_parameters, parameterized_copy
 from inferqa_utils.sources import load_source
 
-#: `make test` runs the browser test where chromium and chromedriver are installed and skips it
-#: elsewhere (it installs nothing); `make browser-test` installs them and sets INFERQA_REQUIRE_BROWSER=1,
-#: so a missing browser fails there instead of skipping
+#: `make test` installs chromium and chromedriver when missing (scripts/setup_browser.sh --optional)
+#: and skips the browser test where they could not be installed; `make browser-test` and .ci/run set
+#: INFERQA_REQUIRE_BROWSER=1, so a missing browser fails there instead of skipping
 _HAVE_BROWSER = bool(
     (shutil.which("chromium") or shutil.which("chromium-browser")) and shutil.which("chromedriver")
 )
@@ -44,9 +44,10 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
         not _HAVE_BROWSER and os.environ.get("INFERQA_REQUIRE_BROWSER") != "1",
-        reason="chromium and chromedriver are not on PATH: `make test` skips the browser test; "
-        "`make browser-test` "
-        "installs them (scripts/setup_browser.sh) and runs it",
+        reason="chromium and chromedriver are not on PATH: `make test` installs them when it can "
+        "(scripts/setup_browser.sh: apt-get, as root or with password-less sudo); `make browser-test` "
+        "installs them, asking sudo for a password, and runs the test; INFERQA_REQUIRE_BROWSER=1 fails "
+        "instead of skipping",
     ),
 ]
 

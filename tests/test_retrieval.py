@@ -101,6 +101,25 @@ def test_bm25s_by_name():
     assert r.search({"q": "Jupiter gas giant planet"}, k=3)["q"][0][0] == "p8"
 
 
+def test_bm25s_breaks_ties_by_corpus_order():
+    """Passages made of the same words in another order score the same; they are ranked in corpus
+    order (as Lucene breaks ties by document id), whatever order bm25s's top-k selection leaves."""
+    from inferqa_utils.lexical import BM25sRetriever, top_k_stable
+
+    words = ["reflective", "surface", "glass", "silver", "bathroom", "wall"]
+    ids = [f"t{i}" for i in (5, 1, 4, 0, 3, 2)]  # corpus order is not id order
+    corpus = {pid: " ".join(words[i:] + words[:i]) for i, pid in enumerate(ids)}
+    corpus["other"] = "a cat sits on the wall of a house"
+    run = BM25sRetriever(corpus).search({"q": "reflective glass surface"}, k=4)["q"]
+    assert [d for d, _ in run] == ids[:4]
+    assert len({s for _, s in run}) == 1
+    # the order of ties and the cut within them
+    assert top_k_stable([1.0, 3.0, 3.0, 2.0, 3.0], 2) == [1, 2]
+    assert top_k_stable([1.0, 3.0, 3.0, 2.0, 3.0], 4) == [1, 2, 4, 3]
+    assert top_k_stable([0.5, 0.5], 9) == [0, 1]
+    assert top_k_stable([0.5], 0) == []
+
+
 def test_run_reuse_and_invalidation(tmp_path, monkeypatch):
     built = []
     real = registry.make_retriever
