@@ -102,3 +102,52 @@ def test_relative_links_resolve(path: Path):
     missing = [f"{path.relative_to(ROOT).as_posix()}:{n}: {target}"
                for n, target in relative_links(path) if not (path.parent / target).exists()]
     assert not missing, "links to missing files:\n" + "\n".join(missing)
+
+
+def github_anchors(path: Path) -> set[str]:
+    """The anchors GitHub gives a Markdown file's headings (lower case, punctuation dropped, spaces
+    to hyphens, ``-1``, ``-2`` … for repeats; link text for ``[text](url)``) and its explicit
+    ``<a id=…>`` / ``<a name=…>`` anchors."""
+    anchors: set[str] = set()
+    seen: dict[str, int] = {}
+    fenced = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        anchors.update(re.findall(r"<a (?:id|name)=\"([^\"]+)\"", line))
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if fenced or not m:
+            continue
+        text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", m.group(1))
+        slug = re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        anchors.add(slug if n == 0 else f"{slug}-{n}")
+    return anchors
+
+
+def test_github_anchors_by_hand(tmp_path: Path):
+    page = tmp_path / "p.md"
+    page.write_text("# Run time of the `triviahg` profile\n## The engine (`benchmarks/engine.py`)\n"
+                    "## Notes\n## Notes\n```\n# not a heading\n```\n### [Link](x.md) text\n"
+                    '<a id="custom"></a>\n', encoding="utf-8")
+    assert github_anchors(page) == {"run-time-of-the-triviahg-profile", "the-engine-benchmarksenginepy",
+                                    "notes", "notes-1", "link-text", "custom"}
+
+
+@pytest.mark.parametrize("path", [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))],
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_link_anchors_exist(path: Path):
+    """A link's ``#anchor`` names a heading of the page it points to (GitHub's anchors)."""
+    broken = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for target in LINK.findall(line):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target) or "#" not in target:
+                continue
+            file, anchor = target.split("#", 1)
+            page = path if not file else path.parent / file
+            if page.suffix == ".md" and page.exists() and anchor not in github_anchors(page):
+                broken.append(f"{path.relative_to(ROOT).as_posix()}:{number}: {target}")
+    assert not broken, "links to missing anchors:\n" + "\n".join(broken)
+

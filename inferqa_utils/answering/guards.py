@@ -1,9 +1,9 @@
 """Guards before the answer judge: named rules that refuse an answer without asking the LLM.
 
-A small LLM judge (paper 000 §3.3 used GPT plus human verification) says "Yes" to *related*
+A small LLM judge (paper 000 used GPT-Eval, §3.1.4, plus human verification, §3.2.3) says "Yes" to *related*
 entities and *generic* phrases — exactly what a reader that copies from the question or from the
 hints produces (Cthulhu → "R'lyeh", Naughty Dog → "Uncharted", "the character"). Every accepted
-answer joins the question's answer pool (answer-pool expansion, paper 000 §3.3), so one wrong
+answer joins the question's answer pool (answer-pool expansion, paper 000 §3.2.2), so one wrong
 "Yes" turns a wrong answer into a right one for every later strict EM. Each rule below refuses
 an answer that failed strict EM *before* the judge is asked:
 

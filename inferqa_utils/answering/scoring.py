@@ -2,8 +2,8 @@
 
 ``em`` is strict exact match (SQuAD normalisation, paper 000 §4) against the question's answer
 pool ``q.answers``; ``judged`` is EM, or else the LLM judge's "Yes" unless an answer guard refuses
-the answer first (paper 000 §3.3, :func:`inferqa_utils.answering.judge.judge_answers`). Every stage
-that reads (04 reading, 06 damaging passages, 07 beyond) scores its answers here.
+the answer first (GPT-Eval in paper 000 §3.1.4, :func:`inferqa_utils.answering.judge.judge_answers`).
+Every stage that reads (04 reading, 06 damaging passages, 07 beyond) scores its answers here.
 """
 
 from __future__ import annotations

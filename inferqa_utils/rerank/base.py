@@ -91,7 +91,7 @@ def _finite(s: float, floor: float = -1e9) -> float:
 
 
 def oracle_candidates(qrels_of_question: Mapping[str, int], min_label: int = 0) -> list[str]:
-    """Candidates of the oracle-reranker setting (paper 000 §5.3, §6.5): the question's own labelled passages.
+    """Candidates of the oracle-reranker setting (paper 000 §5.3): the question's own labelled passages.
 
     All passages the question's qrels list with a label ≥ ``min_label`` (default: every one of
     its own passages, whatever its label), sorted by pid — a label-independent order, so the
