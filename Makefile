@@ -39,7 +39,7 @@ run: setup models
 	$(PY) -m inferqa_utils run --profile $(PROFILE); \
 	echo "[make run] profile $(PROFILE) finished in $$(( $$(date +%s) - start )) s"; \
 	$(PY) -m inferqa_utils check --profile $(PROFILE) --report results/check_$(PROFILE).md || \
-	  echo "[make run] some numbers differ from inferqa_utils/reproduction.yaml (FAIL lines above)"
+	  echo "[make run] some numbers differ from inferqa_utils/verdicts/reproduction.yaml (FAIL lines above)"
 
 # the complete construction of the profile's dataset (notebook 01 + notebook 02's control judgments),
 # written as a dataset release to data/<dataset>/release (resumable; replaces the release atomically)

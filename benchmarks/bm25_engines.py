@@ -2,7 +2,7 @@
 §10).
 
 Both engines use BM25 with k1 = 0.9, b = 0.4 (Pyserini's defaults; bm25s with ``method="lucene"``),
-through the project's retrievers (:class:`~inferqa_utils.lexical.BM25sRetriever`,
+through the project's retrievers (:class:`~inferqa_utils.ir.lexical.BM25sRetriever`,
 :class:`~inferqa_utils.retrieval.pyserini_bm25.PyseriniBM25Retriever`). They differ in analysis:
 Lucene's English analyzer stems (Porter) and uses Lucene's stopword list; bm25s lower-cases, drops
 its English stopwords and does not stem. Lucene also stores document lengths lossily (1-byte norms).
@@ -42,11 +42,11 @@ from collections.abc import Mapping
 from importlib import metadata
 from typing import Any
 
-from inferqa_utils.config import PATHS
 from inferqa_utils.construction.passages import build_passages
-from inferqa_utils.lexical import EmptyQueryError
+from inferqa_utils.core.config import PATHS
+from inferqa_utils.ir.lexical import EmptyQueryError
+from inferqa_utils.ir.trec import Run
 from inferqa_utils.sources import load_source
-from inferqa_utils.trec import Run
 
 REL_TOL = 1e-6  # scores within this relative distance count as tied
 
@@ -150,7 +150,7 @@ def main() -> None:
           f"(subset-permutations of the first {args.hints} hints), depth {args.depth}; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
-    from inferqa_utils.lexical import BM25sRetriever
+    from inferqa_utils.ir.lexical import BM25sRetriever
     from inferqa_utils.retrieval.pyserini_bm25 import PyseriniBM25Retriever, _lucene
 
     t0 = time.perf_counter()

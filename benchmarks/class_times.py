@@ -12,7 +12,8 @@ import time
 
 os.environ["INFERQA_LLM_CACHE"] = os.path.join(tempfile.mkdtemp(), "cache.sqlite")
 from inferqa_utils import load_source
-from inferqa_utils.classroom import (
+from inferqa_utils.llm import load_llm
+from inferqa_utils.teach.classroom import (
     distractor_contexts,
     explore_hints,
     order_contexts,
@@ -20,8 +21,7 @@ from inferqa_utils.classroom import (
     single_hint_contexts,
     try_your_own,
 )
-from inferqa_utils.llm import load_llm
-from inferqa_utils.quickstart import demo_corpus, demo_hints, pick_questions, right_and_other
+from inferqa_utils.teach.quickstart import demo_corpus, demo_hints, pick_questions, right_and_other
 
 ds = load_source("embedded")
 questions = pick_questions(ds, "emb_hum_24", None)

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-from inferqa_utils import models
+from inferqa_utils.core import models
 
 TEXT = "The sea and the mountains meet where the old road ends, and the river runs to the harbour. "
 

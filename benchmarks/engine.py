@@ -45,8 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from inferqa_utils import models
-from inferqa_utils.config import PATHS
+from inferqa_utils.core import models
+from inferqa_utils.core.config import PATHS
 from inferqa_utils.llm.llamacpp import LlamaCppLLM
 
 READER, SCORER = "qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"
@@ -397,7 +397,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(OUT / "engine.json"))
     a = ap.parse_args()
     from inferqa_utils.answering.reader import MAX_NEW_TOKENS
-    from inferqa_utils.manifest import git_commit, machine_info
+    from inferqa_utils.record.manifest import git_commit, machine_info
 
     settings = ["today", *[s for s in a.settings if s != "today"]]
     peak = int8_peak(2)

@@ -8,7 +8,7 @@ this script's ``child`` mode) on a tiny input and killed with ``os.kill(pid, SIG
     ``checkpoint/labels-<key>.jsonl``): killed while the labeler reads question 2; killed half-way
     through appending a checkpoint line, then killed again half-way through the next run's repair
     of that cut line;
-(b) the build **export** (:mod:`inferqa_utils.construction.export_build`, :mod:`inferqa_utils.atomic`):
+(b) the build **export** (:mod:`inferqa_utils.construction.export_build`, :mod:`inferqa_utils.core.atomic`):
     killed while ``manifest.json`` is half written in the staged folder, between the two renames of
     the swap (no build folder at all), and after the new folder came in but before the
     ``checkpoint/`` moved across;
@@ -260,8 +260,8 @@ def child_finetune(folder: str, learning_rate: float, at: str | None) -> None:
     """Train the tiny MiniLM bi-encoder into ``folder`` (four topics, two positives each)."""
     from transformers import TrainerCallback
 
-    from inferqa_utils.datamodel import Dataset, Hint, Passage, Question
     from inferqa_utils.finetune import TrainConfig, sample_examples, train_biencoder
+    from inferqa_utils.ir.datamodel import Dataset, Hint, Passage, Question
 
     questions, passages, qrels = {}, {}, {}
     for qid, (text, hints) in FT_TOPICS.items():

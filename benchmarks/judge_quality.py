@@ -26,7 +26,7 @@ import pandas as pd
 
 from inferqa_utils.answering.guards import DEFAULT_GUARDS
 from inferqa_utils.answering.judge_quality import RECORD, candidate_set, judge_candidates, precision_recall
-from inferqa_utils.errors import InferQAError
+from inferqa_utils.core.errors import InferQAError
 from inferqa_utils.llm import load_llm
 from inferqa_utils.sources import load_source
 

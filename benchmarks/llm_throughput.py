@@ -22,8 +22,8 @@ import random
 import time
 
 from inferqa_utils.answering.prompts import reader_messages
-from inferqa_utils.config import PATHS, SEED
 from inferqa_utils.construction.passages import build_passages
+from inferqa_utils.core.config import PATHS, SEED
 from inferqa_utils.llm import load_llm
 from inferqa_utils.sources import load_source
 

@@ -85,7 +85,7 @@ def run(items, model: str, layout: str) -> dict:
 
 
 def compare(name: str, items, model: str) -> dict:
-    from inferqa_utils.uncertainty import paired_difference
+    from inferqa_utils.measure.uncertainty import paired_difference
 
     a, b = run(items, model, "context-first"), run(items, model, "question-first")
     qids = list(dict.fromkeys(i[0] for i in items))

@@ -5,7 +5,8 @@ Writes a release in the official QUIT shape (``train.json``/``dev.json``/``test.
 plus ``corpus/corpus.jsonl`` with ``id``, ``title`` = question id, ``contents``) of ``--questions``
 questions × 325 passages (k = 5 hints: every ordering of every non-empty subset, 5 + 20 + 60 + 120
 + 120, built by :func:`inferqa_utils.construction.passages.build_passages`), streamed one question
-at a time through the package's writer :func:`inferqa_utils.export.quit_records`; at the default
+at a time through the package's writer :func:`inferqa_utils.construction.file_formats.quit_records`; at the
+default
 7,401 questions that is QUIT's 2,405,325 passages, split 4,811 / 862 / 1,728 as the release is
 (other sizes keep those proportions). Then, one line per step with wall-clock and CPU seconds (all
 threads of the process) and the process's peak RSS *during that step* (Linux ``VmHWM``, reset
@@ -58,10 +59,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from inferqa_utils.config import PATHS, SEED
+from inferqa_utils.construction.file_formats import quit_records
 from inferqa_utils.construction.passages import build_passages, n_subset_permutations
-from inferqa_utils.datamodel import Dataset, Hint, Question
-from inferqa_utils.export import quit_records
+from inferqa_utils.core.config import PATHS, SEED
+from inferqa_utils.ir.datamodel import Dataset, Hint, Question
 from inferqa_utils.sources import load_quit, load_triviahg, shared_file
 from inferqa_utils.sources.quit import LABELER_KEYS, READER_KEYS
 
@@ -336,7 +337,8 @@ class PipelineResult:
 
 def run_pipeline(release: Path, work: Path, depth: int = DEPTH, echo: bool = True) -> PipelineResult:
     """Load → index → search → metrics on ``release`` as notebook 02 does; index and run under ``work``."""
-    from inferqa_utils import artifacts, stages
+    from inferqa_utils import stages
+    from inferqa_utils.core import artifacts
     from inferqa_utils.retrieval import evaluation as ev
     from inferqa_utils.retrieval.registry import make_retriever, retrieve
 

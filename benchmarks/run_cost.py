@@ -4,19 +4,19 @@ Reads a run folder (``build/executions/<stamp>-<profile>``, default: the newest 
 ``--profile``), or several run folders of one profile that ran its notebooks between them (e.g.
 ``run --only 00 01 02 03 04`` then ``run --only 05 06 07 08 09``; each notebook counts from the
 last folder given that ran it): its manifest's notebook seconds, its LLM cost log
-``llm_costs.jsonl`` (one line per batch of prompts, :mod:`inferqa_utils.costs`) and its ledger log
-``analyses.jsonl`` (:mod:`inferqa_utils.ledger`). Per notebook it prints the LLM calls (cache
+``llm_costs.jsonl`` (one line per batch of prompts, :mod:`inferqa_utils.llm.costs`) and its ledger log
+``analyses.jsonl`` (:mod:`inferqa_utils.record.ledger`). Per notebook it prints the LLM calls (cache
 misses), the prompt tokens evaluated and reused (prefix reuse, KV snapshots), the tokens generated,
 the seconds inside the models, the notebook's seconds, and the **floor**: the evaluated and
 generated tokens divided by this host's prefill and decode rates
-(:func:`inferqa_utils.projection.measure_rates`, cached per host and build). ``seconds / floor``
+(:func:`inferqa_utils.record.projection.measure_rates`, cached per host and build). ``seconds / floor``
 shows what is left: time outside the models (retrieval, encoding, training, Python) and engine
 overhead.
 
 Then the **ledger**: per analysis of each notebook, its seconds and tokens, the findings it feeds
 with the informative units each verdict rests on (scored on the results the run wrote), and
 seconds per informative unit. ``--record`` writes the run, with this host's rates, as the profile's
-reference record (``inferqa_utils/reference_costs.json``) that ``python -m inferqa_utils run``
+reference record (``inferqa_utils/record/reference_costs.json``) that ``python -m inferqa_utils run``
 projects from.
 
     .venv/bin/python benchmarks/run_cost.py [RUN_DIR ...] [--profile default] [--rates FILE] [--record]
@@ -28,11 +28,11 @@ import argparse
 import json
 from pathlib import Path
 
-from inferqa_utils.config import PATHS, profile
-from inferqa_utils.costs import COST_LOG_NAME, per_stage, read_log
-from inferqa_utils.ledger import ledger_rows, ledger_text
-from inferqa_utils.projection import REFERENCE_FILE, host_rates, reference_from_run
-from inferqa_utils.runner import latest_run_manifest
+from inferqa_utils.core.config import PATHS, profile
+from inferqa_utils.llm.costs import COST_LOG_NAME, per_stage, read_log
+from inferqa_utils.record.ledger import ledger_rows, ledger_text
+from inferqa_utils.record.projection import REFERENCE_FILE, host_rates, reference_from_run
+from inferqa_utils.run.runner import latest_run_manifest
 
 
 def table(run_dir: Path, rates: dict[str, dict]) -> list[dict]:
@@ -72,7 +72,7 @@ def table(run_dir: Path, rates: dict[str, dict]) -> list[dict]:
 
 def verdicts_of(manifest: dict) -> tuple[dict, dict]:
     """``(informative units, verdicts)`` per finding, scored on the results the run wrote."""
-    from inferqa_utils import findings
+    from inferqa_utils.verdicts import findings
 
     params = {**profile(manifest["parameters"]["profile"]), **manifest["parameters"]}
     t = findings.verdict_table(findings.Results(params["dataset_name"], params.get("split", "test"),

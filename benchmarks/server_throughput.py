@@ -44,11 +44,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inferqa_utils import models
 from inferqa_utils.answering.prompts import reader_messages
 from inferqa_utils.answering.reader import MAX_NEW_TOKENS, postprocess
-from inferqa_utils.config import PATHS
-from inferqa_utils.datamodel import join_hints
+from inferqa_utils.core import models
+from inferqa_utils.core.config import PATHS
+from inferqa_utils.ir.datamodel import join_hints
 from inferqa_utils.llm.base import Messages
 from inferqa_utils.llm.server import ServerError, ServerLLM
 from inferqa_utils.sources import load_source

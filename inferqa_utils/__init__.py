@@ -13,13 +13,13 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {
-    "PATHS": "config", "SEED": "config", "set_seeds": "config", "profile": "config",
-    "require_input": "config",
-    "Dataset": "datamodel", "Question": "datamodel", "Hint": "datamodel", "Passage": "datamodel",
+    "PATHS": "core.config", "SEED": "core.config", "set_seeds": "core.config", "profile": "core.config",
+    "require_input": "core.config",
+    "Dataset": "ir.datamodel", "Question": "ir.datamodel", "Hint": "ir.datamodel", "Passage": "ir.datamodel",
     "load_source": "sources", "load_embedded": "sources", "load_triviahg": "sources",
     "load_wikihint": "sources", "load_quit": "sources",
-    "DataFormatError": "errors", "MissingInputError": "errors", "OfflineError": "errors",
-    "Manifest": "manifest",
+    "DataFormatError": "core.errors", "MissingInputError": "core.errors", "OfflineError": "core.errors",
+    "Manifest": "record.manifest",
 }
 
 __all__ = sorted(_LAZY)

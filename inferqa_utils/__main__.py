@@ -2,7 +2,7 @@
 
 Exit codes: 0 done; 1 check found a FAIL, or a notebook of run raised an error that is not one of
 the compendium's own (its executed copy holds the traceback); 2 a wrong argument, or one of the
-compendium's own errors (inferqa_utils/errors.py: malformed data, a missing input, an unknown
+compendium's own errors (inferqa_utils/core/errors.py: malformed data, a missing input, an unknown
 profile, parameter or question, no run to check, ...) raised here or inside a notebook, printed
 as one line "error: <message>".
 """
@@ -17,12 +17,12 @@ import sys
 import time
 from collections.abc import Callable
 
-from .config import declared_profile_names
-from .errors import InferQAError, NotebookError
+from .core.config import declared_profile_names
+from .core.errors import InferQAError, NotebookError
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .runner import parse_overrides, run_notebooks
+    from .run.runner import parse_overrides, run_notebooks
 
     run_notebooks(args.profile, only=args.only, overrides=parse_overrides(args.param),
                   projection=not args.no_projection)
@@ -31,7 +31,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_release(args: argparse.Namespace) -> int:
     from .construction.release import load_release, release_folder, verify_release
-    from .make_release import make_release
+    from .run.make_release import make_release
 
     if args.verify:
         folder = release_folder(args.verify)
@@ -66,7 +66,7 @@ def _cmd_data(args: argparse.Namespace) -> int:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from . import models
+    from .core import models
 
     if args.action == "list":
         print(f"{'name':22} {'kind':22} {'source':16} status / description")
@@ -85,7 +85,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from .config import PATHS, SEED, profile, profile_description, profile_names
+    from .core.config import PATHS, SEED, profile, profile_description, profile_names
 
     print(f"root       {PATHS.root}\nshared     {PATHS.shared_data()}\nseed       {SEED}")
     for name in profile_names():
@@ -96,8 +96,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from . import check as chk
-    from .errors import MissingInputError
+    from .core.errors import MissingInputError
+    from .verdicts import check as chk
 
     if args.list:
         matrix = chk.load_matrix()
@@ -134,9 +134,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_inspect(args: argparse.Namespace) -> int:
     import shutil
 
-    from .config import profile
-    from .errors import MissingInputError
-    from .inspector import QuestionInspector
+    from .core.config import profile
+    from .core.errors import MissingInputError
+    from .teach.inspector import QuestionInspector
 
     params = profile(args.profile)
     ins = QuestionInspector(str(params["dataset_name"]), str(params.get("split") or "test"),
@@ -150,8 +150,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _cmd_results_page(args: argparse.Namespace) -> int:
-    from . import results_page as rpage
-    from .config import PATHS
+    from .core.config import PATHS
+    from .verdicts import results_page as rpage
 
     profiles = list(args.profiles or rpage.DEFAULT_PROFILES)
     folders = [PATHS.results, *(rpage.results_folder(d) for d in args.sources)]
@@ -193,7 +193,7 @@ DEFAULT_PAGE_PROFILES = ("smoke", "default", "triviahg", "wikihint")
 
 
 def _add_profile(p: argparse.ArgumentParser, default: str | None, help: str) -> None:
-    """``--profile`` with the profiles of ``inferqa_utils/profiles.yaml`` as its choices."""
+    """``--profile`` with the profiles of ``inferqa_utils/core/profiles.yaml`` as its choices."""
     p.add_argument("--profile", default=default, choices=declared_profile_names(), metavar="PROFILE",
                    help=f"{help}; one of: {', '.join(declared_profile_names())}")
 

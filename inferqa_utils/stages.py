@@ -6,8 +6,9 @@ corpus and questions a stage reads.
   notebook ``02_retrieval``), named here and nowhere else.
 * :class:`Table` and :data:`TABLES`: one constant per result table a notebook writes
   (:data:`TABLE1`, :data:`RETRIEVAL_METRICS`, …). Every notebook writes its tables through them and
-  every read-back (a later stage, :mod:`~inferqa_utils.findings`, :mod:`~inferqa_utils.inspector`,
-  :mod:`~inferqa_utils.check` and ``reproduction.yaml`` by the tables' keys) goes through them too,
+  every read-back (a later stage, :mod:`~inferqa_utils.verdicts.findings`,
+  :mod:`~inferqa_utils.teach.inspector`,
+  :mod:`~inferqa_utils.verdicts.check` and ``reproduction.yaml`` by the tables' keys) goes through them too,
   so renaming an output is one change here, not a silent break between stages. Names:
   ``results/<NN>_<dataset>_<split>_<name>.csv`` (``dataset`` or ``split`` left out when the table
   has none, e.g. ``01_<dataset>_table1.csv``), :func:`result_path`.
@@ -28,12 +29,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from .config import PATHS, require_input
-from .datamodel import Dataset
-from .errors import InferQAError, UnknownNameError
+from .core.config import PATHS, require_input
+from .core.errors import InferQAError, UnknownNameError
+from .ir.datamodel import Dataset
+from .ir.textnorm import any_occurs_folded
+from .ir.trec import Run, read_run
 from .sources import load_source
-from .textnorm import any_occurs_folded
-from .trec import Run, read_run
 
 # ----------------------------------------------------------------------------- stages and notebooks
 
@@ -178,7 +179,7 @@ def _table(key: str, stage: Stage, name: str, per_dataset: bool = True, per_spli
 
 # Declared schemas (Table.columns), read off the code that writes each table; declared for every
 # table reproduction.yaml names.
-#: the counts :func:`inferqa_utils.metrics.evaluate` ends a row with
+#: the counts :func:`inferqa_utils.measure.metrics.evaluate` ends a row with
 _COUNTS = ("n_questions", "n_questions_ndcg", "threshold")
 #: notebook 02's and 05's retrieval metrics (``inferqa_utils.retrieval.evaluation.MAIN_METRICS``)
 _MAIN_METRICS = (
@@ -190,7 +191,7 @@ _MAIN_METRICS = (
 _RERANK_COLUMNS = (
     "run", "Hit@1", "Hit@5", "Hit@10", "Hit@20", "MRR@100", "nDCG@10", "nDCG@100", *_COUNTS, "seconds/query",
 )
-#: EM per reader, setting, system, k and union (``inferqa_utils.reading.experiments.em_table``: 04 and 05)
+#: EM per reader, setting, system, k and union (``inferqa_utils.reading.conditions.em_table``: 04 and 05)
 _EM_COLUMNS = (
     "reader", "setting", "system", "k", "union", "EM", "EM_lo", "EM_hi", "judged", "judged_lo", "judged_hi",
     "no_answer", "n",
@@ -290,7 +291,7 @@ PAPER_RUNS_IMPORT = _table("paper_runs_import", Stage.PAPER_RUNS, "import", suff
 
 def table(key: str) -> Table:
     """The result table of a key (:data:`TABLES`); an unknown key raises
-    :class:`~inferqa_utils.errors.UnknownNameError` naming the closest keys."""
+    :class:`~inferqa_utils.core.errors.UnknownNameError` naming the closest keys."""
     try:
         return TABLES[key]
     except KeyError:
@@ -374,9 +375,9 @@ def load_run(dataset_name: str, name: str, corpus: str = Corpus.SUPPORTING, qids
              known_passages: Collection[str] | None = None, profile_name: str | None = None) -> Run:
     """The stored run ``name`` of a corpus (:func:`run_path`), restricted to ``qids`` when given
     (a question the run lacks gets an empty ranking); with ``known_passages`` an unknown passage is
-    refused (:func:`~inferqa_utils.trec.read_run`). A missing run raises
-    :class:`~inferqa_utils.errors.MissingInputError` naming the notebook that writes it
-    (:func:`run_stage`) and the command that runs it (:func:`~inferqa_utils.config.require_input`)."""
+    refused (:func:`~inferqa_utils.ir.trec.read_run`). A missing run raises
+    :class:`~inferqa_utils.core.errors.MissingInputError` naming the notebook that writes it
+    (:func:`run_stage`) and the command that runs it (:func:`~inferqa_utils.core.config.require_input`)."""
     path = require_input(run_path(dataset_name, corpus, name), run_stage(name).notebook,
                          f"the {corpus} run {name!r}", profile_name)
     run = read_run(path, set(known_passages) if known_passages is not None else None)
@@ -423,9 +424,9 @@ def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
     embedded set has 64 references, TriviaHG validation 1,000 ``Snippet``s). When that source is
     not on this machine (TriviaHG without the shared data), a dataset installed from a release
     reads the control corpus the release stores (:func:`control_texts`), the same passages.
-    A reference is
-    relevant (label 2) to a question when it contains one of the question's gold answers/aliases
-    (not the LLM-expanded pool) as a folded token n-gram (:func:`~inferqa_utils.textnorm.any_occurs_folded`).
+    A reference is relevant (label 2) to a question when it contains one of the question's gold
+    answers/aliases (not the LLM-expanded pool) as a folded token n-gram
+    (:func:`~inferqa_utils.ir.textnorm.any_occurs_folded`).
     Empty when there are no references."""
     if source is None:
         source = built_source(ds)

@@ -64,8 +64,8 @@ def main() -> int:
         return 0
     from tqdm.auto import tqdm
 
-    from inferqa_utils.atomic import write_text_atomic
     from inferqa_utils.construction.convergence import convergence_from_scores, hint_scores
+    from inferqa_utils.core.atomic import write_text_atomic
     from inferqa_utils.llm import load_llm
 
     llm = load_llm(a.model)

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from inferqa_utils.config import profile  # noqa: E402
+from inferqa_utils.core.config import profile  # noqa: E402
 
 LINE = re.compile(r"^(?P<name>[A-Za-z_]\w*)(?P<sp1>\s*)=(?P<sp2>\s*)(?P<rest>.*)$")
 

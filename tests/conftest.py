@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from isolated_root import CHECKOUT, isolate
 
-if "inferqa_utils.config" in sys.modules:  # its PATHS would name another root
+if "inferqa_utils.core.config" in sys.modules:  # its PATHS would name another root
     raise RuntimeError(
         "inferqa_utils was imported before tests/conftest.py set INFERQA_ROOT to the test root"
     )
 TEST_ROOT, TEST_ROOT_CHOSEN = isolate()
 
-from inferqa_utils.config import PATHS  # noqa: E402  (after INFERQA_ROOT is set)
+from inferqa_utils.core.config import PATHS  # noqa: E402  (after INFERQA_ROOT is set)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -72,10 +72,10 @@ def smoke_outputs() -> str:
     dataset name."""
     import json
 
-    from inferqa_utils.config import profile
     from inferqa_utils.construction.build_config import profile_build_config
-    from inferqa_utils.inspector import describe_inputs
-    from inferqa_utils.runner import run_notebooks
+    from inferqa_utils.core.config import profile
+    from inferqa_utils.run.runner import run_notebooks
+    from inferqa_utils.teach.inspector import describe_inputs
 
     name = profile("smoke")["dataset_name"]
     have = describe_inputs(name)

@@ -1,6 +1,6 @@
 """The project root a test session runs in: a folder outside the checkout (``INFERQA_ROOT``).
 
-``inferqa_utils.config`` anchors every path at ``INFERQA_ROOT``, read once at import, so
+``inferqa_utils.core.config`` anchors every path at ``INFERQA_ROOT``, read once at import, so
 tests/conftest.py calls :func:`isolate` before anything imports ``inferqa_utils``. What tests and
 the notebooks they run write then goes to the test root, never into the checkout:
 

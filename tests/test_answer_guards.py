@@ -8,7 +8,7 @@ import pytest
 from inferqa_utils.answering.guards import DEFAULT_GUARDS, guard_answer, is_generic
 from inferqa_utils.answering.judge import judge_answers
 from inferqa_utils.answering.prompts import NO_ANSWER
-from inferqa_utils.textnorm import occurs_as_tokens
+from inferqa_utils.ir.textnorm import occurs_as_tokens
 
 WIKIHINT_SAMPLE = Path(__file__).parent / "data" / "wikihint_sample.json"
 

@@ -1,4 +1,4 @@
-"""The two answer-occurrence checks of :mod:`inferqa_utils.textnorm`, hand-checked where they differ.
+"""The two answer-occurrence checks of :mod:`inferqa_utils.ir.textnorm`, hand-checked where they differ.
 
 ``occurs_as_tokens`` (answer guards) keeps accents and number words; ``occurs_folded`` (leakage
 filter, reference complexity, control-corpus qrels, SER negatives) folds both. Punctuation, hyphens,
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from inferqa_utils.textnorm import (
+from inferqa_utils.ir.textnorm import (
     answer_tokens,
     any_occurs_folded,
     canonical_tokens,

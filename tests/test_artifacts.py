@@ -1,4 +1,4 @@
-"""The artifact store (inferqa_utils.artifacts) and the fingerprints (inferqa_utils.fingerprint)."""
+"""The artifact store (inferqa_utils.core.artifacts) and the fingerprints (inferqa_utils.core.fingerprint)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from inferqa_utils import artifacts, fingerprint
+from inferqa_utils.core import artifacts, fingerprint
 
 
 def _writer(text):

@@ -1,5 +1,5 @@
 """Atomic writes where a user's work lives: the folder swap and file replacement of
-inferqa_utils.atomic, the label checkpoint's repair of a cut line, the verification
+inferqa_utils.core.atomic, the label checkpoint's repair of a cut line, the verification
 decisions, the local model registry and its verification marker, and the replacement of a
 fine-tuned model. No model is loaded."""
 
@@ -13,12 +13,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from inferqa_utils import atomic, models
 from inferqa_utils.construction.labeling import LabelCheckpoint, QuestionLabels
 from inferqa_utils.construction.verification import load_decisions, save_decision, verification_widget
-from inferqa_utils.datamodel import Hint, Question
-from inferqa_utils.errors import DataFormatError
+from inferqa_utils.core import atomic, models
+from inferqa_utils.core.errors import DataFormatError
 from inferqa_utils.finetune import training
+from inferqa_utils.ir.datamodel import Hint, Question
 
 
 def _tree(folder: Path) -> dict[str, str]:

@@ -12,10 +12,10 @@ from tiny_corpus import CORPUS
 
 from inferqa_utils.answering.prompts import NO_ANSWER
 from inferqa_utils.beyond import candidates as csr
+from inferqa_utils.beyond import comparison as rep
 from inferqa_utils.beyond import decomposition as dec
 from inferqa_utils.beyond import disentangled as dis
 from inferqa_utils.beyond import knowledge as know
-from inferqa_utils.beyond import report as rep
 from inferqa_utils.beyond.common import METHOD_SCHEMA, cached_method, method_key, split_sentences
 
 # ----------------------------------------------------------------------------- decomposition
@@ -298,7 +298,7 @@ def test_agreement_support_and_combine():
 # ----------------------------------------------------------------------------- common plumbing
 
 def test_method_key_by_hand():
-    from inferqa_utils.fingerprint import corpus_sha256, queries_sha256, run_sha256
+    from inferqa_utils.core.fingerprint import corpus_sha256, queries_sha256, run_sha256
 
     corpus, queries, first = {"p1": "a"}, {"q1": "?"}, {"q1": [("p1", 1.0)]}
     assert method_key("m one", corpus, queries, 3, llm="sha", k=1) == {
@@ -349,8 +349,9 @@ def test_cached_method_reuses_and_invalidates(tmp_path):
 def test_baseline_costs_read_the_runs_cost_records(tmp_path, monkeypatch):
     """A retriever's seconds/query is its run's recorded seconds per query (4 decimals); a reranked
     run's is notebook 03's seconds/query plus its first stage's; unknown without a cost record."""
-    from inferqa_utils import artifacts, stages
-    from inferqa_utils.config import Paths
+    from inferqa_utils import stages
+    from inferqa_utils.core import artifacts
+    from inferqa_utils.core.config import Paths
 
     monkeypatch.setattr(stages, "PATHS", Paths(tmp_path))
     runs = tmp_path / "build" / "runs" / "d" / "supporting"
@@ -461,7 +462,7 @@ def test_decompose_parses_each_questions_own_reply_and_pools_their_searches():
 
 @pytest.mark.slow
 def test_decomposition_on_tiny_model():
-    from inferqa_utils.lexical import BM25sRetriever
+    from inferqa_utils.ir.lexical import BM25sRetriever
     from inferqa_utils.llm import load_llm
 
     llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)

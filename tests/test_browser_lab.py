@@ -4,7 +4,7 @@ build, run from the menu, and read the way a teacher sees them.
 Real components only: ``python -m jupyterlab`` on 127.0.0.1 with a token, Debian's chromium and
 chromedriver (scripts/setup_browser.sh), selenium from requirements.txt, the smoke build
 (``smoke_outputs``: made by ``make smoke`` or here). The notebooks are opened as copies with the
-smoke profile's parameters injected (:func:`inferqa_utils.runner.parameterized_copy`, what
+smoke profile's parameters injected (:func:`inferqa_utils.run.runner.parameterized_copy`, what
 papermill does before a run); their own defaults are the default profile's. A screenshot per step
 goes to ``screenshots/browser/`` (git-ignored).
 
@@ -27,11 +27,11 @@ import pytest
 from isolated_root import CHECKOUT
 from lab_browser import SCREENSHOTS, LabPage, LabServer, browser_binaries, chrome, redact_token
 
-from inferqa_utils.config import PATHS, profile
 from inferqa_utils.construction.store import load_built
-from inferqa_utils.quickstart import demo_corpus, pick_questions
-from inferqa_utils.runner import notebook_parameters, parameterized_copy
+from inferqa_utils.core.config import PATHS, profile
+from inferqa_utils.run.runner import notebook_parameters, parameterized_copy
 from inferqa_utils.sources import load_source
+from inferqa_utils.teach.quickstart import demo_corpus, pick_questions
 
 #: `make test` installs chromium and chromedriver when missing (scripts/setup_browser.sh --optional)
 #: and skips the browser test where they could not be installed; `make browser-test` and .ci/run set

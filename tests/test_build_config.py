@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from inferqa_utils.config import profile_names
 from inferqa_utils.construction.build_config import (
     BuildConfig,
     notebook_parameter,
     parameter_differences,
     profile_build_config,
 )
+from inferqa_utils.core.config import profile_names
 
 
 def test_from_parameters_reads_the_notebook_names_onto_the_fields():

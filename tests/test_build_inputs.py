@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from inferqa_utils import sources
-from inferqa_utils.config import Paths
 from inferqa_utils.construction import export_build as eb
 from inferqa_utils.construction.build import BuildConflictError, build_dataset
 from inferqa_utils.construction.build_config import BuildConfig
+from inferqa_utils.construction.file_formats import write_quit
 from inferqa_utils.construction.labeling import INPUTS_KEY, LabelCheckpoint, label_questions
 from inferqa_utils.construction.passages import build_passages
-from inferqa_utils.datamodel import Dataset, Hint, Question
-from inferqa_utils.export import write_quit
-from inferqa_utils.fingerprint import files_sha256
+from inferqa_utils.core.config import Paths
+from inferqa_utils.core.fingerprint import files_sha256
+from inferqa_utils.ir.datamodel import Dataset, Hint, Question
 
 
 def _trivia(qid: str, answer: str, hints: list[str]) -> dict:

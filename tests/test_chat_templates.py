@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from inferqa_utils import models
 from inferqa_utils.answering.prompts import reader_messages
-from inferqa_utils.errors import DataFormatError
+from inferqa_utils.core import models
+from inferqa_utils.core.errors import DataFormatError
 from inferqa_utils.llm.chatformat import (
     CHAT_TEMPLATES_ENV,
     GGUFVocab,

@@ -1,4 +1,4 @@
-"""The reproduction matrix and `python -m inferqa_utils check` (inferqa_utils.check)."""
+"""The reproduction matrix and `python -m inferqa_utils check` (inferqa_utils.verdicts.check)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from inferqa_utils import check as chk
-from inferqa_utils import provenance as prov
 from inferqa_utils import stages
-from inferqa_utils.errors import DataFormatError
+from inferqa_utils.core.errors import DataFormatError
+from inferqa_utils.record import provenance as prov
+from inferqa_utils.verdicts import check as chk
 
 #: the smoke run that wrote the hand-made tables of these tests
 RUN_ID = "20261123-120000-smoke"
@@ -132,7 +132,7 @@ def test_matrix_errors_name_the_condition(tmp_path):
 def test_packaged_matrix_covers_every_notebook_of_smoke_and_default():
     """Every notebook but 09, whose tables come only from an import of the paper's released runs
     (profile paper-runs; tests/test_paper_runs.py checks them), which no smoke or default run has."""
-    from inferqa_utils.runner import discover_notebooks
+    from inferqa_utils.run.runner import discover_notebooks
     from inferqa_utils.stages import Stage
 
     matrix = chk.load_matrix()
@@ -238,9 +238,9 @@ def test_cli_exit_code_is_the_checks_outcome(tmp_path, monkeypatch, capsys):
     """``check --allow-unrecorded`` in a root of its own (results/ holding the hand-made EM table with
     no run record, no run manifest, the two-condition matrix): exit 0 when both conditions hold, 1
     when one is off by 2.08, and 2 ("no run to check") without ``--allow-unrecorded``."""
-    from inferqa_utils import runner
     from inferqa_utils.__main__ import main
-    from inferqa_utils.config import Paths
+    from inferqa_utils.core.config import Paths
+    from inferqa_utils.run import runner
 
     results, matrix = _setup(tmp_path)
     (results / prov.PROVENANCE_FILE).unlink()  # a table written by hand: no run record

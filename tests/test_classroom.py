@@ -7,10 +7,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from inferqa_utils import classroom as cb
-from inferqa_utils.datamodel import Hint, Question
-from inferqa_utils.quickstart import demo_corpus, pick_questions, right_and_other
+from inferqa_utils.ir.datamodel import Hint, Question
 from inferqa_utils.sources import load_source
+from inferqa_utils.teach import classroom as cb
+from inferqa_utils.teach.quickstart import demo_corpus, pick_questions, right_and_other
 
 HINTS = ["It is the fourth planet from the Sun.", "Iron oxide on its surface makes it look red.",
          "Its two small moons are called Phobos and Deimos."]
@@ -108,17 +108,17 @@ def test_read_contexts_judges_each_context_and_says_which_led_to_the_answer():
         False, True, False,
     ]
     assert (
-        cb.readings_finding(table, q)
+        cb.readings_sentence(table, q)
         == "1 of 3 contexts lead the reader to “Mars” (hint 1); the others give “Venus”."
     )
-    assert cb.readings_finding(table.iloc[0:0], q) == "Nothing was read."
+    assert cb.readings_sentence(table.iloc[0:0], q) == "Nothing was read."
 
 
 def test_read_hint_subset_in_the_given_order_and_refuses_bad_picks():
     q, llm = _question(), _Scripted()
     row = cb.read_hint_subset(q, [2, 1], llm, None)
     assert row["hints"] == [2, 1] and row["passage"] == f"{HINTS[2]} {HINTS[1]}" and row["answer"] == "Mars"
-    assert cb.subset_finding(row, q) == "From 2 of q's 3 hints (2, 1) the reader answers “Mars” — right."
+    assert cb.subset_sentence(row, q) == "From 2 of q's 3 hints (2, 1) the reader answers “Mars” — right."
     for bad in ([], [3], [1, 1]):
         with pytest.raises(ValueError, match="distinct hints"):
             cb.read_hint_subset(q, bad, llm, None)
@@ -201,7 +201,7 @@ def test_exercise_readings_with_the_tiny_real_reader(tmp_path, monkeypatch):
             table["context"].tolist() == list(contexts)
             and table["answer"].map(lambda a: isinstance(a, str)).all()
         )
-        assert cb.readings_finding(table, q).startswith(
+        assert cb.readings_sentence(table, q).startswith(
             f"{int(table['judged'].sum())} of {len(table)} contexts"
         )
     llm.close()
@@ -218,8 +218,8 @@ def test_the_quickstart_question_shows_the_lesson_in_the_release():
     from isolated_root import CHECKOUT
 
     from inferqa_utils.construction.release import load_release
-    from inferqa_utils.quickstart import demo_hints
-    from inferqa_utils.textnorm import exact_match
+    from inferqa_utils.ir.textnorm import exact_match
+    from inferqa_utils.teach.quickstart import demo_hints
 
     cells = nbformat.read(CHECKOUT / "notebooks" / "00_quickstart.ipynb", as_version=4).cells
     params = next(c.source for c in cells if "parameters" in c.metadata.get("tags", []))

@@ -20,11 +20,19 @@ import nbformat
 import pytest
 from isolated_root import CHECKOUT
 
-from inferqa_utils import config, runner
 from inferqa_utils.__main__ import DEFAULT_PAGE_PROFILES, main, report_error
-from inferqa_utils.config import PATHS, Paths, declared_profile_names, profile, profile_names, require_input
-from inferqa_utils.errors import PROJECT_ERRORS, MissingInputError, ParameterError, UnknownProfileError
-from inferqa_utils.notebook_params import check_overrides, declared_parameters
+from inferqa_utils.core import config
+from inferqa_utils.core.config import (
+    PATHS,
+    Paths,
+    declared_profile_names,
+    profile,
+    profile_names,
+    require_input,
+)
+from inferqa_utils.core.errors import PROJECT_ERRORS, MissingInputError, ParameterError, UnknownProfileError
+from inferqa_utils.run import runner
+from inferqa_utils.run.notebook_params import check_overrides, declared_parameters
 
 NOTEBOOKS = runner.discover_notebooks()
 #: profiles no test runs: ``check`` finds no run of them in the test root
@@ -272,7 +280,7 @@ def test_check_without_a_run_says_so_in_one_line(extra, command, capsys):
 
 
 def test_no_run_message_names_a_run_that_finished_nothing(tmp_path):
-    from inferqa_utils import check as chk
+    from inferqa_utils.verdicts import check as chk
 
     run = tmp_path / "20261124-100000-smoke"
     run.mkdir()
@@ -307,7 +315,7 @@ def test_help_imports_nothing_heavy():
 
 
 def test_the_results_page_help_names_its_default_profiles():
-    from inferqa_utils.results_page import DEFAULT_PROFILES
+    from inferqa_utils.verdicts.results_page import DEFAULT_PROFILES
 
     assert tuple(DEFAULT_PROFILES) == DEFAULT_PAGE_PROFILES
 
@@ -320,7 +328,7 @@ def inspect_build():
     reading and an EM pattern of one test question with a label-2 passage; removed afterwards."""
     from inferqa_utils import stages
     from inferqa_utils.construction.release import install_release
-    from inferqa_utils.inspector import QuestionInspector
+    from inferqa_utils.teach.inspector import QuestionInspector
 
     name = "cli-inspect-test"
     install_release("embedded", name, overwrite=True, log=lambda s: None)

@@ -22,9 +22,9 @@ from inferqa_utils.construction.verification import (
     update_labels,
     verification_widget,
 )
-from inferqa_utils.datamodel import Dataset, Hint, Question, parse_passage_id
-from inferqa_utils.errors import DataFormatError
-from inferqa_utils.textnorm import any_occurs_folded, canonical_tokens
+from inferqa_utils.core.errors import DataFormatError
+from inferqa_utils.ir.datamodel import Dataset, Hint, Question, parse_passage_id
+from inferqa_utils.ir.textnorm import any_occurs_folded, canonical_tokens
 
 
 # ---------------------------------------------------------------- step 6: subset-permutations

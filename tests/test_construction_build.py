@@ -9,10 +9,10 @@ from inferqa_utils.construction.build_config import BuildConfig
 from inferqa_utils.construction.labeling import LabelCheckpoint, label_questions
 from inferqa_utils.construction.passages import build_passages, n_subset_permutations
 from inferqa_utils.construction.store import load_built
-from inferqa_utils.datamodel import Hint, Question
+from inferqa_utils.ir.datamodel import Hint, Question
+from inferqa_utils.ir.textnorm import exact_match
 from inferqa_utils.llm import load_llm
 from inferqa_utils.sources import load_source
-from inferqa_utils.textnorm import exact_match
 
 TINY = "smollm2-135m"
 

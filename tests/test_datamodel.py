@@ -1,6 +1,6 @@
 import pytest
 
-from inferqa_utils.datamodel import join_hints, parse_passage_id, passage_id
+from inferqa_utils.ir.datamodel import join_hints, parse_passage_id, passage_id
 
 
 def test_passage_id_round_trip():

@@ -9,10 +9,10 @@ from collections import Counter
 import pytest
 from isolated_root import CHECKOUT
 
-from inferqa_utils.config import PATHS
 from inferqa_utils.construction.leakage import LeakageFilter
+from inferqa_utils.core.config import PATHS
+from inferqa_utils.ir.textnorm import normalize_answer
 from inferqa_utils.sources import load_embedded
-from inferqa_utils.textnorm import normalize_answer
 
 
 @pytest.fixture(scope="module")

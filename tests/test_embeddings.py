@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from inferqa_utils.embeddings import Embedder, VectorCache
+from inferqa_utils.llm.embeddings import Embedder, VectorCache
 
 pytestmark = pytest.mark.slow
 

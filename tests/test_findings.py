@@ -1,4 +1,4 @@
-"""Findings scored from data (inferqa_utils.findings): verdict rule, measures on result files, paper
+"""Findings scored from data (inferqa_utils.verdicts.findings): verdict rule, measures on result files, paper
 numbers."""
 
 from __future__ import annotations
@@ -9,40 +9,41 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from inferqa_utils import findings as fnd
-from inferqa_utils.errors import DataFormatError
-from inferqa_utils.paper import paper_value
+from inferqa_utils.core.errors import DataFormatError
+from inferqa_utils.measure import verdict as vr
+from inferqa_utils.measure.paper import Finding, paper_value
+from inferqa_utils.verdicts import findings as fnd
 
 
-def _finding(relation: str, **bounds: float) -> fnd.Finding:
-    return fnd.Finding(
+def _finding(relation: str, **bounds: float) -> Finding:
+    return Finding(
         "x", "claim", "paper", "A", None, "B", None, relation, dict(bounds), "optimal_vs_pipeline"
     )
 
 
 @pytest.mark.parametrize(("relation", "bounds", "lo", "hi", "verdict"), [
-    ("a > b", {}, 1.0, 3.0, fnd.HOLDS),
-    ("a > b", {}, -1.0, 2.0, fnd.INCONCLUSIVE),
-    ("a > b", {}, -3.0, -1.0, fnd.CONTRADICTED),
-    ("a > b", {}, 0.0, 0.0, fnd.CONTRADICTED),  # identical outcomes: a is not above b
-    ("a > b", {}, 0.0, 2.0, fnd.INCONCLUSIVE),
-    ("adds little", {"margin": 5.0}, -2.0, 3.0, fnd.HOLDS),
-    ("adds little", {"margin": 5.0}, -4.0, -1.0, fnd.CONTRADICTED),  # inside the band, but it hurts
-    ("adds little", {"margin": 5.0}, -2.0, 8.0, fnd.INCONCLUSIVE),
-    ("adds little", {"margin": 5.0}, 6.0, 9.0, fnd.CONTRADICTED),
-    ("a - b >= margin", {"margin": 10.0}, 12.0, 30.0, fnd.HOLDS),
-    ("a - b >= margin", {"margin": 10.0}, 5.0, 30.0, fnd.INCONCLUSIVE),
-    ("a - b >= margin", {"margin": 10.0}, 1.0, 8.0, fnd.CONTRADICTED),
-    ("a - b <= margin", {"margin": 0.0}, -6.0, -1.0, fnd.HOLDS),
-    ("a - b <= margin", {"margin": 0.0}, -6.0, 2.0, fnd.INCONCLUSIVE),
-    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.3, 0.6, fnd.HOLDS),
-    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.1, 0.2, fnd.CONTRADICTED),
-    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.2, 0.5, fnd.INCONCLUSIVE),
-    ("abs(a - b) / b <= margin", {"margin": 0.25}, 0.01, 0.2, fnd.HOLDS),
-    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, math.nan, math.nan, fnd.INCONCLUSIVE),
+    ("a > b", {}, 1.0, 3.0, vr.HOLDS),
+    ("a > b", {}, -1.0, 2.0, vr.INCONCLUSIVE),
+    ("a > b", {}, -3.0, -1.0, vr.CONTRADICTED),
+    ("a > b", {}, 0.0, 0.0, vr.CONTRADICTED),  # identical outcomes: a is not above b
+    ("a > b", {}, 0.0, 2.0, vr.INCONCLUSIVE),
+    ("adds little", {"margin": 5.0}, -2.0, 3.0, vr.HOLDS),
+    ("adds little", {"margin": 5.0}, -4.0, -1.0, vr.CONTRADICTED),  # inside the band, but it hurts
+    ("adds little", {"margin": 5.0}, -2.0, 8.0, vr.INCONCLUSIVE),
+    ("adds little", {"margin": 5.0}, 6.0, 9.0, vr.CONTRADICTED),
+    ("a - b >= margin", {"margin": 10.0}, 12.0, 30.0, vr.HOLDS),
+    ("a - b >= margin", {"margin": 10.0}, 5.0, 30.0, vr.INCONCLUSIVE),
+    ("a - b >= margin", {"margin": 10.0}, 1.0, 8.0, vr.CONTRADICTED),
+    ("a - b <= margin", {"margin": 0.0}, -6.0, -1.0, vr.HOLDS),
+    ("a - b <= margin", {"margin": 0.0}, -6.0, 2.0, vr.INCONCLUSIVE),
+    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.3, 0.6, vr.HOLDS),
+    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.1, 0.2, vr.CONTRADICTED),
+    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.2, 0.5, vr.INCONCLUSIVE),
+    ("abs(a - b) / b <= margin", {"margin": 0.25}, 0.01, 0.2, vr.HOLDS),
+    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, math.nan, math.nan, vr.INCONCLUSIVE),
 ])
 def test_decide_hand_checked(relation, bounds, lo, hi, verdict):
-    assert fnd.decide(_finding(relation, **bounds), lo, hi)[0] == verdict
+    assert vr.decide(_finding(relation, **bounds), lo, hi)[0] == verdict
 
 
 def test_paper_numbers_file_is_valid_and_the_papers_own_numbers_hold():
@@ -57,7 +58,7 @@ def test_paper_numbers_file_is_valid_and_the_papers_own_numbers_hold():
             continue
         stat = {"diff": f.a_value - f.b_value, "ratio": f.a_value / f.b_value,
                 "relative": abs(f.a_value - f.b_value) / f.b_value}[f.statistic]
-        assert fnd.decide(f, stat, stat)[0] == fnd.HOLDS, (
+        assert vr.decide(f, stat, stat)[0] == vr.HOLDS, (
             f.id
         )  # the paper's point estimates satisfy its claim
     assert paper_value("damaging_passages") == 62.3 and paper_value("damaging_passages", "b") == 52.5
@@ -120,38 +121,38 @@ def test_reading_findings_scored_from_answers(tmp_path):
                                                           "oracle+pointwise": 14})})
     by_id = {f.id: f for f in fnd.load_paper_numbers()}
     s = fnd.score(by_id["optimal_far_above_pipeline"], r)
-    assert s.verdict == fnd.HOLDS and s.a.value == 75.0 and s.b.value == 12.5  # 30/40 vs best pipeline 5/40
+    assert s.verdict == vr.HOLDS and s.a.value == 75.0 and s.b.value == 12.5  # 30/40 vs best pipeline 5/40
     assert s.stat.value == pytest.approx(62.5) and s.stat.lo >= 10 and s.p_value < 0.001
     gain = fnd.score(
         by_id["rerankers_marginal"], r
     )  # +1 question of 40: interval [0, 7.5] straddles the 5-point band
-    assert gain.stat.value == pytest.approx(2.5) and gain.verdict == fnd.INCONCLUSIVE
+    assert gain.stat.value == pytest.approx(2.5) and gain.verdict == vr.INCONCLUSIVE
     assert (gain.stat.lo, gain.stat.hi) == pytest.approx((0.0, 7.5)) and "straddles 5" in gain.why
     (tmp_path / "many").mkdir()
     many = _results(tmp_path / "many", **{"04_answers": _answers(200, {"bm25": 20, "bm25+pointwise": 22})})
     small = fnd.score(by_id["rerankers_marginal"], many)  # +2 of 200: interval [0, 2.5] inside ±5
-    assert small.verdict == fnd.HOLDS and small.stat.hi <= 5
+    assert small.verdict == vr.HOLDS and small.stat.hi <= 5
     ratio = fnd.score(by_id["oracle_half_of_optimal"], r)
-    assert ratio.stat.value == pytest.approx(14 / 30) and ratio.verdict == fnd.HOLDS
+    assert ratio.stat.value == pytest.approx(14 / 30) and ratio.verdict == vr.HOLDS
     below = fnd.score(by_id["pipeline_below_oracle"], r)
-    assert below.verdict == fnd.HOLDS and below.b.value == 10.0  # retriever-only: bm25 (no "+")
+    assert below.verdict == vr.HOLDS and below.b.value == 10.0  # retriever-only: bm25 (no "+")
 
 
 def test_reranker_that_hurts_contradicts_adds_little(tmp_path):
     r = _results(tmp_path, **{"04_answers": _answers(40, {"bm25": 12, "bm25+pointwise": 2})})
     s = fnd.score(next(f for f in fnd.load_paper_numbers() if f.id == "rerankers_marginal"), r)
-    assert s.stat.value == pytest.approx(-25.0) and s.verdict == fnd.CONTRADICTED
+    assert s.stat.value == pytest.approx(-25.0) and s.verdict == vr.CONTRADICTED
 
 
 def test_degenerate_and_missing_inputs_are_inconclusive(tmp_path):
     r = _results(tmp_path, **{"04_answers": _answers(20, {"Optimal": 0, "bm25": 0, "bm25+pointwise": 0})})
     by_id = {f.id: f for f in fnd.load_paper_numbers()}
     s = fnd.score(by_id["optimal_far_above_pipeline"], r)
-    assert s.verdict == fnd.INCONCLUSIVE and s.why.startswith("no variation")
+    assert s.verdict == vr.INCONCLUSIVE and s.why.startswith("no variation")
     m = fnd.score(by_id["damaging_passages"], r)
-    assert m.verdict == fnd.INCONCLUSIVE and "06_toy_test_patterns.csv not found" in m.why
+    assert m.verdict == vr.INCONCLUSIVE and "06_toy_test_patterns.csv not found" in m.why
     table = fnd.verdict_table(r)
-    assert set(table["verdict"]) <= {fnd.HOLDS, fnd.CONTRADICTED, fnd.INCONCLUSIVE} and len(table) >= 14
+    assert set(table["verdict"]) <= {vr.HOLDS, vr.CONTRADICTED, vr.INCONCLUSIVE} and len(table) >= 14
 
 
 def test_damaging_probe_and_ser_measures(tmp_path):
@@ -179,11 +180,11 @@ def test_damaging_probe_and_ser_measures(tmp_path):
     by_id = {f.id: f for f in fnd.load_paper_numbers()}
     d = fnd.score(by_id["damaging_passages"], r)
     assert (d.a.value, d.b.value) == (87.5, 12.5)  # AcEM@4: all but 0000 (7/8); EM@4: only 1111 (1/8)
-    assert d.verdict == fnd.HOLDS and d.n == 16
+    assert d.verdict == vr.HOLDS and d.n == 16
     p = fnd.score(by_id["probe3_recovers"], r)
-    assert (p.a.value, p.b.value) == (87.5, 12.5) and p.verdict == fnd.HOLDS
+    assert (p.a.value, p.b.value) == (87.5, 12.5) and p.verdict == vr.HOLDS
     s = fnd.score(by_id["ser_bm25_above_random"], r)
-    assert (s.a.value, s.b.value) == (62.5, 0.0) and s.n == 16 and s.verdict == fnd.HOLDS
+    assert (s.a.value, s.b.value) == (62.5, 0.0) and s.n == 16 and s.verdict == vr.HOLDS
 
 
 def test_damaging_effect_per_corpus_and_across_corpora(tmp_path):
@@ -230,14 +231,14 @@ def test_unpaired_passage_lengths(tmp_path):
     r = _results(tmp_path, **{"02_passage_lengths": lengths})
     s = fnd.score(next(f for f in fnd.load_paper_numbers() if f.id == "similar_passage_length"), r)
     assert s.a.value == 11.5 and s.b.value == 42.0 and s.stat.value == pytest.approx(30.5 / 42)
-    assert s.verdict == fnd.CONTRADICTED  # 73 % apart, margin 25 %
+    assert s.verdict == vr.CONTRADICTED  # 73 % apart, margin 25 %
 
 
 def test_too_few_questions_is_inconclusive(tmp_path):
     """Two questions can give a bootstrap interval that excludes 0; a finding is never decided on them."""
-    r = _results(tmp_path, **{"04_answers": _answers(fnd.MIN_UNITS - 1, {"Optimal": 8, "bm25": 0})})
+    r = _results(tmp_path, **{"04_answers": _answers(vr.MIN_UNITS - 1, {"Optimal": 8, "bm25": 0})})
     s = fnd.score(next(f for f in fnd.load_paper_numbers() if f.id == "optimal_far_above_pipeline"), r)
-    assert s.stat.lo > 10 and s.verdict == fnd.INCONCLUSIVE and s.why.startswith("too few")
+    assert s.stat.lo > 10 and s.verdict == vr.INCONCLUSIVE and s.why.startswith("too few")
 
 
 def test_no_difference_on_too_few_informative_questions_is_inconclusive(tmp_path):
@@ -246,14 +247,14 @@ def test_no_difference_on_too_few_informative_questions_is_inconclusive(tmp_path
     marginal = next(f for f in fnd.load_paper_numbers() if f.id == "rerankers_marginal")
     r = _results(tmp_path, **{"04_answers": _answers(30, {"bm25": 1, "bm25+pointwise": 1})})
     s = fnd.score(marginal, r)
-    assert (s.stat.lo, s.stat.hi) == (0.0, 0.0) and s.verdict == fnd.INCONCLUSIVE
+    assert (s.stat.lo, s.stat.hi) == (0.0, 0.0) and s.verdict == vr.INCONCLUSIVE
     assert s.why.startswith("no question differs and only 1 of 30")
     (tmp_path / "many").mkdir()  # the same null difference on 12 answered questions is evidence
     many = fnd.score(
         marginal,
         _results(tmp_path / "many", **{"04_answers": _answers(40, {"bm25": 12, "bm25+pointwise": 12})}),
     )
-    assert many.verdict == fnd.HOLDS
+    assert many.verdict == vr.HOLDS
 
 
 def test_statistic_interval_is_the_paired_percentile_bootstrap():
@@ -261,19 +262,19 @@ def test_statistic_interval_is_the_paired_percentile_bootstrap():
     resampled mean is X/6 with X ~ Binomial(6, 1/2): P(X = 0) = P(X = 6) = 1.6 %, P(X ≤ 1) =
     P(X ≥ 5) = 10.9 %. The 2.5th and 97.5th percentiles of 10,000 resamples are 1/6 and 5/6
     (far from the boundaries); the value is the mean difference 3/6."""
-    s = fnd.Sample(np.array([1, 0, 1, 1, 0, 1.0]), np.array([0, 0, 1, 0, 0, 0.0]), True, "")
-    assert fnd.statistic_interval(s, "diff") == pytest.approx((0.5, 1 / 6, 5 / 6))
+    s = vr.Sample(np.array([1, 0, 1, 1, 0, 1.0]), np.array([0, 0, 1, 0, 0, 0.0]), True, "")
+    assert vr.statistic_interval(s, "diff") == pytest.approx((0.5, 1 / 6, 5 / 6))
 
 
 def test_statistic_interval_is_seeded():
     """The same seed gives the same interval, another seed another one (on a sample with many
     distinct values, whose percentiles move with every draw)."""
     rng = np.random.default_rng(0)
-    s = fnd.Sample(rng.normal(size=40), rng.normal(size=40), True, "")
-    first = fnd.statistic_interval(s, "diff", seed=1)
+    s = vr.Sample(rng.normal(size=40), rng.normal(size=40), True, "")
+    first = vr.statistic_interval(s, "diff", seed=1)
     assert first[0] == pytest.approx(np.mean(s.a - s.b)) and first[1] < first[0] < first[2]
-    assert fnd.statistic_interval(s, "diff", seed=1) == first
-    other = fnd.statistic_interval(s, "diff", seed=2)
+    assert vr.statistic_interval(s, "diff", seed=1) == first
+    other = vr.statistic_interval(s, "diff", seed=2)
     assert other[0] == first[0] and other[1:] != first[1:]
 
 
@@ -292,11 +293,11 @@ def _cross(tmp_path, containing_top1: list[float]) -> fnd.Results:
 def test_cross_corpus_control_that_ranks_first_by_construction_is_inconclusive(tmp_path):
     f = next(f for f in fnd.load_paper_numbers() if f.id == "containing_beats_supporting")
     s = fnd.score(f, _cross(tmp_path, [1.0] * 20))
-    assert s.verdict == fnd.INCONCLUSIVE and s.why.startswith("by construction")
+    assert s.verdict == vr.INCONCLUSIVE and s.why.startswith("by construction")
     (tmp_path / "fair").mkdir()
     fair = fnd.score(f, _cross(tmp_path / "fair", [1.0] * 15 + [0.0] * 5))
     assert (
-        fair.verdict == fnd.HOLDS and fair.a.value == 87.5 and fair.b.value == 25.0
+        fair.verdict == vr.HOLDS and fair.a.value == 87.5 and fair.b.value == 25.0
     )  # mean over Hit@1, Hit@10
 
 
@@ -318,7 +319,7 @@ def test_cross_corpus_prefers_the_llm_judged_comparison_and_scores_it_size_match
     res = _results(tmp_path, **{"02_per_question": pd.DataFrame(rows)})
     f1 = next(f for f in fnd.load_paper_numbers() if f.id == "containing_beats_supporting")
     s = fnd.score(f1, res)
-    assert (s.a.value, s.b.value, s.verdict) == (60.0, 20.0, fnd.HOLDS)
+    assert (s.a.value, s.b.value, s.verdict) == (60.0, 20.0, vr.HOLDS)
     matched = next(f for f in fnd.load_paper_numbers() if f.id == "containing_beats_supporting_size_matched")
     m = fnd.score(matched, res)
-    assert (m.a.value, m.b.value, m.verdict) == (60.0, 60.0, fnd.CONTRADICTED)
+    assert (m.a.value, m.b.value, m.verdict) == (60.0, 60.0, vr.CONTRADICTED)

@@ -8,8 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from inferqa_utils import models
-from inferqa_utils.datamodel import Dataset, Hint, Passage, Question
+from inferqa_utils.core import models
 from inferqa_utils.finetune import (
     PAPER_EPOCHS,
     TrainConfig,
@@ -20,7 +19,8 @@ from inferqa_utils.finetune import (
     sample_summary,
 )
 from inferqa_utils.finetune.batching import plan_batches
-from inferqa_utils.finetune.experiments import select_best, variant_name
+from inferqa_utils.finetune.conditions import select_best, variant_name
+from inferqa_utils.ir.datamodel import Dataset, Hint, Passage, Question
 
 TOPICS = {
     "qa": (
@@ -170,7 +170,7 @@ def test_epochs_names_and_selection():
 @pytest.fixture
 def registry(tmp_path, monkeypatch):
     """Model registry and run cache under tmp (the repository's registry is left alone)."""
-    from inferqa_utils import embeddings
+    from inferqa_utils.llm import embeddings
 
     monkeypatch.setattr(models, "PATHS", models.PATHS.__class__(tmp_path))
     monkeypatch.setattr(embeddings, "PATHS", models.PATHS.__class__(tmp_path))
@@ -268,8 +268,8 @@ class _Reverse:
 def test_cached_rerank_reads_back_and_recomputes_a_stale_schema(tmp_path, monkeypatch):
     import json
 
-    from inferqa_utils import artifacts
-    from inferqa_utils.finetune import experiments as fx
+    from inferqa_utils.core import artifacts
+    from inferqa_utils.finetune import conditions as fx
     from inferqa_utils.rerank.stored import RERANK_SCHEMA, rerank_key
 
     loaded = []
@@ -296,8 +296,8 @@ def test_cached_rerank_reads_back_and_recomputes_a_stale_schema(tmp_path, monkey
 def test_alias_run_is_stamped_with_the_aliased_models_identity(tmp_path):
     import json
 
-    from inferqa_utils import artifacts
-    from inferqa_utils.finetune.experiments import alias_run
+    from inferqa_utils.core import artifacts
+    from inferqa_utils.finetune.conditions import alias_run
     from inferqa_utils.retrieval.registry import retriever_identity
 
     run = {"q": [("a", 1.0)]}

@@ -11,7 +11,7 @@ import pytest
 
 from inferqa_utils.damaging import incremental as inc
 from inferqa_utils.damaging import ser as ser
-from inferqa_utils.datamodel import Dataset, Hint, Passage, Question
+from inferqa_utils.ir.datamodel import Dataset, Hint, Passage, Question
 from inferqa_utils.reading.contexts import build_context
 
 # ---------------------------------------------------------------- contexts
@@ -123,13 +123,13 @@ def test_probe_curves_table_and_comparison():
     )
     assert comp["AcEM − EM"].tolist() == [100.0, 50.0]
     assert comp["Probe 3 (EM)"].tolist() == [100.0, 100.0]
-    assert "larger on the answer-supporting corpus" in inc.comparison_finding(comp)
-    assert "No prefix is ever answered" not in inc.comparison_finding(comp)
+    assert "larger on the answer-supporting corpus" in inc.comparison_sentence(comp)
+    assert "No prefix is ever answered" not in inc.comparison_sentence(comp)
     zero = inc.damaging_comparison(
         {"answer-supporting": curves.assign(AcEM=0.0, EM=0.0), "answer-containing": curves}
     )
-    assert "e5 on the answer-supporting corpus: AcEM@N = 0" in inc.comparison_finding(zero)
-    assert "Only one corpus" in inc.comparison_finding(comp[comp["corpus"] == "answer-supporting"])
+    assert "e5 on the answer-supporting corpus: AcEM@N = 0" in inc.comparison_sentence(zero)
+    assert "Only one corpus" in inc.comparison_sentence(comp[comp["corpus"] == "answer-supporting"])
 
 
 # ---------------------------------------------------------------- SER logic

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from inferqa_utils.figures import INTERVAL_NOTE, error_bars
-from inferqa_utils.metrics import evaluate, hit_per_query
-from inferqa_utils.uncertainty import interval_columns, mean_ci, metric_intervals, with_intervals
+from inferqa_utils.measure.metrics import evaluate, hit_per_query
+from inferqa_utils.measure.uncertainty import interval_columns, mean_ci, metric_intervals, with_intervals
+from inferqa_utils.present.figures import INTERVAL_NOTE, error_bars
 
 matplotlib.use("Agg")
 
@@ -89,7 +89,7 @@ def test_metric_intervals_hand_checked_and_equal_to_evaluate():
 
 
 def test_hit_curves_carry_hand_checked_intervals_and_the_plot_draws_them():
-    from inferqa_utils.retrieval import experiments as ex
+    from inferqa_utils.retrieval import conditions as ex
 
     pq = hit_per_query(RUN, QRELS, ks=(1, 2), threshold=1)
     assert (
@@ -117,8 +117,8 @@ D = (1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3))  # 0.7967
 
 
 def test_oracle_table_has_hand_checked_intervals_in_the_package_format():
+    from inferqa_utils.rerank.conditions import oracle_table
     from inferqa_utils.rerank.evaluation import ORACLE_BASELINE, ORACLE_METRICS, oracle_scores
-    from inferqa_utils.rerank.experiments import oracle_table
 
     queries = {q: "?" for q in OWN}
     t = oracle_table([], None, queries, OWN, {})
@@ -149,7 +149,7 @@ def test_finetune_oracle_rows_have_hand_checked_intervals(monkeypatch):
     """Notebook 05's oracle rows: the id-order baseline and a cross-encoder (here one that reverses
     the id order) over the asked questions' own passages only (q9 is in the qrels, not asked):
     the baseline D, D, D, 1 and the reversed 1, 1, 1, D, with the intervals of the table above."""
-    from inferqa_utils.finetune import experiments as fx
+    from inferqa_utils.finetune import conditions as fx
     from inferqa_utils.rerank.evaluation import ORACLE_BASELINE, ORACLE_METRICS
 
     def reverse(name, queries, first, corpus, depth, path):
@@ -267,7 +267,7 @@ def test_em_curve_plot_draws_the_intervals():
 # ----------------------------------------------------------------------------- 05 figure
 
 def test_finetuning_plot_draws_retrieval_oracle_and_reading_intervals():
-    from inferqa_utils.finetune.experiments import plot_finetuning
+    from inferqa_utils.finetune.conditions import plot_finetuning
 
     losses = pd.DataFrame(
         {"model": ["FT-MiniLM-N1"], "kind": ["sentence-transformers"], "N": [1], "step": [1], "loss": [0.5]}

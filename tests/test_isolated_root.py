@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from isolated_root import CHECKOUT, inside, make_root, shared_cache
 
-from inferqa_utils.config import PATHS
+from inferqa_utils.core.config import PATHS
 
 
 def test_the_session_root_is_not_the_checkout():
@@ -61,7 +61,7 @@ def test_shared_data_is_still_found_beside_the_checkout():
 def test_a_child_interpreter_sees_the_test_root():
     """What a papermill kernel started by the runner sees (it inherits the environment)."""
     code = (
-        "import json; from inferqa_utils.config import PATHS; print(json.dumps([str(PATHS.root), "
+        "import json; from inferqa_utils.core.config import PATHS; print(json.dumps([str(PATHS.root), "
         "str(PATHS.results)]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
@@ -90,7 +90,7 @@ def test_make_root_links_models_but_not_the_fine_tuned_registry(tmp_path):
 
 
 def test_git_commit_is_the_packages_work_tree_when_the_root_is_in_none():
-    from inferqa_utils.manifest import git_commit
+    from inferqa_utils.record.manifest import git_commit
 
     head = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=CHECKOUT, capture_output=True, text=True

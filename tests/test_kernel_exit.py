@@ -1,4 +1,4 @@
-"""How a notebook's kernel ended, in the run manifest (inferqa_utils.kernels, runner).
+"""How a notebook's kernel ended, in the run manifest (inferqa_utils.run.kernels, runner).
 
 Fast: no kernel is started. The kernel manager class the runner hands papermill is exercised
 with a real child process that dies the way a kernel can (SIGSEGV at exit), papermill's
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from inferqa_utils import kernels, runner
+from inferqa_utils.run import kernels, runner
 
 _SEGFAULT = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
 

@@ -1,5 +1,5 @@
 """The package's stage layering: no stage imports a later stage, no stage imports another stage's
-``experiments`` module, and no import cycles between modules (function-local imports included —
+``conditions`` module, and no import cycles between modules (function-local imports included —
 they hide cycles, they do not remove them)."""
 
 from __future__ import annotations
@@ -11,36 +11,35 @@ import inferqa_utils
 
 PKG = Path(inferqa_utils.__file__).parent
 
-#: layer of each top-level module / subpackage: foundations, the answering layer, then the stages
-#: in notebook order (08, your method, reads the stored outputs of 02–07), then what reads every
-#: stage (findings, check, runner, quickstart)
+#: layer of each top-level module / subpackage, bottom up: the foundations (``core``), the shared
+#: vocabulary of retrieval and of measuring and showing a number (``ir``, ``measure``, ``present``),
+#: the model engines and the sources, a run's own records (``record``), the answering layer, the stages in
+#: notebook order (08, your method, reads the stored outputs of 02–07), the paper's own runs, the
+#: runner and the teaching helpers, and last what reads every stage (``verdicts``) and the command line
 LAYERS: dict[str, int] = {
-    **dict.fromkeys(
-        [
-            "__init__", "config", "errors", "datamodel", "textnorm", "metrics", "trec", "runs", "llm",
-            "models", "hub", "manifest", "uncertainty", "embeddings", "lexical", "qtype", "sources",
-            "figures", "export", "paper", "fingerprint", "artifacts", "atomic", "show", "costs", "textio",
-            "provenance", "sentences", "plugins", "ledger", "projection",
-        ],
-        0,
-    ),
-    "answering": 1,
-    "construction": 2,
-    "stages": 2,
-    "retrieval": 3,
-    "rerank": 4,
-    "reading": 5,
-    "finetune": 6,
-    "damaging": 7,
-    "beyond": 8,
-    "yourmethod": 9,
-    **dict.fromkeys(
-        [
-            "findings", "check", "quickstart", "classroom", "inspector", "runner", "notebook_params",
-            "kernels", "results_page", "make_release", "paper_runs", "__main__",
-        ],
-        10,
-    ),
+    "__init__": 0,
+    "core": 0,
+    "ir": 1,
+    "measure": 1,
+    "present": 1,
+    "llm": 2,
+    "sources": 2,
+    "record": 3,
+    "answering": 4,
+    "construction": 5,
+    "stages": 5,
+    "retrieval": 6,
+    "rerank": 7,
+    "reading": 8,
+    "finetune": 9,
+    "damaging": 10,
+    "beyond": 11,
+    "yourmethod": 12,
+    "paper_runs": 13,
+    "run": 13,
+    "teach": 13,
+    "verdicts": 14,
+    "__main__": 15,
 }
 
 
@@ -103,29 +102,29 @@ def test_no_stage_imports_a_later_stage():
     assert not bad, "\n".join(bad)
 
 
-def _is_experiments_of_another_stage(mod: str, target: str) -> bool:
-    """``target`` is a stage's ``experiments`` module (a notebook's tables and runs) and ``mod`` is a
+def _is_conditions_of_another_stage(mod: str, target: str) -> bool:
+    """``target`` is a stage's ``conditions`` module (a notebook's tables and runs) and ``mod`` is a
     module of a layer below the top (not one of the modules that read every stage) outside that
     stage's package."""
     parts = target.split(".")
-    return len(parts) == 2 and parts[1] == "experiments" and parts[0] != mod.split(".")[0] \
-        and _layer(mod) < max(LAYERS.values())
+    return len(parts) == 2 and parts[1] == "conditions" and parts[0] != mod.split(".")[0] \
+        and _layer(mod) < LAYERS["run"]
 
 
-def test_no_stage_imports_another_stages_experiments():
+def test_no_stage_imports_another_stages_conditions():
     """What several stages share lives in a foundation module, ``answering`` or a stage's own
     non-experiment modules (e.g. ``rerank.registry``), never in the notebook code of one stage."""
     bad = sorted(f"{m} imports {t}" for m, targets in _graph().items() for t in targets
-                 if _is_experiments_of_another_stage(m, t))
+                 if _is_conditions_of_another_stage(m, t))
     assert not bad, "\n".join(bad)
 
 
-def test_the_experiments_rule_hand_checked():
-    assert _is_experiments_of_another_stage("beyond.report", "reading.experiments")
-    assert _is_experiments_of_another_stage("finetune.experiments", "rerank.experiments")
-    assert not _is_experiments_of_another_stage("reading.report", "reading.experiments")  # its own stage
-    assert not _is_experiments_of_another_stage("make_release", "retrieval.experiments")  # reads every stage
-    assert not _is_experiments_of_another_stage("beyond.report", "reading.topk")
+def test_the_conditions_rule_hand_checked():
+    assert _is_conditions_of_another_stage("beyond.comparison", "reading.conditions")
+    assert _is_conditions_of_another_stage("finetune.conditions", "rerank.conditions")
+    assert not _is_conditions_of_another_stage("reading.summary", "reading.conditions")  # its own stage
+    assert not _is_conditions_of_another_stage("verdicts.check", "retrieval.conditions")  # reads every stage
+    assert not _is_conditions_of_another_stage("beyond.comparison", "reading.topk")
 
 
 def test_no_import_cycles_between_modules():
@@ -171,7 +170,7 @@ def test_no_import_cycles_between_modules():
 def test_the_layering_test_sees_function_local_imports(tmp_path):
     """Guard against a parser that misses imports inside functions (they hid cycles before)."""
     p = PKG / "construction" / "difficulty.py"
-    assert "lexical" in _imports(p)
+    assert "ir.lexical" in _imports(p)
 
 
 def test_every_imported_name_exists():

@@ -1,4 +1,4 @@
-"""The run's ledger (inferqa_utils.ledger): analysis marks, their seconds and tokens, the findings
+"""The run's ledger (inferqa_utils.record.ledger): analysis marks, their seconds and tokens, the findings
 each analysis feeds, and seconds per informative unit — hand-checked on written logs, and the marks
 and LLM batch attribution on a real engine."""
 
@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from inferqa_utils import costs, ledger
-from inferqa_utils.errors import UnknownNameError
-from inferqa_utils.findings import load_paper_numbers
-from inferqa_utils.runner import discover_notebooks
+from inferqa_utils.core.errors import UnknownNameError
+from inferqa_utils.llm import costs
+from inferqa_utils.record import ledger
+from inferqa_utils.run.runner import discover_notebooks
+from inferqa_utils.verdicts.findings import load_paper_numbers
 
 
 def _write(path: Path, records: list[dict]) -> None:

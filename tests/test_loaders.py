@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from inferqa_utils.errors import DataFormatError
+from inferqa_utils.core.errors import DataFormatError
 from inferqa_utils.sources import load_source, load_triviahg, load_wikihint
 
 

@@ -1,15 +1,15 @@
 """``make release`` / ``python -m inferqa_utils release`` end to end on the smoke profile
-(inferqa_utils/make_release.py), in the test root (tests/isolated_root.py): the complete build of
+(inferqa_utils/run/make_release.py), in the test root (tests/isolated_root.py): the complete build of
 the profile's dataset with the real SmolLM2-135M, notebook 02's control corpus and pooled judgments,
 the release written to ``data/embedded-smoke/release`` and checked by ``release --verify``.
 
 Hand values: the smoke build keeps its 4 questions (``build_max_questions: 4``) with k = 3 hints,
 Σ_j C(3, j)·j! = 3 + 6 + 6 = 15 passages each, 60 in all (the smoke matrix's ``corpus passages``);
 the embedded source has 268 questions with 2 references each, so the control corpus holds 536
-passages; the smoke matrix (inferqa_utils/reproduction.yaml) records 14 label-2 passages in train
+passages; the smoke matrix (inferqa_utils/verdicts/reproduction.yaml) records 14 label-2 passages in train
 and 23 judged answer-containing pairs, which the release's build and judgments reproduce (same
 parameters, same greedy SmolLM2 replies). SmolLM2's sha256 is the registry's
-(inferqa_utils/models.py), and the file the build loaded hashes to it.
+(inferqa_utils/core/models.py), and the file the build loaded hashes to it.
 
 Cost: the first release builds 4 questions and judges the control pool with SmolLM2 — several
 minutes on a 2-core machine with an empty generation cache (convergence and labeling make some
@@ -37,16 +37,16 @@ import pytest
 from isolated_root import CHECKOUT
 
 from inferqa_utils.__main__ import main
-from inferqa_utils.config import PATHS
 from inferqa_utils.construction import release as rel
 from inferqa_utils.construction.build_config import profile_build_config
-from inferqa_utils.fingerprint import sha256_file
-from inferqa_utils.trec import read_qrels
+from inferqa_utils.core.config import PATHS
+from inferqa_utils.core.fingerprint import sha256_file
+from inferqa_utils.ir.trec import read_qrels
 
 PROFILE = "smoke"
 NAME = "embedded-smoke"
 SMOLLM2 = "smollm2-135m"
-#: the registry's sha256 of SmolLM2-135M-Instruct.Q4_1.gguf (inferqa_utils/models.py)
+#: the registry's sha256 of SmolLM2-135M-Instruct.Q4_1.gguf (inferqa_utils/core/models.py)
 SMOLLM2_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 #: the smoke profile's control parameters (profiles.yaml: split … run_depth from `default`, the
 #: reader and judge from `smoke`)
@@ -145,7 +145,7 @@ def test_the_smoke_release_validates_and_records_its_models_and_parameters(first
     assert sum(splits.values()) == 4
 
     # the manifest: the model's sha256 (the file the build loaded) and the parameters
-    from inferqa_utils import models
+    from inferqa_utils.core import models
 
     assert m["models"] == {SMOLLM2: {"sha256": SMOLLM2_SHA256}}
     assert sha256_file(models.fetch(SMOLLM2, log=lambda s: None)) == SMOLLM2_SHA256
@@ -248,7 +248,7 @@ def test_a_release_replaces_another_build_and_ships_the_sources_licence(first_re
     source that carries a licence (TriviaHG's MIT licence; here the embedded source is given one)
     ships it as ``LICENSE``, hashed, with the attribution closing the README; the dataset's files
     are the first release's."""
-    from inferqa_utils import make_release as mr
+    from inferqa_utils.run import make_release as mr
     from inferqa_utils.sources import TRIVIAHG_ATTRIBUTION, SourceLicence
 
     build = PATHS.build / "release" / NAME

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from inferqa_utils.config import load_profiles
 from inferqa_utils.construction.verification import load_decisions
-from inferqa_utils.errors import DataFormatError
+from inferqa_utils.core.config import load_profiles
+from inferqa_utils.core.errors import DataFormatError
+from inferqa_utils.ir.trec import read_qrels, read_run
 from inferqa_utils.sources import load_quit, load_source, load_triviahg, load_wikihint
-from inferqa_utils.trec import read_qrels, read_run
 
 NAN, INF = float("nan"), float("inf")
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from inferqa_utils.metrics import (
+from inferqa_utils.measure.metrics import (
     DEFAULT_METRICS,
     evaluate,
     graded_gain,

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from inferqa_utils import models
-from inferqa_utils.errors import OfflineError
+from inferqa_utils.core import models
+from inferqa_utils.core.errors import OfflineError
 
 
 def _fake_parts(tmp_path, payloads):
@@ -77,14 +77,14 @@ def test_hub_unreachable_without_env_fails_fast(monkeypatch):
     :443, and fetching a hub model stops with the documented error within the bound."""
     import socket
 
-    from inferqa_utils import hub
+    from inferqa_utils.core import hub
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr("inferqa_utils.hub.HUB_HOST", "127.0.0.1")
+    monkeypatch.setattr("inferqa_utils.core.hub.HUB_HOST", "127.0.0.1")
     with socket.socket() as listener:  # a real listener: the check must see the patched host and port
         listener.bind(("127.0.0.1", 0))
         listener.listen(1)
-        monkeypatch.setattr("inferqa_utils.hub.HUB_PORT", listener.getsockname()[1])
+        monkeypatch.setattr("inferqa_utils.core.hub.HUB_PORT", listener.getsockname()[1])
         assert hub.hub_reachable()
     assert not hub.hub_reachable()  # closed: nothing listens there any more
     t0 = time.perf_counter()

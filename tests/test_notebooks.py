@@ -2,7 +2,7 @@
 
 import pytest
 
-from inferqa_utils.runner import discover_notebooks, run_notebooks
+from inferqa_utils.run.runner import discover_notebooks, run_notebooks
 
 NOTEBOOKS = discover_notebooks()
 
@@ -11,16 +11,16 @@ NOTEBOOKS = discover_notebooks()
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_smoke(nb):
     """Run the notebook on the smoke profile, then check the numbers it produced against the
-    reproduction matrix (inferqa_utils/reproduction.yaml): a notebook that runs but computes
+    reproduction matrix (inferqa_utils/verdicts/reproduction.yaml): a notebook that runs but computes
     something else fails here. After 07, the findings table is scored on the whole smoke run. Notebook
     09 has no release to read there: it must end without writing anything.
     The run goes to the test root's build/executions/, where check finds it as the run whose
     tables it reads (tables of another run FAIL)."""
     from pathlib import Path
 
-    from inferqa_utils.check import check
-    from inferqa_utils.ledger import LEDGER_NAME, read_events, segments
+    from inferqa_utils.record.ledger import LEDGER_NAME, read_events, segments
     from inferqa_utils.stages import Stage
+    from inferqa_utils.verdicts.check import check
 
     m = run_notebooks("smoke", only=[nb.name[:2]], log=print)
     assert m.extra["status"] == "ok"
@@ -41,7 +41,7 @@ def test_notebook_smoke(nb):
     import pandas as pd
 
     from inferqa_utils import stages
-    from inferqa_utils.config import profile
+    from inferqa_utils.core.config import profile
 
     params = profile("smoke")
     problems = []
@@ -64,7 +64,7 @@ def test_parameters_cell_is_fully_visible_to_papermill(nb):
 
     import nbformat
 
-    from inferqa_utils.runner import notebook_parameters
+    from inferqa_utils.run.runner import notebook_parameters
 
     cells = [c for c in nbformat.read(nb, as_version=4).cells if "parameters" in c.metadata.get("tags", [])]
     assert len(cells) == 1, "exactly one cell tagged 'parameters'"
@@ -105,8 +105,8 @@ def test_notebook_01_defaults_make_the_default_profile_build():
     cell and set-up cell, run as written, give the default profile's build fingerprint."""
     import nbformat
 
-    from inferqa_utils.config import PATHS
     from inferqa_utils.construction.build_config import profile_build_config
+    from inferqa_utils.core.config import PATHS
 
     cells = nbformat.read(PATHS.notebooks / "01_dataset_construction.ipynb", as_version=4).cells
     ns: dict = {}

@@ -38,8 +38,8 @@ import pytest
 import zstandard
 
 from inferqa_utils import stages
-from inferqa_utils.config import PATHS
-from inferqa_utils.errors import DataFormatError, OfflineError
+from inferqa_utils.core.config import PATHS
+from inferqa_utils.core.errors import DataFormatError, OfflineError
 from inferqa_utils.paper_runs import contract, export, files, page, scoring, stats, views
 from inferqa_utils.paper_runs.findings import VANILLA_MONOT5, findings_table
 from inferqa_utils.paper_runs.importer import import_release
@@ -380,7 +380,7 @@ def test_raw_and_normalised_em_by_hand(tiny):
 def test_the_two_ems_on_single_answers():
     """Raw membership vs SQuAD normalisation, and the one way raw can win: an answer that normalises
     to nothing ("A" is an article) matches nothing under normalisation (textnorm.exact_match)."""
-    from inferqa_utils.textnorm import exact_match
+    from inferqa_utils.ir.textnorm import exact_match
 
     cases = [
         ("the Beatles!", ["Beatles"], False, True), ("Paris", ["Paris"], True, True),
@@ -456,8 +456,8 @@ def test_the_families_on_the_tiny_release(tiny):
 
 
 def test_the_import_writes_the_notebooks_files(tiny):
-    from inferqa_utils.metrics import evaluate
-    from inferqa_utils.trec import read_qrels, read_run
+    from inferqa_utils.ir.trec import read_qrels, read_run
+    from inferqa_utils.measure.metrics import evaluate
 
     _src, root, done = tiny
     written = {p.name for p in done.written if p.parent == root / "results"}
@@ -503,7 +503,7 @@ def test_the_results_page_section(tiny):
     ):
         assert fragment in text, fragment
     assert page.section_for([root / "nothing"]) == ""
-    from inferqa_utils.results_page import render
+    from inferqa_utils.verdicts.results_page import render
 
     assert render({}, ["default"], extra=text).count("## The paper's own runs") == 1
 
@@ -730,7 +730,7 @@ def test_verdicts_by_hand(big):
 def test_holm_runs_within_each_family(big, tiny):
     """One comparison in a family: p_holm = p. Over the tiny release's union family (readers × k ×
     systems, one scoring), Holm equals the step-down formula on that family's p-values alone."""
-    from inferqa_utils.uncertainty import holm
+    from inferqa_utils.measure.uncertainty import holm
 
     _root, done = big
     t = done.tables.findings
@@ -744,10 +744,14 @@ def test_holm_runs_within_each_family(big, tiny):
 
 
 def test_the_findings_score_the_import_unchanged(big):
-    """``inferqa_utils.findings`` reads the written tables as a notebook run's (through the contract)."""
+    """``inferqa_utils.verdicts.findings`` reads the written tables as a notebook run's (through the
+    contract)."""
     root, _done = big
     params = {"first_stage": "bge", "reader_model": "gemma-3-4b", "reading_k": 3, "reading_union": "norm"}
-    table = contract.standard_verdicts(root, params)
+    from inferqa_utils.verdicts import findings
+
+    results = findings.Results(contract.DATASET, contract.SPLIT, params, folder=contract.paths(root).results)
+    table = findings.verdict_table(results)
     assert table.loc["optimal_far_above_pipeline", "verdict"] == "contradicted"  # Δ 0 under our EM, as above
     assert table.loc["oracle_half_of_optimal", "verdict"] == "holds"
     assert table.loc["pipeline_below_oracle", "verdict"] == "holds"
@@ -755,7 +759,7 @@ def test_the_findings_score_the_import_unchanged(big):
 
 
 def test_the_fast_intervals_match_the_package_ones():
-    from inferqa_utils.uncertainty import mean_ci, paired_difference
+    from inferqa_utils.measure.uncertainty import mean_ci, paired_difference
 
     rng = np.random.default_rng(3)
     a = (rng.random(200) < 0.3).astype(float)
@@ -1114,7 +1118,7 @@ def test_fetch_decompresses_to_the_released_names(tmp_path: Path):
 @pytest.fixture()
 def offline_hub(monkeypatch: pytest.MonkeyPatch) -> None:
     """The hub unreachable, as on a machine without network, whether or not this one has it:
-    ``HF_HUB_OFFLINE=1`` (read by :func:`inferqa_utils.hub.hub_reachable`; the subprocesses below
+    ``HF_HUB_OFFLINE=1`` (read by :func:`inferqa_utils.core.hub.hub_reachable`; the subprocesses below
     inherit it), as tests/test_models.py does."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
@@ -1300,8 +1304,8 @@ def test_without_reader_files_only_rankings_and_optimal_are_compared(tmp_path: P
 def test_the_import_is_recorded_as_a_run_of_stage_09(big):
     """Outside a notebook run the import files itself as the runner files a notebook: a manifest
     of the paper-runs profile that finished notebook 09, and a run record of every table it wrote."""
-    from inferqa_utils import check as chk
-    from inferqa_utils import provenance
+    from inferqa_utils.record import provenance
+    from inferqa_utils.verdicts import check as chk
 
     root, done = big
     runs = chk.runs_checked(contract.PROFILE, root / "build" / "executions")
@@ -1452,7 +1456,7 @@ def test_notebook_09_imports_a_release_and_shows_every_section(
 ):
     """Run as the runner runs it (``INFERQA_RUN_ID`` set: the runner, not the import, records the
     run), on the 40-question release under a dataset name of its own."""
-    from inferqa_utils.provenance import RUN_ID_ENV
+    from inferqa_utils.record.provenance import RUN_ID_ENV
 
     monkeypatch.setenv(RUN_ID_ENV, "20261126-000000-paper-runs")
     dataset = "paper-runs-notebook-test"

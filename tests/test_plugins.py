@@ -1,4 +1,4 @@
-"""Components plugged in by name (inferqa_utils.plugins) and notebook 08's comparison table.
+"""Components plugged in by name (inferqa_utils.core.plugins) and notebook 08's comparison table.
 
 A plugin module written to a temporary folder stands for a researcher's own code: its callables
 are resolved as ``module:function`` specs by every registry (retriever, reranker, reader, method);
@@ -32,20 +32,22 @@ import pytest
 from isolated_root import CHECKOUT
 from tiny_corpus import CORPUS
 
-from inferqa_utils import artifacts, config, plugins, runner, stages
+from inferqa_utils import stages
 from inferqa_utils.__main__ import main
 from inferqa_utils.beyond import registry as methods
-from inferqa_utils.config import PATHS
 from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.construction.store import load_built
-from inferqa_utils.datamodel import Dataset, Hint, Question
-from inferqa_utils.errors import PluginError, UnknownNameError
+from inferqa_utils.core import artifacts, config, plugins
+from inferqa_utils.core.config import PATHS
+from inferqa_utils.core.errors import PluginError, UnknownNameError
+from inferqa_utils.ir.datamodel import Dataset, Hint, Question
+from inferqa_utils.ir.trec import read_run, write_run
 from inferqa_utils.llm.base import LLMStats
-from inferqa_utils.notebook_params import check_components
 from inferqa_utils.reading import readers, topk
 from inferqa_utils.rerank import registry as rerankers
 from inferqa_utils.retrieval import registry as retrievers
-from inferqa_utils.trec import read_run, write_run
+from inferqa_utils.run import runner
+from inferqa_utils.run.notebook_params import check_components
 from inferqa_utils.yourmethod import compare as cmp
 from inferqa_utils.yourmethod import system as ym
 
@@ -55,7 +57,7 @@ QUERIES = {"q1": "Which tower stands in Paris?", "q2": "Which planet is a gas gi
 PLUGIN = '''
 """A researcher's plugin module, as the tests write it."""
 from inferqa_utils.rerank.base import Reranker
-from inferqa_utils.runs import ids_to_run_list
+from inferqa_utils.ir.runs import ids_to_run_list
 
 VALUE = 3
 
@@ -211,7 +213,7 @@ def _distribution(
 #: a plugin retriever whose order of the corpus comes from a helper module of its package
 ORDERED_RETRIEVER = '''
     """Ranks the whole corpus in the order its package's helper gives."""
-    from inferqa_utils.runs import ids_to_run_list
+    from inferqa_utils.ir.runs import ids_to_run_list
 
     from ..helpers import order
 
@@ -318,7 +320,7 @@ def no_notebook_runs(monkeypatch):
     rates (the projection) and recording the LLM backends — which a refused run must not reach."""
     import papermill
 
-    from inferqa_utils import projection
+    from inferqa_utils.record import projection
 
     monkeypatch.setenv(config.PROFILE_ENV, "")
     calls: list[str] = []
@@ -420,7 +422,7 @@ def test_a_wrong_spec_from_the_command_line_is_refused_before_any_model_library_
     error = [line for line in lines if not line.startswith("import time:")]
     assert r.returncode == 2 and len(error) == 1, error
     assert error[0].startswith("error: your_retriever=no_such_module_xyz:make (-p)"), error
-    assert "inferqa_utils.plugins" in imported  # the listing was read
+    assert "inferqa_utils.core.plugins" in imported  # the listing was read
     loaded = sorted({m for m in imported if m.split(".")[0] in MODEL_LIBRARIES})
     assert not loaded, f"refused only after importing {loaded}"
     print(
@@ -937,7 +939,7 @@ def test_your_system_runs_once_and_is_read_back(plugin):
         assert not any(s["cached"] for s in first.steps)
         again = ym.run_system(system, ds, corpus, queries, run_depth=5, rerank_depth=2)
         assert all(s["cached"] for s in again.steps) and again.run == first.run
-        assert "read back from its cache" in ym.run_finding(again, 2)
+        assert "read back from its cache" in ym.run_sentence(again, 2)
         only_reranker = ym.run_system(
             ym.plan(None, f"{plugin}:make_reranker"), ds, corpus, queries, rerank_depth=2
         )
@@ -1067,8 +1069,8 @@ def test_notebook_08_runs_the_example_plugin_on_the_smoke_build(
     baseline of the smoke run (notebooks 02–07 there already): one table, your rows first. Your run
     is the example's — bm25s searching each question expanded with its answer type's words, which
     ranks differently from bm25s on the bare question — and your nDCG@10 row is that run's."""
-    from inferqa_utils.lexical import BM25sRetriever
-    from inferqa_utils.metrics import per_query
+    from inferqa_utils.ir.lexical import BM25sRetriever
+    from inferqa_utils.measure.metrics import per_query
 
     monkeypatch.setenv("PYTHONPATH", f"{example_installed}:{CHECKOUT}")
     monkeypatch.syspath_prepend(str(example_installed))  # the run's own check of the spec

@@ -1,4 +1,4 @@
-"""Projecting a run's time on this host (inferqa_utils.projection): hand-checked projections from a
+"""Projecting a run's time on this host (inferqa_utils.record.projection): hand-checked projections from a
 written reference record, the rate cache, and the probe on a real engine."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from inferqa_utils import projection
+from inferqa_utils.record import projection
 
 REFERENCE = {
     "commit": "abc1234", "date": "2026-11-27T10:00:00+00:00",

@@ -1,4 +1,4 @@
-"""Which run wrote each results table and figure (inferqa_utils.provenance, runner).
+"""Which run wrote each results table and figure (inferqa_utils.record.provenance, runner).
 
 Fast: papermill's ``execute_notebook`` is replaced by a stand-in that writes what a notebook
 would (tables, a figure) into the test root; no kernel is started.
@@ -13,10 +13,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from inferqa_utils import provenance as prov
-from inferqa_utils import runner
-from inferqa_utils.config import PATHS
-from inferqa_utils.errors import DataFormatError
+from inferqa_utils.core.config import PATHS
+from inferqa_utils.core.errors import DataFormatError
+from inferqa_utils.record import provenance as prov
+from inferqa_utils.run import runner
 
 #: names no notebook writes: the stand-in's outputs in the session's results/ and figures/
 SHARED = "zz_provenance_shared.csv"
@@ -135,7 +135,7 @@ def fake_runs(tmp_path, monkeypatch):
 
 
 def test_the_runner_records_each_notebooks_outputs_with_the_runs_identity(fake_runs):
-    from inferqa_utils.manifest import git_commit
+    from inferqa_utils.record.manifest import git_commit
 
     m = fake_runs("smoke")
     run_id = m["run_id"]

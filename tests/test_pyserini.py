@@ -8,8 +8,8 @@ import sys
 import pytest
 from tiny_corpus import CORPUS
 
-from inferqa_utils.errors import InferQAError
-from inferqa_utils.lexical import BM25sRetriever, EmptyQueryError
+from inferqa_utils.core.errors import InferQAError
+from inferqa_utils.ir.lexical import BM25sRetriever, EmptyQueryError
 from inferqa_utils.retrieval import java
 from inferqa_utils.retrieval.pyserini_bm25 import PyseriniBM25Retriever, check_unique_ids
 

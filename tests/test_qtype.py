@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from inferqa_utils.qtype import (
+from inferqa_utils.ir.qtype import (
     COARSE,
     FALLBACK,
     FINE,

@@ -16,12 +16,12 @@ import pytest
 from isolated_root import CHECKOUT
 
 from inferqa_utils import stages
-from inferqa_utils.config import PATHS, profile
 from inferqa_utils.construction.store import built_dir
-from inferqa_utils.inspector import QuestionInspector, inspector_widget
+from inferqa_utils.core.config import PATHS, profile
+from inferqa_utils.ir.trec import read_qrels, read_run
 from inferqa_utils.sources import load_source
 from inferqa_utils.stages import run_stage
-from inferqa_utils.trec import read_qrels, read_run
+from inferqa_utils.teach.inspector import QuestionInspector, inspector_widget
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +31,7 @@ def _report_in(root: Path, name: str, qid: str) -> dict:
     its notes, summary and the heavy modules it imported."""
     code = (
         "import json, sys\n"
-        "from inferqa_utils.inspector import QuestionInspector\n"
+        "from inferqa_utils.teach.inspector import QuestionInspector\n"
         f"r = QuestionInspector({name!r}).report({qid!r})\n"
         "heavy = [m for m in ('llama_cpp', 'torch', 'sentence_transformers', 'pyserini') if m in "
         "sys.modules]\n"
@@ -180,7 +180,7 @@ def test_a_failing_report_is_shown_in_the_widget(smoke_outputs: str, tmp_path: P
     folder = tmp_path / "build" / "datasets" / name
     shutil.copytree(built_dir(name), folder)
     (folder / "hints.csv").write_text("not,the,columns\n1,2,3\n", encoding="utf-8")
-    code = ("from inferqa_utils.inspector import inspector_widget\n"
+    code = ("from inferqa_utils.teach.inspector import inspector_widget\n"
             f"box = inspector_widget({name!r})\n"
             "print(box.children[1].value)\n")
     env = {**os.environ, "INFERQA_ROOT": str(tmp_path), "PYTHONPATH": str(CHECKOUT)}

@@ -5,18 +5,18 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from inferqa_utils.config import profile
+from inferqa_utils.core.config import profile
 from inferqa_utils.llm import load_llm
-from inferqa_utils.quickstart import (
+from inferqa_utils.present.show import question_label, text_table
+from inferqa_utils.retrieval import BM25sRetriever
+from inferqa_utils.sources import load_source
+from inferqa_utils.teach.quickstart import (
     QUICKSTART_STEPS,
     demo_corpus,
     pick_questions,
     quickstart_picker,
     run_quickstart,
 )
-from inferqa_utils.retrieval import BM25sRetriever
-from inferqa_utils.show import question_label, text_table
-from inferqa_utils.sources import load_source
 
 
 @pytest.fixture(scope="module")

@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from inferqa_utils.datamodel import Dataset, Hint, Passage, Question, join_hints, passage_id
-from inferqa_utils.errors import DataFormatError
-from inferqa_utils.export import write_beir, write_quit
+from inferqa_utils.construction.file_formats import write_beir, write_quit
+from inferqa_utils.core.errors import DataFormatError
+from inferqa_utils.ir.datamodel import Dataset, Hint, Passage, Question, join_hints, passage_id
+from inferqa_utils.ir.trec import read_qrels, read_run, write_qrels, write_run
 from inferqa_utils.sources import load_quit
-from inferqa_utils.trec import read_qrels, read_run, write_qrels, write_run
 
 
 def _quit_record(qid="Q_dev_1"):

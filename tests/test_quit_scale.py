@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from inferqa_utils.construction.passages import n_subset_permutations
+from inferqa_utils.ir.trec import read_run
 from inferqa_utils.sources import load_quit
-from inferqa_utils.trec import read_run
 
 pytestmark = pytest.mark.shared_data
 

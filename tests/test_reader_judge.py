@@ -5,7 +5,7 @@ import pytest
 from inferqa_utils.answering.judge import em, judge_answers, parse_yes_no
 from inferqa_utils.answering.prompts import NO_ANSWER, READER_FEWSHOT, reader_messages
 from inferqa_utils.answering.reader import postprocess, read
-from inferqa_utils.textnorm import normalize_answer
+from inferqa_utils.ir.textnorm import normalize_answer
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from inferqa_utils.construction.passages import build_passages
-from inferqa_utils.datamodel import Dataset, Hint, Question
-from inferqa_utils.reading import experiments as reading
-from inferqa_utils.reading import report as rr
+from inferqa_utils.ir.datamodel import Dataset, Hint, Question
+from inferqa_utils.reading import conditions as reading
+from inferqa_utils.reading import summary as rr
 from inferqa_utils.reading import topk
 
 

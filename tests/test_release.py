@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 from inferqa_utils.construction import release as rel
+from inferqa_utils.construction.file_formats import write_quit
 from inferqa_utils.construction.passages import build_passages, n_subset_permutations
-from inferqa_utils.datamodel import Dataset, Hint, Question
-from inferqa_utils.export import write_quit
-from inferqa_utils.fingerprint import sha256_file
+from inferqa_utils.core.fingerprint import sha256_file
+from inferqa_utils.ir.datamodel import Dataset, Hint, Question
 
 HINTS = {
     "t_a_1": (
@@ -218,8 +218,8 @@ def test_a_write_that_fails_leaves_the_old_release(tiny_release, tmp_path, monke
 
 
 def test_install_reuses_the_same_release_and_refuses_another_dataset(tiny_release, tmp_path, monkeypatch):
-    from inferqa_utils.config import Paths
     from inferqa_utils.construction.export_build import BuildConflictError
+    from inferqa_utils.core.config import Paths
 
     monkeypatch.setattr(rel, "PATHS", Paths(tmp_path / "root"))
     target = rel.install_release(tiny_release, "tiny", log=lambda s: None)
@@ -328,9 +328,9 @@ def test_the_builds_own_readings_are_reused_not_read_again(tiny_release, tmp_pat
     """Notebooks 04-07 reuse what the build read with the same model and prompt: the labelling
     answer of each passage and, from an installed release, its pooled control judgments."""
     from inferqa_utils.answering.reader import read
-    from inferqa_utils.config import Paths
     from inferqa_utils.construction.store import load_built
-    from inferqa_utils.reading.experiments import known_answers
+    from inferqa_utils.core.config import Paths
+    from inferqa_utils.reading.conditions import known_answers
 
     monkeypatch.setattr(rel, "PATHS", Paths(tmp_path / "root"))
     folder = rel.install_release(tiny_release, "tiny", log=lambda s: None)
@@ -370,7 +370,7 @@ def test_a_licence_is_shipped_beside_the_release_and_hashed(tmp_path):
 
 
 def test_a_triviahg_source_without_its_licence_is_refused(tmp_path, monkeypatch):
-    from inferqa_utils.errors import MissingInputError
+    from inferqa_utils.core.errors import MissingInputError
     from inferqa_utils.sources import source_licence
 
     (tmp_path / "triviahg").mkdir()
@@ -403,8 +403,8 @@ def test_the_shipped_triviahg_release_validates_and_carries_its_licence():
     """The triviahg profile reads this release on a machine without ../shared/data: every file's
     sha256, the QUIT shape and the labels check out, TriviaHG's MIT licence ships beside it, and
     its parameters are the triviahg profile's (notebook 01 refuses a release built otherwise)."""
-    from inferqa_utils.config import profile
     from inferqa_utils.construction.build_config import parameter_differences, profile_build_config
+    from inferqa_utils.core.config import profile
 
     folder = rel.release_folder("triviahg-val")
     assert profile("triviahg")["release"] == "triviahg-val"
@@ -430,7 +430,7 @@ def test_the_triviahg_control_corpus_comes_from_the_release_when_the_source_is_a
     TriviaHG release is the one the release stores (its 1,000 Snippets), not only the references of
     the questions in the dataset; with the shared data it is the same corpus, read from the source."""
     from inferqa_utils import stages
-    from inferqa_utils.config import PATHS
+    from inferqa_utils.core.config import PATHS
 
     folder = rel.release_folder("triviahg-val")
     ds = rel.load_release(folder, verify=False)

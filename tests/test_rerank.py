@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from inferqa_utils import models
+from inferqa_utils.core import models
 from inferqa_utils.rerank import (
     RERANKERS,
     CrossEncoderReranker,
@@ -315,7 +315,7 @@ def test_llm_rerankers_follow_the_models_relevance(name, scores):
 
 
 def test_rerank_all_gives_the_llm_only_to_llm_rerankers_and_the_window_to_listwise():
-    from inferqa_utils.rerank.experiments import rerank_all
+    from inferqa_utils.rerank.conditions import rerank_all
 
     llm = _ScriptedLLM()
     runs, cost = rerank_all(["pointwise", "rankgpt"], llm, {"q": QUERY}, ADVERSE_RUN, PASSAGES, depth=4,
@@ -330,7 +330,7 @@ def test_rerank_all_gives_the_llm_only_to_llm_rerankers_and_the_window_to_listwi
 def test_rerank_key_by_hand():
     """A reranked run's key: corpus, questions and first-stage order sha256; reranker, identity, depth,
     params."""
-    from inferqa_utils.fingerprint import corpus_sha256, queries_sha256, ranking_sha256
+    from inferqa_utils.core.fingerprint import corpus_sha256, queries_sha256, ranking_sha256
     from inferqa_utils.rerank.stored import RERANK_SCHEMA, rerank_key
 
     key = rerank_key("listwise", "sha-of-model", {"q": QUERY}, RUN, PASSAGES, 4, window=2, step=1)
@@ -375,8 +375,8 @@ class _CountingLLM(_ScriptedLLM):
 def test_rerank_all_reports_the_recorded_cost_of_a_rerun_served_by_the_cache(tmp_path):
     import json
 
-    from inferqa_utils import artifacts
-    from inferqa_utils.rerank.experiments import rerank_all
+    from inferqa_utils.core import artifacts
+    from inferqa_utils.rerank.conditions import rerank_all
 
     llm, path = _CountingLLM(), tmp_path / "bm25+pointwise.trec"
     runs, first = rerank_all(
@@ -443,10 +443,10 @@ def test_upr_normalises_by_question_length(tiny):
 def test_cached_rerun_reports_the_cost_measured_when_computed(tmp_path):
     import json
 
-    from inferqa_utils import artifacts
+    from inferqa_utils.core import artifacts
     from inferqa_utils.llm import load_llm
     from inferqa_utils.llm.cache import GenerationCache
-    from inferqa_utils.rerank.experiments import rerank_all
+    from inferqa_utils.rerank.conditions import rerank_all
 
     llm = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
     llm.cache = GenerationCache(tmp_path / "c.sqlite")

@@ -1,4 +1,4 @@
-"""The results page (inferqa_utils.results_page) and the check record `check --report` writes."""
+"""The results page (inferqa_utils.verdicts.results_page) and the check record `check --report` writes."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from test_check import _setup  # the hand-written results folder and matrix of the check tests
 
-from inferqa_utils import check as chk
-from inferqa_utils import results_page as rp
-from inferqa_utils.errors import DataFormatError
+from inferqa_utils.core.errors import DataFormatError
+from inferqa_utils.verdicts import check as chk
+from inferqa_utils.verdicts import results_page as rp
 
 
 def _finding(
@@ -163,7 +163,7 @@ def test_pipes_are_escaped(page: str):
 
 
 def test_every_paper_cited_in_paper_numbers_has_a_reference():
-    from inferqa_utils.paper import load_paper_numbers
+    from inferqa_utils.measure.paper import load_paper_numbers
 
     cited = {n for f in load_paper_numbers() for n in rp._PAPER_RE.findall(f.source)}
     assert cited and cited <= set(rp.PAPERS)
@@ -421,7 +421,7 @@ def _scoreboard(page: str) -> tuple[list[str], dict[str, list[str]]]:
 
 
 def test_scoreboard_has_one_row_per_finding_and_a_column_group_per_main_profile(pair):
-    from inferqa_utils.paper import load_paper_numbers
+    from inferqa_utils.measure.paper import load_paper_numbers
 
     page = _render(pair)
     assert page.index("## Scoreboard") < page.index("## Runs") < page.index("## Findings")
@@ -510,7 +510,7 @@ def test_forest_plot_is_written_with_one_point_per_main_estimate(pair, tmp_path:
 
 
 def test_forest_rows_carry_each_rules_region():
-    from inferqa_utils.paper import load_paper_numbers
+    from inferqa_utils.measure.paper import load_paper_numbers
 
     rows, points = rp.forest_data({}, [], rp._sections(load_paper_numbers(), {}, []))
     by_id = {r.finding: r for r in rows}
@@ -625,8 +625,8 @@ def test_a_record_from_before_the_counts_reads_them_from_its_clone(tmp_path: Pat
 
 
 def test_runner_records_the_cache_sizes_at_the_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from inferqa_utils import runner
-    from inferqa_utils.config import Paths
+    from inferqa_utils.core.config import Paths
+    from inferqa_utils.run import runner
 
     monkeypatch.setattr(runner, "PATHS", Paths(tmp_path))
     monkeypatch.delenv("INFERQA_LLM_CACHE", raising=False)

@@ -11,10 +11,11 @@ import json
 import pytest
 from tiny_corpus import CORPUS
 
-from inferqa_utils import artifacts, embeddings, models
-from inferqa_utils.config import Paths
-from inferqa_utils.errors import DataFormatError
-from inferqa_utils.lexical import EmptyQueryError
+from inferqa_utils.core import artifacts, models
+from inferqa_utils.core.config import Paths
+from inferqa_utils.core.errors import DataFormatError
+from inferqa_utils.ir.lexical import EmptyQueryError
+from inferqa_utils.llm import embeddings
 from inferqa_utils.retrieval import registry
 from inferqa_utils.retrieval.fusion import (
     FusedRetriever,
@@ -104,7 +105,7 @@ def test_bm25s_by_name():
 def test_bm25s_breaks_ties_by_corpus_order():
     """Passages made of the same words in another order score the same; they are ranked in corpus
     order (as Lucene breaks ties by document id), whatever order bm25s's top-k selection leaves."""
-    from inferqa_utils.lexical import BM25sRetriever, top_k_stable
+    from inferqa_utils.ir.lexical import BM25sRetriever, top_k_stable
 
     words = ["reflective", "surface", "glass", "silver", "bathroom", "wall"]
     ids = [f"t{i}" for i in (5, 1, 4, 0, 3, 2)]  # corpus order is not id order
@@ -157,7 +158,7 @@ def test_run_reuse_and_invalidation(tmp_path, monkeypatch):
 
 def test_run_key_by_hand():
     """The cached run's key: kind, schema, corpus and queries sha256, retriever name, identity and k."""
-    from inferqa_utils.fingerprint import corpus_sha256, queries_sha256
+    from inferqa_utils.core.fingerprint import corpus_sha256, queries_sha256
 
     key = registry.run_key("bm25s", "bm25s 1.0 lucene k1=0.9 b=0.4", CORPUS, QUERIES, 7)
     assert key == {"kind": "retrieval-run", "schema": 2,
@@ -207,7 +208,7 @@ def test_a_callers_retriever_is_keyed_by_its_identity(tmp_path):
         f"custom:{__name__}._Fixed"
     # a registry name searched by a prebuilt retriever: keyed by the retriever (the registry's when built the
     # same)
-    from inferqa_utils.lexical import BM25sRetriever
+    from inferqa_utils.ir.lexical import BM25sRetriever
 
     assert registry.make_retriever("bm25s", CORPUS).identity == registry.retriever_identity("bm25s")
     tuned = BM25sRetriever(CORPUS, k1=1.2)
@@ -327,7 +328,7 @@ def test_locally_registered_sentence_transformer_is_a_dense_retriever(minilm, is
 
 
 def test_control_corpus_relevance_uses_gold_answers_not_the_pool():
-    from inferqa_utils.datamodel import Dataset, Hint, Question
+    from inferqa_utils.ir.datamodel import Dataset, Hint, Question
     from inferqa_utils.stages import control_corpus
 
     qs = {
@@ -356,7 +357,7 @@ def test_control_corpus_relevance_uses_gold_answers_not_the_pool():
 
 
 def test_control_corpus_adds_the_sources_other_references():
-    from inferqa_utils.datamodel import Dataset, Hint, Question
+    from inferqa_utils.ir.datamodel import Dataset, Hint, Question
     from inferqa_utils.stages import control_corpus
 
     built = Dataset("t", {"a": Question("a", "Which city has gondolas?", ["Venice"], [Hint("x")],
@@ -390,7 +391,7 @@ def test_cross_corpus_finding_strict_and_lenient_views():
     import pandas as pd
 
     from inferqa_utils import stages as ex  # corpus labels
-    from inferqa_utils.retrieval.experiments import cross_corpus_finding
+    from inferqa_utils.retrieval.conditions import cross_corpus_sentence
 
     def rows(corpus, hits, n):
         return pd.DataFrame({"Hit@10": hits, "n_questions": [n] * len(hits), "corpus": corpus},
@@ -399,10 +400,10 @@ def test_cross_corpus_finding_strict_and_lenient_views():
     # No label-2 passage: the strict comparison cannot be tested, the lenient one still can.
     both = pd.concat([rows(ex.SUPPORTING, [float("nan")] * 2, 0), rows(ex.CONTAINING, [80.0, 50.0], 19),
                       rows(ex.SUPPORTING_LENIENT, [54.17, 66.67], 24)])
-    text = cross_corpus_finding(both, ["bm25", "e5-small"], 15)
+    text = cross_corpus_sentence(both, ["bm25", "e5-small"], 15)
     assert "cannot be tested" in text and "rests on 0 question(s)" in text
     assert "label ≥ 1, 24 questions" in text and "holds for 1 of 2 retrievers (bm25)" in text
     # Without lenient rows only the strict sentence is written.
     strict = pd.concat([rows(ex.SUPPORTING, [0.0, 100.0], 1), rows(ex.CONTAINING, [100.0, 100.0], 13)])
-    text = cross_corpus_finding(strict, ["bm25", "e5-small"], 15)
+    text = cross_corpus_sentence(strict, ["bm25", "e5-small"], 15)
     assert "holds for 1 of 2 retrievers (bm25)" in text and "label ≥ 1" not in text

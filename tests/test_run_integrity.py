@@ -1,4 +1,4 @@
-"""Runs that cannot mix (inferqa_utils.runner, provenance, check, results_page).
+"""Runs that cannot mix (inferqa_utils.run.runner, provenance, check, results_page).
 
 A run id is unique even when two runs begin within one second; a run whose notebook raises stops
 there, its manifest says how far it got, ``check`` refuses the tables of the notebooks it did not
@@ -27,11 +27,13 @@ import yaml
 from isolated_root import CHECKOUT
 from test_runner import _nb
 
-from inferqa_utils import check as chk
-from inferqa_utils import config, runner, stages
-from inferqa_utils import provenance as prov
-from inferqa_utils import results_page as rp
-from inferqa_utils.config import Paths, profile
+from inferqa_utils import stages
+from inferqa_utils.core import config
+from inferqa_utils.core.config import Paths, profile
+from inferqa_utils.record import provenance as prov
+from inferqa_utils.run import runner
+from inferqa_utils.verdicts import check as chk
+from inferqa_utils.verdicts import results_page as rp
 
 #: the second every run of the frozen clock begins in
 SECOND = dt.datetime(2026, 11, 24, 8, 3, 21)
@@ -258,7 +260,7 @@ def test_two_runs_at_once_in_one_folder_are_told_apart(tmp_path):
     notebook 03) and waits for it: B writes its table while A's notebook is still running. Each
     run's manifest names the other as writing alongside; A's outputs are its own table only (B filed
     its table itself); both tables' records name the other run, and ``check`` refuses them.
-    Breaks: the runner not registering its notebooks (:func:`~inferqa_utils.provenance.open_window`)
+    Breaks: the runner not registering its notebooks (:func:`~inferqa_utils.record.provenance.open_window`)
     or ``finish_window`` ignoring the register (no ``concurrent_runs``: A's notebook is credited
     with B's table, as before); ``_claimed`` left out (A's outputs list B's table)."""
     root = _root(tmp_path)

@@ -8,7 +8,7 @@ import json
 import nbformat
 import pytest
 
-from inferqa_utils.runner import parse_overrides, run_notebooks
+from inferqa_utils.run.runner import parse_overrides, run_notebooks
 
 
 def _nb(path, params_src, body_src):
@@ -77,10 +77,10 @@ def test_only_that_matches_nothing(tmp_path):
 
 
 def test_a_profile_with_a_notebook_list_runs_only_those():
-    """The paper-runs profile (inferqa_utils/profiles.yaml) is meant for notebook 09 alone: a run of it
+    """The paper-runs profile (inferqa_utils/core/profiles.yaml) is meant for notebook 09 alone: a run of it
     selects 09, refuses an --only that selects another notebook, and profiles without a list run all."""
-    from inferqa_utils.config import profile_notebooks
-    from inferqa_utils.runner import discover_notebooks, selected_notebooks
+    from inferqa_utils.core.config import profile_notebooks
+    from inferqa_utils.run.runner import discover_notebooks, selected_notebooks
 
     assert profile_notebooks("paper-runs") == ["09"] and profile_notebooks("default") is None
     assert [p.stem for p in selected_notebooks(None, None, "paper-runs")] == ["09_paper_runs"]
@@ -104,7 +104,7 @@ def test_interrupted_run_keeps_the_times_of_finished_notebooks(tmp_path):
     nbdir.mkdir()
     _nb(nbdir / "00_quick.ipynb", "x = 1", "y = x + 1")
     _nb(nbdir / "01_slow.ipynb", "x = 1", "import time\ntime.sleep(120)")
-    code = ("from inferqa_utils.runner import run_notebooks; from pathlib import Path; "
+    code = ("from inferqa_utils.run.runner import run_notebooks; from pathlib import Path; "
             f"run_notebooks('smoke', out_dir=Path({str(exec_dir)!r}), notebooks_dir=Path({str(nbdir)!r}))")
     proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": os.getcwd()},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -148,8 +148,8 @@ def test_a_run_projects_its_time_and_keeps_a_ledger(tmp_path, monkeypatch):
     """With a reference record of the profile, the run prints the projection before the first
     notebook, an ETA after each and the projection against the actual seconds at the end (also in
     the manifest); the notebooks' analysis marks land in the run's ledger log."""
-    from inferqa_utils import projection
-    from inferqa_utils.ledger import LEDGER_NAME, read_events, segments
+    from inferqa_utils.record import projection
+    from inferqa_utils.record.ledger import LEDGER_NAME, read_events, segments
 
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()

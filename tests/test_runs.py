@@ -1,10 +1,10 @@
-"""In-memory run helpers (:mod:`inferqa_utils.runs`), hand-checked."""
+"""In-memory run helpers (:mod:`inferqa_utils.ir.runs`), hand-checked."""
 
 from __future__ import annotations
 
 import math
 
-from inferqa_utils.runs import ids_to_run_list, merge_head_tail, rank_by_score, ranked_ids, sort_scored
+from inferqa_utils.ir.runs import ids_to_run_list, merge_head_tail, rank_by_score, ranked_ids, sort_scored
 
 RUN = {"q": [("a", 3.0), ("b", 2.0), ("c", 1.0)]}
 

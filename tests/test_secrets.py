@@ -14,8 +14,8 @@ import pytest
 from lab_browser import LabPage, LabServer, redact_token
 from local_servers import free_port
 
-from inferqa_utils.embeddings import ServerEmbedder
 from inferqa_utils.llm import routing, server
+from inferqa_utils.llm.embeddings import ServerEmbedder
 from inferqa_utils.llm.server import ServerError, ServerLLM
 
 SECRET = "s3cr3t-pw"

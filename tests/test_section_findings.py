@@ -7,9 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from inferqa_utils import sentences as st
-from inferqa_utils.datamodel import Hint, Question
-from inferqa_utils.show import engine_counters, found_text, interval_cell, readable
+from inferqa_utils.ir.datamodel import Hint, Question
+from inferqa_utils.present import sentences as st
+from inferqa_utils.present.show import engine_counters, found_text, interval_cell, readable
 
 # ----------------------------------------------------------------------------- display
 
@@ -107,7 +107,12 @@ def test_small_sentence_parts():
 
 
 def test_quickstart_sentences():
-    from inferqa_utils.quickstart import QuickstartResult, hints_finding, quickstart_finding, shared_words
+    from inferqa_utils.teach.quickstart import (
+        QuickstartResult,
+        hints_sentence,
+        quickstart_sentence,
+        shared_words,
+    )
 
     q = Question(
         "q",
@@ -119,11 +124,11 @@ def test_quickstart_sentences():
             Hint("Shakespeare wrote sonnets.", 0.5),
         ],
     )
-    assert "Hamlet" not in hints_finding(q, 2)
-    assert hints_finding(q, 2).startswith(
+    assert "Hamlet" not in hints_sentence(q, 2)
+    assert hints_sentence(q, 2).startswith(
         "q has 3 hints; the passages use the 2 with the highest convergence (1.00, 0.90)"
     )
-    assert "1 hint(s) name the answer" in hints_finding(q, 2)
+    assert "1 hint(s) name the answer" in hints_sentence(q, 2)
     assert shared_words(q.question, "The emperor built it as a tomb for his favourite wife.") == [
         "his",
         "wife",
@@ -135,21 +140,21 @@ def test_quickstart_sentences():
         return QuickstartResult(q, [], [{"setting": s, "answer": "A" if ok else "B", "EM": ok, "judged": ok}
                                         for s, ok in rows])
 
-    lesson = quickstart_finding(result(False, True, False, False))
+    lesson = quickstart_sentence(result(False, True, False, False))
     assert "Closed book the reader answers “B” (wrong)" in lesson and "own passage “A” (right)" in lesson
     assert "The answer comes from the hints" in lesson and lesson.endswith("the reader is wrong.")
-    assert "knew the answer without any passage" in quickstart_finding(result(True, True, True, True))
-    assert "Even the right passage" in quickstart_finding(result(False, False, False, False))
+    assert "knew the answer without any passage" in quickstart_sentence(result(True, True, True, True))
+    assert "Even the right passage" in quickstart_sentence(result(False, False, False, False))
 
 
 def test_inspector_sentence_names_the_notebook_to_run_without_a_build():
-    from inferqa_utils.inspector import inspector_finding
+    from inferqa_utils.teach.inspector import inspector_sentence
 
-    assert "run notebook 01_dataset_construction" in inspector_finding("no-such-dataset", "q")
+    assert "run notebook 01_dataset_construction" in inspector_sentence("no-such-dataset", "q")
 
 
 def test_convergence_rules_and_what_a_zero_means():
-    from inferqa_utils.construction import report
+    from inferqa_utils.construction import summary as report
 
     cands = ["A", "B", "C", "gold"]
     q = Question(
@@ -168,38 +173,38 @@ def test_convergence_rules_and_what_a_zero_means():
     assert rules["hicos"].tolist() == [0.0, 0.5, 0.25] and rules["true-hints"].tolist() == [1.0, 0.5, 0.25]
     assert rules["kept (hicos)"].tolist() == [False, True, True]
     assert rules["kept (true-hints)"].tolist() == [True, True, False]
-    text = report.convergence_finding(rules, "true-hints", 2)
+    text = report.convergence_sentence(rules, "true-hints", 2)
     assert text.startswith("1 of 3 hints (33.3 %) with stored judge votes have a gold vote of 0")
     assert "no hint scores 0 — the lowest value, about 0.25" in text
     assert "different top-2 hints for 1 of 1 questions" in text and "1 of them with a gold vote of 0" in text
-    assert "cannot be compared" in report.convergence_finding(rules.iloc[0:0], "hicos", 2)
+    assert "cannot be compared" in report.convergence_sentence(rules.iloc[0:0], "hicos", 2)
 
 
 def test_convergence_without_the_shared_source(tmp_path, monkeypatch):
     """A TriviaHG dataset read from its release on a machine without ../shared/data: notebook 01
     says the source is absent instead of failing on it."""
-    from inferqa_utils.construction import report
+    from inferqa_utils.construction import summary as report
 
     monkeypatch.setenv("INFERQA_SHARED_DATA", str(tmp_path))  # no triviahg/ there
     rules = report.source_convergence_rules("triviahg-validation", 3)
     assert rules.empty
-    text = report.convergence_finding(rules, "hicos", 3, "triviahg-validation")
+    text = report.convergence_sentence(rules, "hicos", 3, "triviahg-validation")
     assert text == ("The source `triviahg-validation` is not on this machine (set INFERQA_SHARED_DATA), so "
                     "its stored judge votes cannot be compared under the two rules; this build used `hicos`.")
-    assert report.convergence_finding(rules, "hicos", 3, "embedded").startswith("The source stores no")
+    assert report.convergence_sentence(rules, "hicos", 3, "embedded").startswith("The source stores no")
 
 
 def test_construction_sentences():
-    from inferqa_utils.construction import report
+    from inferqa_utils.construction import summary as report
 
     qs = pd.DataFrame({"status": ["kept", "dropped", "dropped"], "reason": [None, "leakage", "too few hints"],
                        "split": ["train", None, None], "parametric": [True, False, False]})
-    assert report.leakage_finding(qs) == ("2 of 3 source questions (66.7 %) were dropped — 1 leakage, "
+    assert report.leakage_sentence(qs) == ("2 of 3 source questions (66.7 %) were dropped — 1 leakage, "
                                           "1 too few hints; 1 remain.")
     par = pd.DataFrame(
         {"qid": ["a", "a", "b"], "model": ["m1", "m2", "m1"], "correct": [True, False, "False"]}
     )
-    assert report.parametric_finding(par).startswith("1 of 2 questions (50.0 %) are parametric")
+    assert report.parametric_sentence(par).startswith("1 of 2 questions (50.0 %) are parametric")
     summary = pd.DataFrame(
         [
             {
@@ -221,7 +226,7 @@ def test_construction_sentences():
             },
         ]
     )
-    assert report.agreement_finding(summary) == (
+    assert report.agreement_sentence(summary) == (
         "On 2 rebuilt questions, 30 passages were compared: 100.0 % [100.0, 100.0] have the same label as in "
         "the "
         "release, Cohen's κ 1.00 [1.00, 1.00]. Questions: 2 of 2 kept the same hints."
@@ -229,7 +234,7 @@ def test_construction_sentences():
 
 
 def test_reading_sentences():
-    from inferqa_utils.reading import report as rr
+    from inferqa_utils.reading import summary as rr
 
     em = pd.DataFrame(
         [
@@ -268,7 +273,7 @@ def test_reading_sentences():
             },
         ]
     )
-    assert rr.table8_finding(em).startswith(
+    assert rr.table8_sentence(em).startswith(
         "Union_norm and Union_freq give the same EM in 1 of 1 (system, k) cells"
     )
     answers = pd.DataFrame(
@@ -298,25 +303,25 @@ def test_reading_sentences():
             for i in range(4)
         ]
     )
-    text = rr.settings_finding(answers, em)
+    text = rr.settings_sentence(answers, em)
     assert text.startswith("r: best pipeline bm25 (k = 1, norm) 25.0 [0.0, 75.0] %")
     assert "Optimal 100.0 %, a difference of +75.0" in text
     assert (
-        rr.grid_finding(None, "bm25", 0.6, 0.4)
+        rr.grid_sentence(None, "bm25", 0.6, 0.4)
         == "The α, β grid search was not run: Union_freq uses α = 0.6, β = 0.4."
     )
     grid = pd.DataFrame({"alpha": [0.4, 0.6], "beta": [0.6, 0.4], "EM": [20.0, 20.0], "judged": [20.0, 20.0]})
-    assert "(2 grid points tie)" in rr.grid_finding(grid, "bm25", 0.6, 0.4)
+    assert "(2 grid points tie)" in rr.grid_sentence(grid, "bm25", 0.6, 0.4)
     dist = pd.DataFrame({"1 hints": [0.0, 50.0], "2 hints": [100.0, 50.0], "n": [2, 4]},
                         index=["Optimal: correct passages", "bm25"])
-    assert rr.hints_finding(dist) == (
+    assert rr.hints_sentence(dist) == (
         "Passages read correctly under Optimal have 2.00 hints on average (100.0 % "
         "have 2, n = 2); the passages the runs put first: bm25 1.50."
     )
 
 
 def test_finetune_sentences():
-    from inferqa_utils.finetune import report as fr
+    from inferqa_utils.finetune import summary as fr
     from inferqa_utils.finetune.training import BIENCODER_KIND, CROSS_ENCODER_KIND
 
     sel = pd.DataFrame(
@@ -329,18 +334,18 @@ def test_finetune_sentences():
         }
     )
     sel.attrs["note"] = "dev: 114 questions; bi-encoder by nDCG@10"
-    assert fr.selection_finding(sel, "nDCG@10") == (
+    assert fr.selection_sentence(sel, "nDCG@10") == (
         "On dev: 114 questions: bi-encoder by nDCG@10: N = 1 35.2, N = 5 38.5 → **B5**; cross-encoder by "
         "oracle "
         "nDCG@10: N = 1 100.0, N = 5 100.0 → **C1** (a tie: the smallest N wins)."
     )
     rr_table = pd.DataFrame({"nDCG@10": [19.9, 12.3]}, index=["bm25", "bm25 + CE"])
-    assert fr.rerank_change_finding(rr_table) == "nDCG@10: bm25 + CE 12.3 vs bm25 19.9 (-7.6)."
+    assert fr.rerank_change_sentence(rr_table) == "nDCG@10: bm25 + CE 12.3 vs bm25 19.9 (-7.6)."
     em = pd.DataFrame({"system": ["a", "b"], "EM": [50.0, 25.0], "EM_lo": [0.0, 0.0], "EM_hi": [100.0, 75.0],
                        "n": [4, 4]})
     answers = pd.DataFrame([{"system": s, "qid": f"q{i}", "em": (s == "a" and i < 2) or (s == "b" and i == 0)}
                             for s in "ab" for i in range(4)])
-    text = fr.reading_pairs_finding(answers, em, [("a", "b"), ("a", "missing")])
+    text = fr.reading_pairs_sentence(answers, em, [("a", "b"), ("a", "missing")])
     assert text.startswith("Strict EM: a 50.0 [0.0, 100.0] vs b 25.0 [0.0, 75.0] (+25.0 points")
     assert text.endswith("One question is 25.0 points.")
 
@@ -352,14 +357,14 @@ def _patterns() -> pd.DataFrame:
 
 
 def test_damaging_sentences_and_figure_inputs():
-    from inferqa_utils.damaging import report as dr
+    from inferqa_utils.damaging import summary as dr
 
     by_rank = dr.types_by_rank(_patterns())
     assert list(by_rank.columns) == ["IZ", "DP", "DN", "SP", "SN"]
     assert by_rank.loc[1].tolist() == [2, 1, 0, 0, 0] and by_rank.loc[4].tolist() == [0, 0, 1, 0, 1]
     assert by_rank.loc[4].sum() == 2  # q3 has 3 passages: its 4th position is padding, not a passage
     assert dr.types_by_rank(_patterns(), "judged").loc[2].tolist() == [1, 1, 0, 1, 0]  # q2 "1100": SP, not DN
-    text = dr.incremental_finding(_patterns())
+    text = dr.incremental_sentence(_patterns())
     assert text.startswith(
         "bm25: 2 of 3 questions (66.7 %) are answered correctly from some prefix of the top 4"
     )
@@ -368,7 +373,7 @@ def test_damaging_sentences_and_figure_inputs():
     )
     types = pd.DataFrame([{"system": "bm25", "metric": "em", "IZ": 5, "DP": 2, "DN": 2, "SP": 1, "SN": 1,
                            "questions": 3, "questions with DN (%)": 66.67, "corpus": "answer-supporting"}])
-    assert dr.types_finding(types, by_rank) == (
+    assert dr.types_sentence(types, by_rank) == (
         "bm25: of 11 retrieved passages IZ 5, DP 2, DN 2, SP 1, SN 1; 2 of 3 "
         "questions (66.7 %) have at least one definite negative (DN). DN "
         "passages sit at ranks 2, 4."
@@ -378,20 +383,20 @@ def test_damaging_sentences_and_figure_inputs():
     long = dr.ser_long(readings)
     assert long["setting"].tolist() == ["SER w/ random"] * 2 + ["SER w/ BM25"] * 2
     assert long["value"].tolist() == [0.0, 0.0, 50.0, 50.0] and long["pairs"].tolist() == [2, 2, 2, 2]
-    assert dr.ser_finding(long, {"answer-supporting": 2}, 4).startswith(
+    assert dr.ser_sentence(long, {"answer-supporting": 2}, 4).startswith(
         "Answered correctly from one good passage alone: 2 of 4 questions (50.0 %) on the answer-supporting "
         "corpus."
     )
-    assert "Paper 004 (NQ, FiD): random ≤ 2 %, BM25 8.3–15.9 %." in dr.ser_finding(long, {"x": 2}, 4)
+    assert "Paper 004 (NQ, FiD): random ≤ 2 %, BM25 8.3–15.9 %." in dr.ser_sentence(long, {"x": 2}, 4)
     # corpora that read different numbers of questions
-    assert dr.ser_finding(long, {"answer-supporting": 2, "answer-containing": 1},
+    assert dr.ser_sentence(long, {"answer-supporting": 2, "answer-containing": 1},
                           {"answer-supporting": 4, "answer-containing": 2}).startswith(
         "Answered correctly from one good passage alone: 2 of 4 questions (50.0 %) on the answer-supporting "
         "corpus; 1 of 2 questions (50.0 %) on the answer-containing corpus.")
 
 
 def test_damaging_probe_bars_and_sentence():
-    from inferqa_utils.damaging import report as dr
+    from inferqa_utils.damaging import summary as dr
 
     row = {"system": "bm25", "metric": "strict EM", "N": 20, "EM@N": 6.25, "EM_lo": 0.0, "EM_hi": 14.58,
            "AcEM@N": 22.92, "AcEM_lo": 12.5, "AcEM_hi": 35.42, "corpus": "answer-supporting"}
@@ -402,7 +407,7 @@ def test_damaging_probe_bars_and_sentence():
     assert bars["reading"].tolist()[:3] == ["EM@N", "AcEM@N", "Probe 1"] and bars["panel"].iloc[0] == \
         "bm25, strict EM, N = 20"
     assert bars.loc[0, "hi"] == 14.58 and bars.loc[2, "hi"] == 40.0
-    text = dr.probes_finding(t6)
+    text = dr.probes_sentence(t6)
     assert (
         "recovering 16.7 of the 16.7-point gap" in text
         and "the best probes are Probe 2, Probe 3 (22.9)" in text
@@ -414,7 +419,7 @@ def test_generic_figures(kind, tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from inferqa_utils import figures
+    from inferqa_utils.present import figures
 
     if kind == "bars":
         long = figures.long_intervals(_compared(), ["nDCG@10"], label="run")

@@ -14,7 +14,6 @@ import time
 import pytest
 from local_servers import free_port, stop_process
 
-from inferqa_utils import models
 from inferqa_utils.answering.prompts import reader_messages
 from inferqa_utils.construction.convergence import (
     NULL_CLUE,
@@ -22,6 +21,7 @@ from inferqa_utils.construction.convergence import (
     name_hint_scores,
     names_messages,
 )
+from inferqa_utils.core import models
 from inferqa_utils.llm import ChatFormat, GenerationCache, backend_record, load_llm
 from inferqa_utils.llm.server import ServerError, ServerLLM
 from inferqa_utils.rerank.llm_rerankers import QueryLikelihoodReranker
@@ -309,7 +309,7 @@ def test_env_servers_map_models_and_manifests_record_the_url(server, monkeypatch
     assert load_llm("qwen2.5-coder-0.5b", backend="server", use_cache=False, shared=False).base_url == dead
 
     from inferqa_utils.construction.steps import BuildModels
-    from inferqa_utils.runner import llm_backends
+    from inferqa_utils.run.runner import llm_backends
 
     engines = BuildModels(lambda n: load_llm(n, use_cache=False, shared=False))
     engines("smollm2-135m"), engines("other-model")

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from local_servers import free_port, stop_process
 
-from inferqa_utils import models
-from inferqa_utils.embeddings import Embedder, ServerEmbedder, VectorCache, load_embedder
+from inferqa_utils.core import models
+from inferqa_utils.llm.embeddings import Embedder, ServerEmbedder, VectorCache, load_embedder
 from inferqa_utils.llm.server import ServerError
 
 pytestmark = pytest.mark.slow
@@ -127,7 +127,7 @@ def test_token_level_replies_need_token_pooling(embed_server):
 
 def test_env_routes_load_embedder_and_manifests_record_it(embed_server, monkeypatch):
     from inferqa_utils.llm.routing import embed_backend_record
-    from inferqa_utils.runner import embed_backends
+    from inferqa_utils.run.runner import embed_backends
 
     dead = f"http://127.0.0.1:{free_port()}"
     monkeypatch.setenv("INFERQA_EMBED_SERVER", dead)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from inferqa_utils.answering.prompts import reader_messages
-from inferqa_utils.config import PATHS
+from inferqa_utils.core.config import PATHS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "server_throughput.py"

@@ -61,7 +61,7 @@ def history_references(path: Path, root: Path = ROOT) -> list[str]:
 def test_the_shipped_files_are_found():
     names = {p.relative_to(ROOT).as_posix() for p in shipped_files()}
     for expected in ("README.md", "Makefile", "docs/methods.md", "notebooks/00_quickstart.ipynb",
-                     "inferqa_utils/profiles.yaml", "inferqa_utils/config.py"):
+                     "inferqa_utils/core/profiles.yaml", "inferqa_utils/core/config.py"):
         assert expected in names
     assert "docs/results.md" not in names
 

@@ -13,12 +13,13 @@ import pytest
 import yaml
 
 import inferqa_utils
-from inferqa_utils import check, stages
-from inferqa_utils.config import PATHS, PROFILE_ENV
-from inferqa_utils.errors import DataFormatError, MissingInputError, UnknownNameError
+from inferqa_utils import stages
+from inferqa_utils.core.config import PATHS, PROFILE_ENV
+from inferqa_utils.core.errors import DataFormatError, MissingInputError, UnknownNameError
 from inferqa_utils.paper_runs import export as paper_runs_export
-from inferqa_utils.runner import discover_notebooks
+from inferqa_utils.run.runner import discover_notebooks
 from inferqa_utils.stages import TABLES, Corpus, Stage
+from inferqa_utils.verdicts import check
 
 PKG = Path(inferqa_utils.__file__).parent
 NOTEBOOK_FILES = discover_notebooks()
@@ -274,8 +275,9 @@ def test_modules_spell_no_result_file_or_producing_notebook():
 @pytest.mark.parametrize(
     "module",
     [
-        "findings.py", "inspector.py", "check.py", "results_page.py", "beyond/report.py",
-        "finetune/experiments.py", "construction/store.py", "paper_runs/contract.py", "paper_runs/export.py",
+        "verdicts/findings.py", "teach/inspector.py", "verdicts/check.py", "verdicts/results_page.py",
+        "beyond/comparison.py", "finetune/conditions.py", "construction/store.py", "paper_runs/contract.py",
+        "paper_runs/export.py",
     ],
 )
 def test_every_table_a_module_reads_is_registered(module: str):

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from inferqa_utils.uncertainty import holm, mean_ci, paired_difference
+from inferqa_utils.measure.uncertainty import holm, mean_ci, paired_difference
 
 
 def test_mean_ci_degenerate_and_seeded():
@@ -65,8 +65,8 @@ R2 = {"q1": [("a", 1.0), ("x", 3.0)], "q2": [("c", 2.0), ("x", 1.0)], "q3": [("d
 
 
 def test_compare_runs_per_question_equals_ir_measures_and_hand_values():
-    from inferqa_utils.metrics import per_query
-    from inferqa_utils.uncertainty import compare_runs
+    from inferqa_utils.measure.metrics import per_query
+    from inferqa_utils.measure.uncertainty import compare_runs
 
     table, long = compare_runs({"r1": R1, "r2": R2}, QRELS, metrics=("Hit@1", "nDCG@10", "MRR@10"))
     for name, run in (("r1", R1), ("r2", R2)):
@@ -100,7 +100,7 @@ def test_compare_runs_per_question_equals_ir_measures_and_hand_values():
 
 
 def test_compare_runs_significant_difference_is_marked():
-    from inferqa_utils.uncertainty import compare_runs
+    from inferqa_utils.measure.uncertainty import compare_runs
 
     qrels = {f"q{i}": {"good": 1} for i in range(30)}
     good = {q: [("good", 2.0), ("bad", 1.0)] for q in qrels}
@@ -116,13 +116,13 @@ def test_compare_runs_significant_difference_is_marked():
 
 
 def with_intervals_of(table):
-    from inferqa_utils.uncertainty import with_intervals
+    from inferqa_utils.measure.uncertainty import with_intervals
 
     return with_intervals(table, ["Hit@1"])
 
 
 def test_answers_comparison_hand_checked():
-    from inferqa_utils.uncertainty import answers_comparison
+    from inferqa_utils.measure.uncertainty import answers_comparison
 
     rows = [{"qid": f"q{i}", "system": s, "em": ok}
             for i in range(10) for s, ok in (("bm25", i < 2), ("ours", i < 6))]
@@ -135,7 +135,7 @@ def test_answers_comparison_hand_checked():
         and t.loc["ours", "sig em"] == ""
     )
     assert t.loc["bm25", "n"] == 10 and pd.isna(t.loc["bm25", "p em"])
-    from inferqa_utils.uncertainty import comparison_display
+    from inferqa_utils.measure.uncertainty import comparison_display
 
     shown = comparison_display(t)
     assert shown.loc["ours", "em"].startswith("60.0 [") and shown.loc["ours", "Δ"].startswith("40.0 [")

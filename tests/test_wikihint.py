@@ -12,12 +12,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from inferqa_utils.construction import report
+from inferqa_utils.construction import summary as report
 from inferqa_utils.construction.build_config import BuildConfig, BuildResult
 from inferqa_utils.construction.leakage import AGREEMENT_COLUMNS, LeakageFilter, leakage_disagreements
 from inferqa_utils.construction.steps import leakage_agreement_table
-from inferqa_utils.datamodel import Dataset
-from inferqa_utils.errors import DataFormatError, OfflineError
+from inferqa_utils.core.errors import DataFormatError, OfflineError
+from inferqa_utils.ir.datamodel import Dataset
 from inferqa_utils.sources import load_source, load_wikihint
 from inferqa_utils.sources.wikihint import HUB_REPO, parse_answer_leakage
 
@@ -167,11 +167,11 @@ def test_wikihint_from_hub_fails_fast_offline(monkeypatch):
 def test_wikihint_from_hub_fails_fast_when_the_hub_is_unreachable(monkeypatch):
     """No HF_HUB_OFFLINE: the reachability check meets a closed local port (nothing listens)."""
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr("inferqa_utils.hub.HUB_HOST", "127.0.0.1")
+    monkeypatch.setattr("inferqa_utils.core.hub.HUB_HOST", "127.0.0.1")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    monkeypatch.setattr("inferqa_utils.hub.HUB_PORT", port)
+    monkeypatch.setattr("inferqa_utils.core.hub.HUB_PORT", port)
     assert "(127.0.0.1)" in _assert_offline_error_is_fast_and_clear()
 
 

@@ -6,7 +6,7 @@ answer without naming it (paper 000 §3). The question does say what *type* of t
 and hints describing things of one type share words: a person was born, won, married, died; a
 place lies by a river, borders a country. So each question's expected answer type is classified
 with the compendium's rule-based TREC classifier (coarse Li & Roth class,
-:func:`inferqa_utils.qtype.classify_question`) and that type's words are added to its BM25 query.
+:func:`inferqa_utils.ir.qtype.classify_question`) and that type's words are added to its BM25 query.
 
 Plugged in as the entry point ``answer-type-bm25`` of the group ``inferqa.retrievers``
 (``pyproject.toml``), or as the spec ``inferqa_answer_type:make_retriever``.
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from inferqa_utils.lexical import BM25sRetriever, bm25s_identity
-from inferqa_utils.qtype import classify_question
+from inferqa_utils.ir.lexical import BM25sRetriever, bm25s_identity
+from inferqa_utils.ir.qtype import classify_question
 
 #: bump when the expansion changes: cached runs are then computed again
 VERSION = 1

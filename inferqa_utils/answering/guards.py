@@ -8,7 +8,7 @@ answer joins the question's answer pool (answer-pool expansion, paper 000 §3.2.
 an answer that failed strict EM *before* the judge is asked:
 
 * ``in_question`` — the answer occurs in the question (as a token n-gram after normalisation,
-  accents and number words kept: :func:`~inferqa_utils.textnorm.occurs_as_tokens`).
+  accents and number words kept: :func:`~inferqa_utils.ir.textnorm.occurs_as_tokens`).
   A question names context, never its answer.
 * ``in_context`` — the answer occurs verbatim in the passage or context being read. QUIT's
   premise is that the answer is never written in the hints (the leakage filter guarantees it for
@@ -44,7 +44,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..textnorm import SMALL_NUMBER_WORDS, answer_tokens, occurs_as_tokens
+from ..ir.textnorm import SMALL_NUMBER_WORDS, answer_tokens, occurs_as_tokens
 
 DETERMINERS = frozenset(
     [

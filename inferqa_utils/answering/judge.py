@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..ir.textnorm import exact_match
 from ..llm.base import LLM
-from ..textnorm import exact_match
 from .guards import DEFAULT_GUARDS, guard_answer
 from .prompts import NO_ANSWER, judge_messages
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..datamodel import Question
+from ..ir.datamodel import Question
+from ..ir.textnorm import normalize_answer
 from ..llm.base import LLM
-from ..textnorm import normalize_answer
 from .guards import DEFAULT_GUARDS
 from .judge import judge_answers
 

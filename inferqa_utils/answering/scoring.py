@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..datamodel import Dataset, Question
+from ..ir.datamodel import Dataset, Question
 from ..llm.base import LLM
 from .judge import judge_answers
 from .prompts import NO_ANSWER

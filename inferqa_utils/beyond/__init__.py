@@ -1,7 +1,7 @@
 """Beyond the paper (notebook 07): the other seed paradigms (papers 001–003) and a method of our own.
 
-Every method produces a TREC-style :data:`~inferqa_utils.trec.Run` (qid → [(pid, score)], best
-first) over the built dataset's corpus, so it is scored by :func:`inferqa_utils.metrics.evaluate`
+Every method produces a TREC-style :data:`~inferqa_utils.ir.trec.Run` (qid → [(pid, score)], best
+first) over the built dataset's corpus, so it is scored by :func:`inferqa_utils.measure.metrics.evaluate`
 and read by :func:`inferqa_utils.reading.topk.read_run` exactly like the retrievers of notebook 02 and
 the rerankers of notebook 03.
 
@@ -17,7 +17,7 @@ the rerankers of notebook 03.
 * :mod:`.registry` — methods by name: a researcher's own (entry point ``inferqa.methods`` or
   ``module:function``, ``run(inputs) -> Run``), run and cached for notebook 08;
 * :mod:`.report` — the one report table and its figure (the papers' findings are scored by
-  :mod:`inferqa_utils.findings`).
+  :mod:`inferqa_utils.verdicts.findings`).
 
 Heavy libraries are imported inside functions; importing this package is cheap.
 """

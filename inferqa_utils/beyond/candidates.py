@@ -38,16 +38,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..answering.prompts import NO_ANSWER, reader_messages
 from ..answering.reader import KnownAnswers, read
-from ..runs import ids_to_run_list, ranked_ids
-from ..textnorm import fold_accents, normalize_answer
-from ..trec import Run
+from ..ir.runs import ids_to_run_list, ranked_ids
+from ..ir.textnorm import fold_accents, normalize_answer
+from ..ir.trec import Run
 from .common import cached_method, method_key
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..embeddings import Embedder
     from ..llm.base import LLM
+    from ..llm.embeddings import Embedder
 
 
 def candidate_key(answer: str) -> str:

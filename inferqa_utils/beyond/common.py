@@ -2,10 +2,10 @@
 short spec (asked of :mod:`inferqa_utils.rerank.registry`), and method runs cached on disk with
 their cost.
 
-A *method run* is computed once and stored as an artifact (:func:`inferqa_utils.artifacts.cached`):
+A *method run* is computed once and stored as an artifact (:func:`inferqa_utils.core.artifacts.cached`):
 ``<out_dir>/<name>.trec`` plus a stamp ``<name>.trec.stamp.json`` holding its key
 (:func:`method_key`: corpus, queries and first-stage sha256, parameters, model identities, a method
-version) and what it cost when it was computed (:class:`~inferqa_utils.artifacts.Cost`: wall-clock
+version) and what it cost when it was computed (:class:`~inferqa_utils.core.artifacts.Cost`: wall-clock
 seconds, LLM counters), plus ``<name>.details.json`` with the method's intermediate outputs
 (sub-questions, knowledge elements, candidates…). A re-run with a matching stamp reads the files
 back and makes no model call; the cost columns then still report the original computation.
@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import artifacts
-from ..fingerprint import corpus_sha256, queries_sha256, run_sha256
+from ..core import artifacts
+from ..core.fingerprint import corpus_sha256, queries_sha256, run_sha256
+from ..ir.trec import Run, read_run, write_run
 from ..rerank.base import Reranker
 from ..rerank.registry import make_reranker, reranker_spec
-from ..trec import Run, read_run, write_run
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
@@ -94,7 +94,7 @@ class MethodResult:
 
 def method_key(name: str, corpus: Mapping[str, str], queries: Mapping[str, str], version: int, *,
                first: Run | None = None, **params: Any) -> dict[str, Any]:
-    """The key of method run ``name`` (:func:`inferqa_utils.artifacts.key`): kind ``method-run``,
+    """The key of method run ``name`` (:func:`inferqa_utils.core.artifacts.key`): kind ``method-run``,
     :data:`METHOD_SCHEMA`, sha256 of the corpus, the questions and (when it starts from one) the
     first-stage run, and the method's name, code ``version`` (bump it when the logic changes) and
     parameters/model identities."""
@@ -110,7 +110,7 @@ def cached_method(name: str, out_dir: str | Path | None, key: Mapping[str, Any],
                   compute: Callable[[], tuple[Run, dict[str, Any]]], n_queries: int,
                   llms: Sequence[LLM | None] = ()) -> MethodResult:
     """Run ``compute()`` → ``(run, details)`` unless ``out_dir`` holds a valid artifact of ``name``
-    (:func:`inferqa_utils.artifacts.cached`: run + details, key :func:`method_key`); store run,
+    (:func:`inferqa_utils.core.artifacts.cached`: run + details, key :func:`method_key`); store run,
     details and cost. ``llms``: the engines the method uses, whose counters (model calls, cache
     hits, tokens) are recorded as its LLM cost."""
     run_path = None if out_dir is None else Path(out_dir) / f"{name}.trec"

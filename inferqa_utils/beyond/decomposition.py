@@ -28,20 +28,20 @@ from typing import TYPE_CHECKING, Any
 from ..answering.prompts import READER_FEWSHOT
 from ..answering.reader import postprocess
 from ..answering.scoring import score_answers
-from ..embeddings import load_embedder
-from ..lexical import EmptyQueryError
+from ..ir.lexical import EmptyQueryError
+from ..ir.runs import ids_to_run_list
+from ..ir.trec import Run
+from ..llm.embeddings import load_embedder
 from ..retrieval.fusion import identity_of, interleave_lists
-from ..runs import ids_to_run_list
-from ..trec import Run
 from .common import cached_method, method_key, reranker_identity, split_sentences
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from ..datamodel import Dataset
-    from ..embeddings import Embedder
+    from ..ir.datamodel import Dataset
     from ..llm.base import LLM, Messages
+    from ..llm.embeddings import Embedder
     from ..rerank.base import Reranker
 
 #: (question, sub-questions): our own decompositions of quiz questions whose entities appear in none

@@ -33,14 +33,14 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..lexical import EmptyQueryError
+from ..ir.lexical import EmptyQueryError
+from ..ir.runs import ids_to_run_list
+from ..ir.trec import Run
 from ..retrieval.fusion import identity_of, reciprocal_rank_fusion
-from ..runs import ids_to_run_list
-from ..trec import Run
 from .common import cached_method, method_key, split_sentences
 
 if TYPE_CHECKING:
-    from ..embeddings import Embedder
+    from ..llm.embeddings import Embedder
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())

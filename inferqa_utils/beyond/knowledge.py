@@ -30,9 +30,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..ir.runs import ids_to_run_list, ranked_ids
+from ..ir.trec import Run
 from ..retrieval.fusion import interleave_lists
-from ..runs import ids_to_run_list, ranked_ids
-from ..trec import Run
 from .common import cached_method, method_key, reranker_identity
 
 if TYPE_CHECKING:

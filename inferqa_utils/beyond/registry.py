@@ -4,11 +4,11 @@
 A method is a function ``run(inputs) -> Run``: ``inputs`` is a :class:`MethodInputs` (the built
 dataset, the corpus, the split's questions, the depth ``k``, the profile's first-stage run, any
 stored run of notebooks 02–05 by name, the hints of a passage, and the methods' LLM, loaded on
-first use); it returns a :data:`~inferqa_utils.trec.Run` — per question, up to ``k`` ``(passage id,
+first use); it returns a :data:`~inferqa_utils.ir.trec.Run` — per question, up to ``k`` ``(passage id,
 score)`` pairs, best first — over the corpus (:func:`checked_run`).
 
 :func:`register_method` adds a name; a researcher's own method is named by an entry point of the
-group ``inferqa.methods`` or a ``module:function`` spec (:mod:`inferqa_utils.plugins`).
+group ``inferqa.methods`` or a ``module:function`` spec (:mod:`inferqa_utils.core.plugins`).
 :func:`run_method` computes a method's run once and caches it with its cost
 (:func:`~inferqa_utils.beyond.common.cached_method`, keyed by the method's identity).
 """
@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import plugins, stages
-from ..errors import PluginError, UnknownNameError
-from ..trec import Run
+from .. import stages
+from ..core import plugins
+from ..core.errors import PluginError, UnknownNameError
+from ..ir.trec import Run
 from .common import MethodResult, cached_method, method_key
 
 if TYPE_CHECKING:
-    from ..datamodel import Dataset
+    from ..ir.datamodel import Dataset
     from ..llm.base import LLM
 
 
@@ -77,7 +78,7 @@ class MethodSpec:
     run: MethodRun
     identity: Callable[[], str]
     description: str = ""
-    #: the plugged-in component behind the name (:mod:`inferqa_utils.plugins`), None for a registered one
+    #: the plugged-in component behind the name (:mod:`inferqa_utils.core.plugins`), None for a registered one
     plugin: plugins.Plugin | None = None
 
 
@@ -95,7 +96,7 @@ def register_method(name: str, run: MethodRun, identity: Callable[[], str], desc
 
 
 def plugin_method(plugin: plugins.Plugin) -> MethodSpec:
-    """The spec of a plugged-in method (:mod:`inferqa_utils.plugins`), named by its spec."""
+    """The spec of a plugged-in method (:mod:`inferqa_utils.core.plugins`), named by its spec."""
     return MethodSpec(plugin.spec, plugin.obj, plugin.identity, plugin.description, plugin)
 
 
@@ -106,7 +107,7 @@ def method_names() -> list[str]:
 
 def method_spec(name: str) -> MethodSpec:
     """The method of a registered name, else of an entry point or ``module:function`` spec; another
-    name → :class:`~inferqa_utils.errors.UnknownNameError` listing the valid ones."""
+    name → :class:`~inferqa_utils.core.errors.UnknownNameError` listing the valid ones."""
     if name in METHODS:
         return METHODS[name]
     plugin = plugins.find("method", name)
@@ -117,10 +118,10 @@ def method_spec(name: str) -> MethodSpec:
 
 
 def checked_run(what: str, run: Any, queries: Mapping[str, str], corpus: Mapping[str, str], k: int) -> Run:
-    """``run`` as a :data:`~inferqa_utils.trec.Run` of every question of ``queries`` (in their
+    """``run`` as a :data:`~inferqa_utils.ir.trec.Run` of every question of ``queries`` (in their
     order; a question it lacks gets an empty list), each list cut at ``k`` and its scores made floats;
     a run that is not a mapping, names a question or passage that does not exist, or lists a
-    passage twice → :class:`~inferqa_utils.errors.PluginError` naming ``what`` and the first fault."""
+    passage twice → :class:`~inferqa_utils.core.errors.PluginError` naming ``what`` and the first fault."""
     if not isinstance(run, Mapping):
         raise PluginError(f"{what} returned {plugins.a_type(run)}; expected a run: question id → "
                           "[(passage id, score), …], best first")

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import sources
-from ..atomic import recover_dir
-from ..datamodel import Question
+from ..core.atomic import recover_dir
+from ..ir.datamodel import Question
 from ..llm import load_llm
 from ..llm.base import LLM
 from .build_config import BuildConfig, BuildResult, matching_profiles, parameter_differences

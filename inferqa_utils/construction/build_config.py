@@ -25,12 +25,12 @@ import pandas as pd
 
 from .. import sources
 from ..answering.guards import DEFAULT_GUARDS
-from ..config import PATHS, SEED
-from ..fingerprint import files_sha256
+from ..core.config import PATHS, SEED
+from ..core.fingerprint import files_sha256
 from .leakage import AGREEMENT_COLUMNS
 
 if TYPE_CHECKING:
-    from ..datamodel import Dataset, Question
+    from ..ir.datamodel import Dataset, Question
     from .labeling import QuestionLabels
 
 #: bump when the labeling prompt, judge prompt or acceptance rule changes (names the checkpoint file)
@@ -230,7 +230,7 @@ class BuildResult:
 def profile_build_config(profile_name: str) -> BuildConfig:
     """The :class:`BuildConfig` notebook 01 makes under profile ``profile_name``
     (:meth:`BuildConfig.from_parameters` of its parameters; fields no profile sets keep their defaults)."""
-    from ..config import profile
+    from ..core.config import profile
 
     return BuildConfig.from_parameters(profile(profile_name))
 
@@ -252,7 +252,7 @@ def matching_profiles(fingerprint: str | None, source_sha256: str | None = None)
     """Profiles whose notebook-01 parameters give a build with this fingerprint (who made it), for
     source files with content hash ``source_sha256`` (that build's, as its manifest records it;
     ``None``: each profile's source as it is on this machine)."""
-    from ..config import profile_names
+    from ..core.config import profile_names
 
     out = []
     for name in profile_names():

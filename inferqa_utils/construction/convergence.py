@@ -34,8 +34,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from ..ir.textnorm import exact_match, normalize_answer
 from ..llm.base import LLM, Messages
-from ..textnorm import exact_match, normalize_answer
 
 CONVERGENCE_SYSTEM = "You check whether a clue fits a possible answer to a quiz question. Reply Yes or No."
 CANDIDATES_SYSTEM = "You write quiz distractors: wrong but plausible answers. One per line, nothing else."

@@ -6,7 +6,7 @@ answer and are semantically close to the question:
 
     ease(q) = (1/n) · Σ_{r ≤ n, answer ∈ P_r} sim(q, P_r)
 
-over the top ``n`` passages (answer ∈ P_r: :func:`~inferqa_utils.textnorm.any_occurs_folded`, accents
+over the top ``n`` passages (answer ∈ P_r: :func:`~inferqa_utils.ir.textnorm.any_occurs_folded`, accents
 and number words folded; sim = cosine of sentence embeddings, or 1 without an embedder).
 Questions are then cut into Easy / Medium / Hard by ease tertiles of the dataset (ties go to the
 easier class). Without a reference corpus the source's label is kept.
@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..datamodel import Question
-from ..lexical import BM25sRetriever
-from ..textnorm import any_occurs_folded
+from ..ir.datamodel import Question
+from ..ir.lexical import BM25sRetriever
+from ..ir.textnorm import any_occurs_folded
 
 
 def reference_complexity(questions: Sequence[Question], reference: Mapping[str, str], top_n: int = 10,

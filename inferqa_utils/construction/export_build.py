@@ -1,6 +1,6 @@
 """Export of a build (docs/data.md): QUIT-shaped splits, corpus, qrels, tables and the manifest.
 
-The export replaces the output folder as a whole (:mod:`inferqa_utils.atomic`): everything is
+The export replaces the output folder as a whole (:mod:`inferqa_utils.core.atomic`): everything is
 written to a new folder beside it that is swapped in once complete, so an interrupted export
 leaves the old build, and files the new build does not write do not survive. What is not the
 export's own — the labeling ``checkpoint/`` and a verification file kept inside the folder — is
@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..answering.prompts import READER_LAYOUT
-from ..atomic import staged_dir
-from ..errors import InferQAError
-from ..export import write_quit
-from ..fingerprint import sha256_file, sha256_file_once
-from ..manifest import git_commit, package_versions
+from ..core.atomic import staged_dir
+from ..core.errors import InferQAError
+from ..core.fingerprint import sha256_file, sha256_file_once
+from ..record.manifest import git_commit, package_versions
 from ..sources import source_files
 from .build_config import CHECKPOINT_DIR
+from .file_formats import write_quit
 from .leakage import leakage_disagreements
 from .stats import check_invariants, label_counts, table1
 

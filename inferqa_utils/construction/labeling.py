@@ -28,12 +28,12 @@ from pathlib import Path
 from ..answering.guards import DEFAULT_GUARDS
 from ..answering.judge import judge_answers
 from ..answering.reader import read
-from ..atomic import write_text_atomic
-from ..datamodel import LABEL_PARTIAL, LABEL_RELEVANT, Passage, Question
-from ..errors import DataFormatError
-from ..fingerprint import sha256_json
+from ..core.atomic import write_text_atomic
+from ..core.errors import DataFormatError
+from ..core.fingerprint import sha256_json
+from ..ir.datamodel import LABEL_PARTIAL, LABEL_RELEVANT, Passage, Question
+from ..ir.textnorm import normalize_answer
 from ..llm.base import LLM
-from ..textnorm import normalize_answer
 
 
 @dataclass

@@ -5,14 +5,14 @@ equivalent to the answer. Here equivalence is decided by matching, per answer/al
 
 1. *exact*: a hint n-gram equals the answer after SQuAD normalisation, accent folding,
    number-word folding ("seven" ≡ "7") and light plural folding ("mirrors" ≡ "mirror")
-   (:func:`~inferqa_utils.textnorm.canonical_tokens`);
+   (:func:`~inferqa_utils.ir.textnorm.canonical_tokens`);
 2. *fuzzy*: a hint n-gram of the same length reaches ``fuzzy_threshold`` in
    :func:`rapidfuzz.fuzz.ratio` (only for answers of ≥ ``fuzzy_min_chars`` characters, so short
    answers never match by accident: "Rome" vs "home");
 3. *token*: a distinctive token of a multi-word answer (≥ 4 characters, not a stop or generic
    word) occurs in the hint — "Leonardo" leaks "Leonardo da Vinci";
 4. *embedding* (optional): cosine similarity between the answer and a hint n-gram ≥ a threshold,
-   with any :class:`~inferqa_utils.embeddings.Embedder`.
+   with any :class:`~inferqa_utils.llm.embeddings.Embedder`.
 
 Every decision is returned as a :class:`Leak` naming the hint, the answer and the matching n-gram.
 
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..textnorm import canonical_tokens
+from ..ir.textnorm import canonical_tokens
 
 if TYPE_CHECKING:
     import pandas as pd

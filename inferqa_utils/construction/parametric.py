@@ -21,7 +21,7 @@ import pandas as pd
 from ..answering.guards import DEFAULT_GUARDS
 from ..answering.judge import Judgement, em, judge_answers
 from ..answering.reader import read_closed_book
-from ..datamodel import Question
+from ..ir.datamodel import Question
 from ..llm.base import LLM
 
 COLUMNS = ["qid", "model", "repeat", "answer", "em", "correct", "guard"]

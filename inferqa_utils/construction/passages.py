@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from itertools import combinations, permutations
 from math import comb, factorial
 
-from ..datamodel import Passage, join_hints, passage_id
+from ..ir.datamodel import Passage, join_hints, passage_id
 
 
 def n_subset_permutations(k: int) -> int:

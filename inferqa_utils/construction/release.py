@@ -38,15 +38,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..atomic import staged_dir
-from ..config import PATHS, SEED, root_relative
-from ..datamodel import Dataset
-from ..errors import DataFormatError, InferQAError
-from ..fingerprint import sha256_file
+from ..core.atomic import staged_dir
+from ..core.config import PATHS, SEED, root_relative
+from ..core.errors import DataFormatError, InferQAError
+from ..core.fingerprint import sha256_file
+from ..ir.datamodel import Dataset
+from ..ir.textnorm import exact_match, normalize_answer
+from ..ir.trec import read_qrels
 from ..sources.quit import load_quit
 from ..stages import CONTROL_CORPUS, control_texts
-from ..textnorm import exact_match, normalize_answer
-from ..trec import read_qrels
 from .leakage import LeakageFilter
 from .passages import n_subset_permutations
 
@@ -429,8 +429,8 @@ def agreement(sample: BuildResult, release: Dataset, seed: int = SEED) -> Agreem
     were kept, the parametric decision, the answer pool, and the label of every passage whose text
     is the same on both sides (a passage id names hint positions, so texts are matched, not ids).
     Passage agreement and Cohen's κ get 95 % intervals from resampling questions
-    (:func:`~inferqa_utils.uncertainty.clustered_ci`)."""
-    from ..uncertainty import clustered_ci, cohen_kappa
+    (:func:`~inferqa_utils.measure.uncertainty.clustered_ci`)."""
+    from ..measure.uncertainty import clustered_ci, cohen_kappa
 
     new = sample.dataset
     par = (

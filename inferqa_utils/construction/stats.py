@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..datamodel import Dataset
+from ..ir.datamodel import Dataset
 from .passages import n_subset_permutations
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")

@@ -28,12 +28,12 @@ from typing import Any
 
 import pandas as pd
 
-from ..datamodel import LABEL_PARTIAL, Dataset, Hint, Passage, Question
-from ..embeddings import load_embedder
-from ..errors import InferQAError
+from ..core.errors import InferQAError
+from ..ir.datamodel import LABEL_PARTIAL, Dataset, Hint, Passage, Question
+from ..ir.qtype import classify_question
+from ..ir.textnorm import normalize_answer
 from ..llm.base import LLM
-from ..qtype import classify_question
-from ..textnorm import normalize_answer
+from ..llm.embeddings import load_embedder
 from .build_config import BuildConfig, BuildResult
 from .convergence import RULES, convergence_from_scores, generate_candidates, gold_candidate, hint_scores
 from .difficulty import reference_complexity

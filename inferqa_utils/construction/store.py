@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import PATHS, require_input
-from ..datamodel import Dataset
-from ..errors import DataFormatError
+from ..core.config import PATHS, require_input
+from ..core.errors import DataFormatError
+from ..ir.datamodel import Dataset
+from ..ir.trec import read_qrels
 from ..sources.quit import load_quit
 from ..stages import Stage
-from ..trec import read_qrels
 
 if TYPE_CHECKING:
     from .labeling import QuestionLabels

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..atomic import write_text_atomic
-from ..datamodel import Question
-from ..errors import DataFormatError
-from ..textio import read_text
-from ..textnorm import normalize_answer
+from ..core.atomic import write_text_atomic
+from ..core.errors import DataFormatError
+from ..core.textio import read_text
+from ..ir.datamodel import Question
+from ..ir.textnorm import normalize_answer
 from .labeling import QuestionLabels, label_rule
 from .leakage import LeakageFilter
 
@@ -34,7 +34,7 @@ Decisions = dict[str, dict[str, bool]]
 def load_decisions(path: str | Path) -> Decisions:
     """``{qid: {answer: accepted}}``; a missing file means no decisions yet.
 
-    Refused with :class:`~inferqa_utils.errors.DataFormatError` naming the file, the question
+    Refused with :class:`~inferqa_utils.core.errors.DataFormatError` naming the file, the question
     (record) and the answer (field): invalid JSON or UTF-8 (with the position), a top level that
     is not an object, a question whose decisions are not an object, a decision that is not
     ``true`` or ``false`` (``1``, ``"yes"`` and ``null`` included).

@@ -33,15 +33,15 @@ import pandas as pd
 
 from ..answering.reader import KnownAnswers, read
 from ..answering.scoring import score_answers
-from ..datamodel import Dataset
-from ..figures import INTERVAL_NOTE, error_bars
+from ..ir.datamodel import Dataset
+from ..ir.runs import ranked_ids
+from ..ir.textnorm import occurs_as_tokens
+from ..ir.trec import Run
 from ..llm.base import LLM
-from ..paper import paper_value
+from ..measure.paper import paper_value
+from ..measure.uncertainty import interval_columns, mean_ci, paired_difference
+from ..present.figures import INTERVAL_NOTE, error_bars
 from ..reading.contexts import union_norm
-from ..runs import ranked_ids
-from ..textnorm import occurs_as_tokens
-from ..trec import Run
-from ..uncertainty import interval_columns, mean_ci, paired_difference
 from .patterns import (
     PROBE_KS,
     PROBES,
@@ -245,7 +245,7 @@ def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: 
 def em_curves(inc: pd.DataFrame) -> pd.DataFrame:
     """Mean EM@k and AcEM@k (%) per system, metric and k (paper 004 Fig. 3 data), each with its
     seeded 95 % bootstrap interval over questions (``EM_lo`` / ``EM_hi``, ``AcEM_lo`` / ``AcEM_hi``:
-    :func:`inferqa_utils.uncertainty.interval_columns` of the per-question values
+    :func:`inferqa_utils.measure.uncertainty.interval_columns` of the per-question values
     ``EM_q@k = p_q[k]`` and ``AcEM_q@k = max_{j≤k} p_q[j]`` of the patterns ``p_q``).
 
     ``metric="em"``: EM / AcEM; ``"judged"``: SeEM / SeAcEM (same columns ``EM`` and ``AcEM``).
@@ -342,7 +342,7 @@ def damaging_intervals(inc_by_corpus: Mapping[str, pd.DataFrame]) -> pd.DataFram
     """Per corpus, system and metric: EM@N and AcEM@N (paper 004 §3) with seeded 95 % bootstrap
     intervals over questions, and the damaging effect ``AcEM@N − EM@N`` — the share of questions
     answered correctly at some prefix k ≤ N but not at N — with its paired-bootstrap interval and
-    the two-sided p-value of the paired sign-flip test (:mod:`inferqa_utils.uncertainty`). In %.
+    the two-sided p-value of the paired sign-flip test (:mod:`inferqa_utils.measure.uncertainty`). In %.
 
     Per question with pattern ``p`` (one 0/1 per prefix): ``EM@N = p[N]``, ``AcEM@N = max_k p[k]``."""
 
@@ -380,7 +380,7 @@ def damaging_intervals(inc_by_corpus: Mapping[str, pd.DataFrame]) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
-def comparison_finding(comp: pd.DataFrame) -> str:
+def comparison_sentence(comp: pd.DataFrame) -> str:
     """One generated sentence: on which corpus the strict damaging effect AcEM@N − EM@N is larger, per
     system."""
     if comp.empty or comp["corpus"].nunique() < 2:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..textnorm import normalize_answer
+from ..ir.textnorm import normalize_answer
 
 TYPES: tuple[str, ...] = ("IZ", "DP", "DN", "SP", "SN")
 
@@ -160,7 +160,7 @@ def stability_error_ratio(base_answers: Sequence[str], perturbed_answers: Sequen
     """Stability Error Ratio in % (paper 004 §3.1, after Krishna et al. 2021).
 
     ``SER = 100 · |{q : norm(base_q) ≠ norm(perturbed_q)}| / |Q|`` with ``norm`` =
-    :func:`inferqa_utils.textnorm.normalize_answer`. Pass only the questions answered correctly with
+    :func:`inferqa_utils.ir.textnorm.normalize_answer`. Pass only the questions answered correctly with
     the gold passage alone (``base_answers``) and their answers after adding extra passages
     (``perturbed_answers``, aligned). For several perturbations per question, repeat the base answer
     once per perturbed sample. Returns NaN for no questions.

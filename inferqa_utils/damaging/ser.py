@@ -29,13 +29,13 @@ import pandas as pd
 
 from ..answering.reader import KnownAnswers
 from ..answering.scoring import gold_of
-from ..config import SEED
-from ..datamodel import Dataset
+from ..core.config import SEED
+from ..ir.datamodel import Dataset
+from ..ir.runs import ranked_ids
+from ..ir.textnorm import any_occurs_folded
+from ..ir.trec import Run
 from ..llm.base import LLM
 from ..reading.contexts import union_norm
-from ..runs import ranked_ids
-from ..textnorm import any_occurs_folded
-from ..trec import Run
 from .incremental import read_unique
 from .patterns import stability_error_ratio
 

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import models
-from ..datamodel import Dataset
+from ..core import models
+from ..ir.datamodel import Dataset
 from .sampling import TrainingExample, examples_fingerprint
 from .training import (
     CROSS_ENCODER_KIND,

@@ -33,9 +33,9 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from ..config import SEED
-from ..datamodel import Dataset
-from ..trec import Run
+from ..core.config import SEED
+from ..ir.datamodel import Dataset
+from ..ir.trec import Run
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ Layout of one trained model (ignored by git, under ``build/models/<dataset>/<nam
   the position in the epoch). A different fingerprint wipes an unfinished folder first.
 * **Replace**: a folder holding a *finished* model of another fingerprint stays as it is while
   the new model trains (and resumes) in ``.<name>.next/`` beside it; the complete new folder
-  replaces it at the end (:func:`inferqa_utils.atomic.replace_dir`), so an interrupted training
+  replaces it at the end (:func:`inferqa_utils.core.atomic.replace_dir`), so an interrupted training
   never leaves the folder without a model.
 * **Wall time** (``seconds``): time of the training steps kept — earlier sessions count up to
   their last checkpoint (recorded at every save), plus the finishing session.
@@ -32,9 +32,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .. import embeddings, models
-from ..atomic import replace_dir
-from ..config import PATHS, SEED
+from ..core import models
+from ..core.atomic import replace_dir
+from ..core.config import PATHS, SEED
+from ..llm import embeddings
 from ..rerank.cross_encoder import CROSS_ENCODER_KIND as RERANKER_KIND
 
 TRAIN_SCHEMA = 2

@@ -15,8 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .. import models
-from ..config import PATHS
+from ..core import models
+from ..core.config import PATHS
 from .base import LLM, LLMStats, Message, Messages
 from .cache import GenerationCache
 from .chatformat import ChatFormat

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..costs import log_batch
 from .cache import GenerationCache, cache_key
+from .costs import log_batch
 
 Message = dict[str, str]
 Messages = list[Message]

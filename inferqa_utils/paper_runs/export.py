@@ -27,7 +27,7 @@ what a killed import left is undone by the next one (:func:`recover_import`).
 
 :func:`record_run` then files the import as a run of stage 09 under the ``paper-runs`` profile, as
 the notebook runner files a notebook's run: a run manifest ``build/executions/<stamp>-paper-runs/``
-and the tables' records in ``results/provenance.json`` (:mod:`inferqa_utils.provenance`), so that
+and the tables' records in ``results/provenance.json`` (:mod:`inferqa_utils.record.provenance`), so that
 ``python -m inferqa_utils check --profile paper-runs`` finds the run whose tables it reads.
 """
 
@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..fingerprint import sha256_file
-from ..runs import ids_to_run_list
-from ..trec import write_qrels, write_run
+from ..core.fingerprint import sha256_file
+from ..ir.runs import ids_to_run_list
+from ..ir.trec import write_qrels, write_run
 from . import contract, staging
 from .load import Ranking, Release
 from .scoring import MEASURES, per_question_rows
@@ -230,14 +230,14 @@ def record_run(
     started: str | None = None, log: Callable[[str], Any] | None = None,
 ) -> Path:
     """File an import as a finished run of stage 09 under the ``paper-runs`` profile, as the notebook
-    runner files a notebook's run (:func:`inferqa_utils.runner.run_notebooks`): the tables under
+    runner files a notebook's run (:func:`inferqa_utils.run.runner.run_notebooks`): the tables under
     ``<root>/results/`` among ``written`` are recorded in ``results/provenance.json`` with the run's
     identity, and ``<root>/build/executions/<YYYYmmdd-HHMMSS>-paper-runs/manifest.json`` says the
     run finished stage 09's notebook (``via`` names the command). ``check --profile paper-runs``
-    then finds the run and the run that wrote each table (:func:`inferqa_utils.check.runs_checked`).
+    then finds the run and the run that wrote each table (:func:`inferqa_utils.verdicts.check.runs_checked`).
     Returns the manifest's path."""
-    from .. import provenance
-    from ..manifest import Manifest, git_commit
+    from ..record import provenance
+    from ..record.manifest import Manifest, git_commit
 
     where = contract.paths(root)
     folder = where.executions / f"{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{contract.PROFILE}"

@@ -5,8 +5,8 @@ stored zstandard-compressed under the released path with its suffix replaced by 
 (``results/hf_auto_open.py`` of ``DataScienceUIBK/InferentialQA``). :func:`fetch`:
 
 1. checks (unless ``source`` is given) that the hub can be reached
-   (:func:`inferqa_utils.hub.require_hub`: one TCP connection, ≤ 3 s) and fails at once with
-   :class:`~inferqa_utils.errors.OfflineError` otherwise;
+   (:func:`inferqa_utils.core.hub.require_hub`: one TCP connection, ≤ 3 s) and fails at once with
+   :class:`~inferqa_utils.core.errors.OfflineError` otherwise;
 2. downloads the ``.zsd`` files the importer reads (:func:`default_patterns`, or ``include``
    glob patterns) with ``huggingface_hub.snapshot_download`` into ``<to>/download/`` — or, given
    ``source`` (a local folder laid out as the hub dataset, e.g. a copy of it on a machine without
@@ -15,7 +15,7 @@ stored zstandard-compressed under the released path with its suffix replaced by 
 3. decompresses each to its released name under ``<to>/results/`` (``retriever.zsd`` →
    ``retriever.json``, or ``.jsonl`` for the index; a truncated or corrupt file is an error naming
    it) and writes ``<to>/MANIFEST.json`` atomically (released path, stored name, sizes, sha256 of
-   both; :func:`inferqa_utils.atomic.write_text_atomic`);
+   both; :func:`inferqa_utils.core.atomic.write_text_atomic`);
 4. verifies the copy by loading it (:func:`inferqa_utils.paper_runs.load.load_release`: every
    shape and label checked), and removes ``<to>/download/`` unless ``keep_compressed``.
 
@@ -31,10 +31,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_text_atomic
-from ..config import PATHS
-from ..fingerprint import sha256_file
-from ..hub import require_hub
+from ..core.atomic import write_text_atomic
+from ..core.config import PATHS
+from ..core.fingerprint import sha256_file
+from ..core.hub import require_hub
 from ..sources.quit import HUB_REPO
 from . import files as F
 
@@ -99,7 +99,7 @@ def copy_local(source: str | Path, patterns: Sequence[str], download: Path) -> l
 
     source = Path(source)
     if not source.is_dir():
-        from ..errors import DataFormatError
+        from ..core.errors import DataFormatError
 
         raise DataFormatError(
             source, "no such folder: give the local copy of the hub dataset (it holds results/)"
@@ -117,7 +117,7 @@ def fetch(
     verify: bool = True, log: Callable[[str], Any] = print, source: str | Path | None = None,
 ) -> Path:
     """Download, decompress and verify the released result files (module docstring); returns
-    ``<to>/results``. Offline: :class:`~inferqa_utils.errors.OfflineError` within seconds. With
+    ``<to>/results``. Offline: :class:`~inferqa_utils.core.errors.OfflineError` within seconds. With
     ``source`` (a local folder laid out as the hub dataset) the files are copied from it instead
     of downloaded, and the hub is not contacted."""
     t0 = time.perf_counter()
@@ -129,7 +129,7 @@ def fetch(
     _obtain(patterns, download, source, log)
     src = download / "results"
     if not src.is_dir():
-        from ..errors import DataFormatError
+        from ..core.errors import DataFormatError
 
         raise DataFormatError(download, f"the download holds no results/ folder (patterns {patterns})")
     dst = to / "results"

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataFormatError
-from ..textio import BOM, decode_utf8
+from ..core.errors import DataFormatError
+from ..core.textio import BOM, decode_utf8
 
 #: suffixes of a zstandard-compressed file: the hub's ``.zsd`` and the ``zstd`` tool's ``.zst``
 COMPRESSED = (".zsd", ".zst")

@@ -7,9 +7,9 @@ that does not count on one side is dropped from both) and reports the mean of ea
 a ratio rule) with its paired-bootstrap interval, and the two-sided paired randomization p-value of
 ``mean(a) = mean(b)`` (:mod:`inferqa_utils.paper_runs.stats`). Holm's adjustment runs over each
 *family* — the rows of one finding and metric under one scoring (``family`` and ``scoring``
-columns). The verdict is the rule of ``inferqa_utils/paper_numbers.yaml`` (or of
+columns). The verdict is the rule of ``inferqa_utils/measure/paper_numbers.yaml`` (or of
 :data:`LOCAL_FINDINGS`) applied to the statistic's interval by
-:func:`inferqa_utils.findings.decide`: **holds** inside the rule's region, **contradicted** outside
+:func:`inferqa_utils.measure.verdict.decide`: **holds** inside the rule's region, **contradicted** outside
 it, **inconclusive** when it straddles a boundary — or when fewer than ``MIN_UNITS`` questions are
 paired, when every value on both sides is the same, or when no question differs and fewer than
 ``MIN_UNITS`` score above 0.
@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..paper import Finding, load_paper_numbers
-from ..uncertainty import holm
+from ..measure.paper import Finding, load_paper_numbers
+from ..measure.uncertainty import holm
 from . import contract
 from .load import Release
 from .scoring import SCORINGS, em_norm, em_raw, optimal, per_question

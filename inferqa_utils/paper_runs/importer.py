@@ -92,7 +92,7 @@ def import_release(
     (:func:`~inferqa_utils.paper_runs.export.record_run`). ``k``, ``union`` and ``depth`` that do
     not fit are refused before anything is written (:func:`check_options`,
     :func:`check_reading`)."""
-    from ..provenance import RUN_ID_ENV
+    from ..record.provenance import RUN_ID_ENV
 
     if union not in ("norm", "freq"):
         raise ValueError(f"union must be 'norm' or 'freq', got {union!r}")

@@ -24,7 +24,7 @@ What is read (shapes from the authors' scripts, ``results/`` of ``DataScienceUIB
   and Wikipedia, relabelled by the authors' LLM rule (paper 000 §5.1).
 
 Everything is checked before anything is returned; each problem raises
-:class:`~inferqa_utils.errors.DataFormatError` naming the file, the record (``"3 (qid)"``, the
+:class:`~inferqa_utils.core.errors.DataFormatError` naming the file, the record (``"3 (qid)"``, the
 0-based position and the question id) and the field. Rejected: a missing index; a label other
 than the integers 0, 1, 2; a passage id of the index that is not ``{qid}_{mask}_{permutation}`` or
 whose prefix differs from its question's other passages; a question id twice; a ranked passage
@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..errors import DataFormatError
+from ..core.errors import DataFormatError
 from . import files as F
 
 RERANKED = "reranked_ctxs"

@@ -19,7 +19,7 @@ every question.
 Reading (``results/retriever/retriever_rag.py``, ``results/rag/rag.py``):
 
 * the authors' EM is *raw membership*, ``EM_raw = 1[prediction ∈ answers]`` — no normalisation;
-* our EM (:func:`inferqa_utils.textnorm.exact_match`) compares SQuAD-normalised strings (lower
+* our EM (:func:`inferqa_utils.ir.textnorm.exact_match`) compares SQuAD-normalised strings (lower
   case, punctuation and articles dropped, spaces collapsed): ``EM_norm = 1[norm(prediction) =
   norm(a) for some a ∈ answers]``. ``EM_raw = 1`` implies ``EM_norm = 1`` unless the prediction
   normalises to nothing; a question where the two differ is a *disagreement*.
@@ -35,7 +35,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..textnorm import normalize_answer
+from ..ir.textnorm import normalize_answer
 from .load import Question, Ranking, Release
 
 if TYPE_CHECKING:
@@ -174,13 +174,13 @@ def em_raw(prediction: str, answers: Sequence[str]) -> bool:
     return prediction in answers
 
 
-#: :func:`~inferqa_utils.textnorm.normalize_answer` with a cache: the release repeats its answers
+#: :func:`~inferqa_utils.ir.textnorm.normalize_answer` with a cache: the release repeats its answers
 #: (``NO ANSWER``, the pools) millions of times
 _normalized = functools.lru_cache(maxsize=1 << 18)(normalize_answer)
 
 
 def em_norm(prediction: str, answers: Sequence[str]) -> bool:
-    """Our EM (:func:`inferqa_utils.textnorm.exact_match`): SQuAD-normalised equality with an
+    """Our EM (:func:`inferqa_utils.ir.textnorm.exact_match`): SQuAD-normalised equality with an
     answer of the pool; an answer that normalises to nothing matches nothing."""
     p = _normalized(prediction)
     return bool(p) and any(p == _normalized(a) for a in answers)

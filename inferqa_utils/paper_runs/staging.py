@@ -33,7 +33,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..atomic import glob_escape, pid_alive
+from ..core.atomic import glob_escape, pid_alive
 
 NEW, OLD, NONE = "new", "old", "none"
 

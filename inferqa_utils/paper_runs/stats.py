@@ -1,4 +1,4 @@
-"""The intervals and paired tests of :mod:`inferqa_utils.uncertainty`, computed fast for outcomes that
+"""The intervals and paired tests of :mod:`inferqa_utils.measure.uncertainty`, computed fast for outcomes that
 take few distinct values (EM and Hit@k are 0/1), so hundreds of comparisons over 1,728 questions
 take seconds on a CPU.
 
@@ -20,7 +20,7 @@ Same procedures, exact shortcuts:
 * :func:`ratio_interval` — the paired percentile bootstrap of ``mean(a) / mean(b)`` (paper 000's
   "oracle EM is about half of Optimal"), resampling question pairs as above.
 
-Seeded from :data:`inferqa_utils.config.SEED`; :data:`inferqa_utils.uncertainty.N_RESAMPLES`
+Seeded from :data:`inferqa_utils.core.config.SEED`; :data:`inferqa_utils.measure.uncertainty.N_RESAMPLES`
 resamples; 95 % intervals.
 """
 
@@ -30,8 +30,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..config import SEED
-from ..uncertainty import N_RESAMPLES, Interval, Paired, paired_difference
+from ..core.config import SEED
+from ..measure.uncertainty import N_RESAMPLES, Interval, Paired, paired_difference
 
 
 def multinomial(rng: np.random.Generator, n: int, counts: np.ndarray, size: int) -> np.ndarray:

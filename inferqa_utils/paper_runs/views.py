@@ -117,7 +117,7 @@ def locate(
         return Located("cache", cached, f"The release fetched earlier into {cached} is imported.")
     offline = ""
     if fetch_release:
-        from ..errors import OfflineError
+        from ..core.errors import OfflineError
         from .fetch import fetch
 
         try:
@@ -287,7 +287,7 @@ def em_view(shown: Shown, top: int = 15) -> pd.DataFrame:
 def em_found(shown: Shown) -> str:
     """The sentence closing the EM section: how often the authors' raw membership and our
     normalised EM disagree over every released answer, in which direction, and the largest gap."""
-    from ..sentences import share
+    from ..present.sentences import share
 
     e = shown.em
     if e.empty:
@@ -355,7 +355,7 @@ def family_rows(shown: Shown, family: str, focus: bool = True) -> pd.DataFrame:
 
 
 def _cell(value: Any, lo: Any, hi: Any, digits: int) -> str:
-    from ..sentences import ci
+    from ..present.sentences import ci
 
     return ci(value, lo, hi, digits)
 
@@ -400,7 +400,7 @@ def family_found(shown: Shown, family: str) -> str:
     focus): how many hold, are contradicted or are inconclusive per finding, and the comparisons
     whose verdict changes between the authors' raw EM and ours; for the union family (no verdicts),
     in how many readings Union_freq reads significantly better or worse than Union_norm."""
-    from ..sentences import ALPHA
+    from ..present.sentences import ALPHA
 
     t = family_rows(shown, family, focus=False)
     if t.empty:
@@ -462,10 +462,10 @@ def family_forest(shown: Shown, family: str, folder: str | Path | None = None) -
     """The forest plot of one family's focused comparisons (:data:`FOCUS`, at most
     :data:`MAX_FIGURE_ROWS` rows): a row per comparison, its statistic with the 95 % interval under
     each scoring (one colour each; the marker is the verdict), the region the finding's rule states
-    shaded (:func:`inferqa_utils.figures.findings_forest`). Written to ``<folder or figures/>/<the
+    shaded (:func:`inferqa_utils.present.figures.findings_forest`). Written to ``<folder or figures/>/<the
     findings table's stem>_<family>.png``; ``None`` when the family has nothing to draw."""
-    from ..config import PATHS
-    from ..figures import ForestPoint, ForestRow, findings_forest
+    from ..core.config import PATHS
+    from ..present.figures import ForestPoint, ForestRow, findings_forest
     from .findings import findings_by_id
 
     t = family_rows(shown, family)

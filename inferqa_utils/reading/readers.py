@@ -17,7 +17,7 @@ Names (:data:`READERS`):
 * ``zero-shot`` — the same instruction and rules without the examples (:func:`prompt_reader`).
 
 :func:`register_reader` adds a name; a researcher's own reader is named by an entry point of the
-group ``inferqa.readers`` or a ``module:function`` spec (:mod:`inferqa_utils.plugins`). A new
+group ``inferqa.readers`` or a ``module:function`` spec (:mod:`inferqa_utils.core.plugins`). A new
 prompting strategy is one function ``messages(question, context) -> Messages`` turned into a
 reader by :func:`prompt_reader`.
 """
@@ -28,10 +28,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import plugins
 from ..answering.prompts import READER_RULES, READER_SYSTEM
 from ..answering.reader import MAX_NEW_TOKENS, KnownAnswers, postprocess, read
-from ..errors import PluginError, UnknownNameError
+from ..core import plugins
+from ..core.errors import PluginError, UnknownNameError
 
 if TYPE_CHECKING:
     from ..llm.base import LLM, Messages
@@ -54,7 +54,7 @@ class ReaderSpec:
     identity: Callable[[], str]
     description: str = ""
     takes_known: bool = False
-    #: the plugged-in component behind the name (:mod:`inferqa_utils.plugins`), None for a registered one
+    #: the plugged-in component behind the name (:mod:`inferqa_utils.core.plugins`), None for a registered one
     plugin: plugins.Plugin | None = None
 
     def __call__(self, llm: LLM, questions: Sequence[str], contexts: Sequence[str],
@@ -92,7 +92,7 @@ def register_reader(name: str, answer: Answer, identity: Callable[[], str], desc
 
 
 def plugin_reader(plugin: plugins.Plugin) -> ReaderSpec:
-    """The spec of a plugged-in reader (:mod:`inferqa_utils.plugins`), named by its spec."""
+    """The spec of a plugged-in reader (:mod:`inferqa_utils.core.plugins`), named by its spec."""
     return ReaderSpec(plugin.spec, plugin.obj, plugin.identity, plugin.description, plugin=plugin)
 
 
@@ -103,7 +103,7 @@ def reader_names() -> list[str]:
 
 def reader_spec(name: str) -> ReaderSpec:
     """The reader of a registered name, else of an entry point or ``module:function`` spec
-    (:func:`plugin_reader`); another name → :class:`~inferqa_utils.errors.UnknownNameError` listing
+    (:func:`plugin_reader`); another name → :class:`~inferqa_utils.core.errors.UnknownNameError` listing
     the valid ones."""
     if name in READERS:
         return READERS[name]

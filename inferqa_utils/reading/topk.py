@@ -1,7 +1,7 @@
 """Top-k reading (paper 000 §5.4): a ranked run's top-k passages → one context → reader → scored answers.
 
 The context of a question is built from the hint sentences of its run's top-``k`` passages
-(:meth:`inferqa_utils.datamodel.Dataset.passage_sentences`) with Union_norm or Union_freq
+(:meth:`inferqa_utils.ir.datamodel.Dataset.passage_sentences`) with Union_norm or Union_freq
 (:func:`inferqa_utils.reading.contexts.build_context`); the reader answers from it and every
 answer is scored by strict EM and judged accuracy
 (:func:`inferqa_utils.answering.scoring.score_answers`). Notebook 04 reads retriever, reranker
@@ -20,10 +20,10 @@ import pandas as pd
 
 from ..answering.reader import KnownAnswers, read
 from ..answering.scoring import score_answers
-from ..datamodel import Dataset
+from ..ir.datamodel import Dataset
+from ..ir.runs import ranked_ids
+from ..ir.trec import Run
 from ..llm.base import LLM
-from ..runs import ranked_ids
-from ..trec import Run
 from .contexts import ALPHA, BETA, build_context
 from .readers import DEFAULT_READER, ReaderSpec
 

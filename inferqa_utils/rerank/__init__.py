@@ -2,7 +2,7 @@
 
 * :mod:`.registry` — every reranker by name (:data:`RERANKERS`, :func:`make_reranker`,
   :func:`reranker_spec`: which class, whether it needs an LLM; :func:`register_reranker`; a
-  researcher's own by entry point or ``module:function``, :mod:`inferqa_utils.plugins`);
+  researcher's own by entry point or ``module:function``, :mod:`inferqa_utils.core.plugins`);
 * ``pointwise`` — :class:`PointwiseLLMReranker`, monoT5-style yes/no log-odds with an LLM;
 * ``upr`` — :class:`QueryLikelihoodReranker`, mean log P(question | passage);
 * ``listwise`` — :class:`ListwiseLLMReranker`, RankGPT sliding windows;

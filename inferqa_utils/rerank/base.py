@@ -4,7 +4,7 @@ Every reranker reorders the top-``depth`` passages of each question's run and le
 below them in their original order (paper 000 §5.3 reranks the BGE top-100). Scores of the
 returned run are strictly meaningful only inside the reranked head; the tail gets scores below
 the head's minimum so that the run stays sorted by score, descending (``trec.Run`` contract;
-:func:`inferqa_utils.runs.merge_head_tail`).
+:func:`inferqa_utils.ir.runs.merge_head_tail`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from ..runs import merge_head_tail, sort_scored
-from ..trec import Run
+from ..ir.runs import merge_head_tail, sort_scored
+from ..ir.trec import Run
 
 
 class Reranker:

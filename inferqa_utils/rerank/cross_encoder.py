@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import models
+from ..core import models
 from .base import PairwiseScoreReranker
 
 CROSS_ENCODER_KIND = "cross-encoder"
@@ -18,7 +18,7 @@ CROSS_ENCODER_KIND = "cross-encoder"
 
 def resolve_cross_encoder(model_path_or_name: str | Path) -> Path:
     """The folder of a cross-encoder: a registered model name (``models.get_spec``, kind
-    ``cross-encoder``) or an existing folder. Raises :class:`~inferqa_utils.models.ModelError`
+    ``cross-encoder``) or an existing folder. Raises :class:`~inferqa_utils.core.models.ModelError`
     with what to do when it is missing."""
 
     name = str(model_path_or_name)

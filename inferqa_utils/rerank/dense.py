@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..embeddings import load_embedder
+from ..llm.embeddings import load_embedder
 from .base import PairwiseScoreReranker
 
 if TYPE_CHECKING:
-    from ..embeddings import Embedder
+    from ..llm.embeddings import Embedder
 
 
 class DenseReranker(PairwiseScoreReranker):

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from ..metrics import evaluate
-from ..trec import Run
-from ..uncertainty import metric_intervals
+from ..ir.trec import Run
+from ..measure.metrics import evaluate
+from ..measure.uncertainty import metric_intervals
 
 ORACLE_METRICS = ("nDCG@5", "nDCG@10", "nDCG@50", "nDCG@100")
 #: the no-reranker row of an oracle table
@@ -29,7 +29,7 @@ def oracle_scores(first: Run, runs: Mapping[str, Run], own: Mapping[str, Mapping
     per reranked run; for each m in :data:`ORACLE_METRICS` the graded nDCG (gain 2^label − 1) in %,
     ``m = 100 · mean_q nDCG_q@k`` over the questions with a label > 0, with its seeded 95 %
     bootstrap interval over those questions ``m_lo`` / ``m_hi``
-    (:func:`inferqa_utils.uncertainty.metric_intervals`), then ``n_questions_ndcg``."""
+    (:func:`inferqa_utils.measure.uncertainty.metric_intervals`), then ``n_questions_ndcg``."""
     table = metric_intervals({ORACLE_BASELINE: first, **runs}, own, threshold=1, metrics=ORACLE_METRICS)
     cols = [c for m in ORACLE_METRICS for c in (m, f"{m}_lo", f"{m}_hi")]
     return table[[*cols, "n_questions_ndcg"]]

@@ -12,7 +12,7 @@ Names (:data:`RERANKERS`; names and aliases are case-insensitive):
 
 :func:`register_reranker` adds a name of any kind (``needs_llm`` says whether it is given the
 reranker LLM). A researcher's own reranker is named by an entry point of the group
-``inferqa.rerankers`` or a ``module:function`` spec (:mod:`inferqa_utils.plugins`: ``build()``, or
+``inferqa.rerankers`` or a ``module:function`` spec (:mod:`inferqa_utils.core.plugins`: ``build()``, or
 ``build(llm=...)`` when it has a required ``llm`` parameter, returning a
 :class:`~.base.Reranker`). :func:`make_reranker` also takes any other name as a registered
 cross-encoder or a folder (``make_reranker("FT-CrossEncoder")``).
@@ -26,10 +26,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .. import models, plugins
-from ..errors import UnknownNameError
+from ..core import models, plugins
+from ..core.errors import UnknownNameError
+from ..core.models import ModelError
 from ..llm import load_llm
-from ..models import ModelError
 from .base import Reranker
 from .cross_encoder import CrossEncoderReranker
 from .dense import DenseReranker
@@ -68,7 +68,7 @@ class RerankerSpec:
     quiet: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     llm: bool | None = None
     identity: Callable[[], str] | None = None
-    #: the plugged-in component behind the name (:mod:`inferqa_utils.plugins`), None for a registered one
+    #: the plugged-in component behind the name (:mod:`inferqa_utils.core.plugins`), None for a registered one
     plugin: plugins.Plugin | None = None
 
     @property
@@ -146,7 +146,7 @@ def register_reranker(name: str, build: Callable[..., Reranker], kind: str = PLU
 
 
 def plugin_reranker(plugin: plugins.Plugin) -> RerankerSpec:
-    """The spec of a plugged-in reranker (:mod:`inferqa_utils.plugins`), named by its spec: kind
+    """The spec of a plugged-in reranker (:mod:`inferqa_utils.core.plugins`), named by its spec: kind
     :data:`PLUGIN_KIND`, needing the LLM when the plugin's callable has a required ``llm``
     parameter; its build checks that the result has ``rerank`` and names it by the spec."""
     name, needs = plugin.spec, plugin.needs_llm
@@ -194,8 +194,8 @@ def reranker_identity(spec: RerankerSpec | None, llm: Any = None) -> str | None:
 def check_reranker(name: str) -> RerankerSpec | None:
     """Refuse, without building anything, a name :func:`make_reranker` cannot build: not a registered
     name or alias, a plugged-in reranker, a registered cross-encoder or a folder. The
-    :class:`~inferqa_utils.errors.UnknownNameError` lists the valid names; a wrong plugin spec is a
-    :class:`~inferqa_utils.errors.PluginError` (:func:`reranker_spec`). Returns the registry's
+    :class:`~inferqa_utils.core.errors.UnknownNameError` lists the valid names; a wrong plugin spec is a
+    :class:`~inferqa_utils.core.errors.PluginError` (:func:`reranker_spec`). Returns the registry's
     spec, None for a cross-encoder name or folder."""
     spec = reranker_spec(name)
     if spec is not None:

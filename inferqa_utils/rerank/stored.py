@@ -1,4 +1,4 @@
-"""Reranked runs stored as artifacts (:mod:`inferqa_utils.artifacts`): the one key of a reranked
+"""Reranked runs stored as artifacts (:mod:`inferqa_utils.core.artifacts`): the one key of a reranked
 run, whichever notebook writes it (LLM rerankers in notebook 03, fine-tuned cross-encoders in
 notebook 05), and its cost in seconds per query as the reranking tables show it."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .. import artifacts
-from ..fingerprint import corpus_sha256, queries_sha256, ranking_sha256
-from ..trec import Run
+from ..core import artifacts
+from ..core.fingerprint import corpus_sha256, queries_sha256, ranking_sha256
+from ..ir.trec import Run
 
 #: schema of a reranked run's key (:func:`rerank_key`); bump it when a run's content or meaning changes
 RERANK_SCHEMA = 2
@@ -17,7 +17,7 @@ RERANK_SCHEMA = 2
 
 def rerank_key(reranker: str, identity: str | None, queries: Mapping[str, str], first: Run,
                corpus: Mapping[str, str], depth: int | None, **params: Any) -> dict[str, Any]:
-    """The key of a reranked run (:func:`inferqa_utils.artifacts.key`): kind ``reranked-run``,
+    """The key of a reranked run (:func:`inferqa_utils.core.artifacts.key`): kind ``reranked-run``,
     :data:`RERANK_SCHEMA`, sha256 of the corpus, the questions and the first stage's order (not its
     scores, which lose digits in a TREC file), and the reranker's name, model identity, ``depth``
     and other ``params`` (the listwise window)."""

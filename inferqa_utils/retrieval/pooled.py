@@ -30,11 +30,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..config import SEED
-from ..datamodel import LABEL_PARTIAL, LABEL_RELEVANT
+from ..core.config import SEED
+from ..ir.datamodel import LABEL_PARTIAL, LABEL_RELEVANT
+from ..ir.trec import Run
 from ..llm.base import LLM
 from ..stages import CONTAINING_JUDGED, SUPPORTING_JUDGED, Corpus
-from ..trec import Run
 
 #: Hit@k measured on judged pools (k ≤ pool depth)
 POOLED_KS = (1, 3, 5)
@@ -160,7 +160,7 @@ def pooled_hits(corpora: Sequence[JudgedCorpus], qrels: Mapping[str, Mapping[str
     """Per question, retriever and corpus: Hit@k (1 if a judged label-2 passage is in the top k,
     else 0 — a question with no relevant passage found scores 0, on both sides alike). Rows in the
     per-question format of the findings (``corpus, system, measure, threshold, qid, value``; 0/1
-    like :func:`inferqa_utils.uncertainty.compare_runs`)."""
+    like :func:`inferqa_utils.measure.uncertainty.compare_runs`)."""
     rows = []
     for c in corpora:
         qr = qrels.get(c.label, {})
@@ -279,7 +279,7 @@ def fair_control(ds, split: str, supporting: Mapping[str, str], supporting_runs:
 def comparison_table(per_q: pd.DataFrame, corpora: Sequence[JudgedCorpus]) -> pd.DataFrame:
     """Mean Hit@k (in %) per corpus view and retriever with seeded bootstrap intervals, and the
     paired difference containing − supporting (same questions) at the same size."""
-    from ..uncertainty import mean_ci, paired_difference
+    from ..measure.uncertainty import mean_ci, paired_difference
 
     rows = []
     labels = [c.label for c in corpora]
@@ -314,11 +314,11 @@ def comparison_display(comparison: pd.DataFrame) -> pd.DataFrame:
     return t[[c for c in dict.fromkeys(comparison["corpus"]) if c in t.columns]]
 
 
-def fair_finding(comparison: pd.DataFrame) -> str:
+def fair_sentence(comparison: pd.DataFrame) -> str:
     """The sentence of the fair control (:func:`comparison_table`): at the deepest Hit@k judged, per
     retriever, answer-containing against answer-supporting with one relevance rule, the paired
     difference with its interval and randomization-test p, and the same at equal corpus size."""
-    from ..sentences import ci
+    from ..present.sentences import ci
 
     if comparison.empty:
         return "No pooled judgments: the fair comparison was not made."

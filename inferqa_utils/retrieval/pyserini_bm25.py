@@ -23,9 +23,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..fingerprint import corpus_sha256, dist_version, jsonl_lines
-from ..lexical import EmptyQueryError
-from ..trec import Run
+from ..core.fingerprint import corpus_sha256, dist_version, jsonl_lines
+from ..ir.lexical import EmptyQueryError
+from ..ir.trec import Run
 from .java import JavaRuntimeError, ensure_java, start_jvm_error
 
 STAMP_NAME = "stamp.json"

@@ -10,10 +10,10 @@ Names (:data:`RETRIEVERS`):
 * ``rrf``      reciprocal rank fusion of ``bm25s``, ``minilm`` and ``e5-small``;
 
 plus a researcher's own retriever, named by an entry point of the group ``inferqa.retrievers`` or a
-``module:function`` spec (:mod:`inferqa_utils.plugins`: ``build(corpus, index_dir)`` returning an
+``module:function`` spec (:mod:`inferqa_utils.core.plugins`: ``build(corpus, index_dir)`` returning an
 object with ``search(queries, k)``), and any other model registry name the embedder can load as a
 bi-encoder (hub sentence-transformers models, checkpoints registered with
-:func:`inferqa_utils.models.register_local` such as ``FT-MiniLM``) → :class:`DenseRetriever`.
+:func:`inferqa_utils.core.models.register_local` such as ``FT-MiniLM``) → :class:`DenseRetriever`.
 
 Each name is a :class:`RetrieverSpec` — description, how to build it over a corpus, and its
 *identity* (what besides corpus, queries and ``k`` decides its runs: library versions, model
@@ -23,7 +23,7 @@ demand (:func:`retriever_spec`). Every built retriever has the same value as its
 attribute (:func:`~inferqa_utils.retrieval.fusion.identity_of`).
 
 :func:`retrieve` caches a run as a TREC file plus a sidecar ``<run>.stamp.json``
-(:func:`inferqa_utils.artifacts.cached`, key :func:`run_key`: the sha256 of the corpus (ids + texts,
+(:func:`inferqa_utils.core.artifacts.cached`, key :func:`run_key`: the sha256 of the corpus (ids + texts,
 in order) and of the queries, ``k``, the retriever name and identity; cost: search seconds); a
 matching stamp means the file is read back instead of searching. :func:`run_all` does it for
 several retrievers into a dataset's run folder (notebooks 02 and 05).
@@ -37,12 +37,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import artifacts, models, plugins, stages
-from ..config import PATHS
-from ..errors import DataFormatError
-from ..fingerprint import corpus_sha256, queries_sha256
-from ..lexical import BM25sRetriever, bm25s_identity
-from ..trec import Run, read_run, write_run
+from .. import stages
+from ..core import artifacts, models, plugins
+from ..core.config import PATHS
+from ..core.errors import DataFormatError
+from ..core.fingerprint import corpus_sha256, queries_sha256
+from ..ir.lexical import BM25sRetriever, bm25s_identity
+from ..ir.trec import Run, read_run, write_run
 from .dense import DenseRetriever, dense_identity, dense_model_names, is_dense_spec
 from .fusion import FusedRetriever, Retriever, fusion_identity, identity_of
 from .pyserini_bm25 import PyseriniBM25Retriever, check_unique_ids, pyserini_identity
@@ -63,7 +64,7 @@ class RetrieverSpec:
     description: str
     build: Build
     identity: Callable[[], str]
-    #: the plugged-in component behind the name (:mod:`inferqa_utils.plugins`), None for a registered one
+    #: the plugged-in component behind the name (:mod:`inferqa_utils.core.plugins`), None for a registered one
     plugin: plugins.Plugin | None = None
 
 
@@ -104,10 +105,10 @@ def retriever_spec(name: str) -> RetrieverSpec:
 
 
 def plugin_retriever(plugin: plugins.Plugin) -> RetrieverSpec:
-    """The spec of a plugged-in retriever (:mod:`inferqa_utils.plugins`), named by its spec: its
+    """The spec of a plugged-in retriever (:mod:`inferqa_utils.core.plugins`), named by its spec: its
     build calls the plugin's ``build(corpus, index_dir)``, checks that the result has ``search`` and
     gives it the spec as its ``name``; its identity is the plugin's
-    (:meth:`~inferqa_utils.plugins.Plugin.identity`)."""
+    (:meth:`~inferqa_utils.core.plugins.Plugin.identity`)."""
     name = plugin.spec
 
     def build(corpus: dict[str, str], index_dir: Path | None) -> Retriever:
@@ -186,7 +187,7 @@ _register_fusion("rrf", "rrf", ("bm25s", "minilm", "e5-small"),
 
 def as_corpus(corpus: CorpusLike) -> dict[str, str]:
     """passage id → text from a mapping (values: text or objects with ``.text``), ``(pid, text)``
-    pairs or :class:`~inferqa_utils.datamodel.Passage` objects; duplicate ids → ``ValueError``."""
+    pairs or :class:`~inferqa_utils.ir.datamodel.Passage` objects; duplicate ids → ``ValueError``."""
 
     def text_of(v: Any) -> str:
         return str(v.text) if hasattr(v, "text") else str(v)
@@ -213,7 +214,7 @@ def make_retriever(name: str, corpus: CorpusLike, index_dir: Path | None = None)
 
 def run_key(name: str, identity: str, corpus: Mapping[str, str], queries: Mapping[str, str], k: int
             ) -> dict[str, Any]:
-    """The key of a cached run (:func:`inferqa_utils.artifacts.key`): kind ``retrieval-run``,
+    """The key of a cached run (:func:`inferqa_utils.core.artifacts.key`): kind ``retrieval-run``,
     :data:`RUN_SCHEMA`, the corpus and queries sha256, and the retriever's name, identity and ``k``."""
     return artifacts.key("retrieval-run", RUN_SCHEMA,
                          inputs={"corpus": corpus_sha256(corpus), "queries": queries_sha256(queries)},
@@ -232,7 +233,7 @@ def retrieve(name: str, corpus: CorpusLike, queries: Mapping[str, str], k: int =
     in the key is the registry's for ``name`` (:func:`retriever_identity`), or with ``retriever``
     given its own (:func:`~inferqa_utils.retrieval.fusion.identity_of`); ``name`` is then any label.
     A cached run naming passages the corpus does not have raises
-    :class:`~inferqa_utils.errors.DataFormatError`. The result has every query id, in the order of
+    :class:`~inferqa_utils.core.errors.DataFormatError`. The result has every query id, in the order of
     ``queries`` (an empty list when nothing matched).
     """
     corpus = as_corpus(corpus)

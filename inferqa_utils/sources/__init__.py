@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import PATHS
-from ..datamodel import Dataset
-from ..errors import DataFormatError, MissingInputError
+from ..core.config import PATHS
+from ..core.errors import DataFormatError, MissingInputError
+from ..ir.datamodel import Dataset
 from .embedded import load_embedded
 from .quit import load_quit
 from .records import read_json_records

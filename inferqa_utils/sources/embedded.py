@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import PATHS
-from ..datamodel import Dataset
+from ..core.config import PATHS
+from ..ir.datamodel import Dataset
 from .wikihint import load_wikihint
 
 

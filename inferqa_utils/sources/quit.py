@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Container
 from pathlib import Path
 
-from ..config import PATHS
-from ..datamodel import Dataset, Hint, Passage, Question, join_hints, parse_passage_id
-from ..errors import DataFormatError
-from ..hub import download
-from ..textnorm import exact_match
+from ..core.config import PATHS
+from ..core.errors import DataFormatError
+from ..core.hub import download
+from ..ir.datamodel import Dataset, Hint, Passage, Question, join_hints, parse_passage_id
+from ..ir.textnorm import exact_match
 from .records import RecordReader, iter_jsonl, iter_records
 
 HUB_REPO = "JamshidJDMY/InferentialQA"
@@ -38,7 +38,7 @@ def load_quit(source: str | Path = "hub", splits: tuple[str, ...] = SPLITS,
     """Load QUIT from a local folder holding ``<split>.json`` files, or ``"hub"``.
 
     ``source`` must be the folder: a path to one split file is refused (a
-    :class:`~inferqa_utils.errors.DataFormatError` saying to pass its folder), since the split
+    :class:`~inferqa_utils.core.errors.DataFormatError` saying to pass its folder), since the split
     files and the corpus are read together. Refused as well, naming file, record (or line) and
     field: an id holding whitespace; a generation that is not a string
     (``subsets.<mask>.<perm>.<model>``); a mask whose length is not the question's hint count or

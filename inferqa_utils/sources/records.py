@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..errors import DataFormatError
-from ..textio import iter_lines, read_text
+from ..core.errors import DataFormatError
+from ..core.textio import iter_lines, read_text
 
 
 def read_json_records(path: str | Path) -> list[Any]:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..datamodel import Dataset, Hint, Question
-from ..qtype import source_label
+from ..ir.datamodel import Dataset, Hint, Question
+from ..ir.qtype import source_label
 from .records import iter_records
 
 _CITATION = re.compile(r"\s*\[\^\d+\^\]")
@@ -47,7 +47,7 @@ def trec_type(major: str | None, minor: str | None) -> str | None:
 def load_triviahg(path: str | Path, name: str | None = None) -> Dataset:
     """Load a TriviaHG file of either shape into a :class:`Dataset` (no passages yet).
 
-    Refused with :class:`~inferqa_utils.errors.DataFormatError` (file, record, field): a file
+    Refused with :class:`~inferqa_utils.core.errors.DataFormatError` (file, record, field): a file
     without records, an id holding whitespace, a convergence that is not a finite number in
     [0, 1] (NaN would sort the hints at random), a ``Scores`` vote other than 0 or 1.
     """

@@ -22,10 +22,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ..config import PATHS
-from ..datamodel import Dataset, Hint, Question
-from ..errors import DataFormatError
-from ..hub import download, require_hub
+from ..core.config import PATHS
+from ..core.errors import DataFormatError
+from ..core.hub import download, require_hub
+from ..ir.datamodel import Dataset, Hint, Question
 from .records import RecordReader, iter_records
 from .triviahg import _dedupe, trec_type
 
@@ -71,7 +71,7 @@ def _is_number(v: object) -> bool:
 def load_wikihint(path: str | Path, name: str | None = None, source: str = "wikihint") -> Dataset:
     """Load a WikiHint-shaped JSON list or JSONL file.
 
-    Refused with :class:`~inferqa_utils.errors.DataFormatError` (file, record, field): a file
+    Refused with :class:`~inferqa_utils.core.errors.DataFormatError` (file, record, field): a file
     without records, an id holding whitespace, and the per-hint problems of :func:`_hints`.
     """
     path = Path(path)
@@ -130,7 +130,7 @@ def load_wikihint_dir(
 
 def fetch_wikihint_from_hub(files: tuple[str, ...] = HUB_FILES, dest: Path | None = None) -> list[Path]:
     """Download the WikiHint files from the hub; fails within seconds with a clear
-    :class:`~inferqa_utils.errors.OfflineError` when the hub is unreachable."""
+    :class:`~inferqa_utils.core.errors.OfflineError` when the hub is unreachable."""
     require_hub(f"The WikiHint dataset ({HUB_REPO}: {', '.join(files)})",
                 "Download those files elsewhere and pass their folder or one file: "
                 "`-p build_source=wikihint:PATH` (or load_source('wikihint:PATH')).")

@@ -8,7 +8,7 @@ name, against every baseline the earlier notebooks stored, in one table of paire
   none recomputed), the table (every system's nDCG@10, Hit@10 and EM with intervals; yours −
   each baseline with its paired interval, p and Holm), its sentence and its figure.
 
-The components themselves are found by :mod:`inferqa_utils.plugins` (entry points and
+The components themselves are found by :mod:`inferqa_utils.core.plugins` (entry points and
 ``module:function`` specs) through the registries of each kind; ``docs/your_method.md`` says what
 each interface receives and returns. The paper has no such table: it is ours.
 """

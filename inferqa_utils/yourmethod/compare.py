@@ -13,7 +13,8 @@ For each metric — graded nDCG@10 (gain 2^label − 1, paper 000 §4), Hit@10 w
 seeded 95 % bootstrap interval, and for every baseline the paired difference *yours − baseline* on
 the questions both have, its paired-bootstrap interval, the two-sided p-value of the paired
 randomization (sign-flip) test and that p Holm-adjusted over every comparison of the table
-(:func:`inferqa_utils.uncertainty.paired_difference`, :func:`~inferqa_utils.uncertainty.holm`).
+(:func:`inferqa_utils.measure.uncertainty.paired_difference`,
+:func:`~inferqa_utils.measure.uncertainty.holm`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import stages
-from ..metrics import per_query
-from ..sentences import ALPHA, ci
-from ..trec import Run, read_run
-from ..uncertainty import as_outcome, holm, mean_ci, paired_difference
+from ..ir.trec import Run, read_run
+from ..measure.metrics import per_query
+from ..measure.uncertainty import as_outcome, holm, mean_ci, paired_difference
+from ..present.sentences import ALPHA, ci
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -120,7 +121,7 @@ def stored_answers(dataset_name: str, split: str, reader: str, k: int, systems: 
 def per_question(runs: Mapping[str, Run], answers: pd.DataFrame, qrels: Mapping[str, Mapping[str, int]],
                  qids: Sequence[str], hit_label: int = 2) -> pd.DataFrame:
     """Per-question scores in [0, 1] (``system, metric, qid, value``): nDCG@10 and Hit@10 at label
-    ≥ ``hit_label`` of every run (:func:`inferqa_utils.metrics.per_query`; NaN where a question does
+    ≥ ``hit_label`` of every run (:func:`inferqa_utils.measure.metrics.per_query`; NaN where a question does
     not count: no relevant passage) and the strict EM of every system in ``answers``."""
     import pandas as pd
 
@@ -188,7 +189,7 @@ def compare(scores: pd.DataFrame, kinds: Mapping[str, str], yours: str | None = 
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
     """The table as a person reads it: index (metric, system); ``value [lo, hi]``, ``Δ [lo, hi]``
     followed by ``*`` when the Holm-adjusted test is significant, ``p``, ``p (Holm)``, ``n``."""
-    from ..show import interval_cell
+    from ..present.show import interval_cell
 
     out = table.set_index(["metric", "system"])
     shown = {
@@ -258,9 +259,9 @@ def finding(table: pd.DataFrame, yours: str | None, n_questions: int, split: str
 
 def figure(table: pd.DataFrame, yours: str | None, title: str = "") -> Any:
     """Your system's paired differences with every baseline, one panel per metric
-    (:func:`inferqa_utils.figures.difference_forest`); without your system, every baseline's
-    value with its interval (:func:`inferqa_utils.figures.interval_bars`)."""
-    from ..figures import difference_forest, interval_bars
+    (:func:`inferqa_utils.present.figures.difference_forest`); without your system, every baseline's
+    value with its interval (:func:`inferqa_utils.present.figures.interval_bars`)."""
+    from ..present.figures import difference_forest, interval_bars
 
     if not yours:
         cols = ["system", "metric", "value", "lo", "hi"]
@@ -271,7 +272,7 @@ def figure(table: pd.DataFrame, yours: str | None, title: str = "") -> Any:
                              xlabel=f"{yours} − baseline (points of %)")
 
 
-def reading_finding(answers: pd.DataFrame, yours: str | None, baselines: Sequence[str], k: int,
+def reading_sentence(answers: pd.DataFrame, yours: str | None, baselines: Sequence[str], k: int,
                     reader: str) -> str:
     """The sentence of the reading step: your system's strict EM with its interval, and which
     baselines have answers stored by notebooks 04 and 07 (read by ``reader`` at top-``k``) and which

