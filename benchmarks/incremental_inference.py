@@ -26,6 +26,7 @@ from inferqa_utils import stages
 from inferqa_utils.construction.store import load_built
 from inferqa_utils.damaging.incremental import incremental_inference, patterns_of
 from inferqa_utils.llm import load_llm
+from inferqa_utils.reading.setup import ReadingSetup
 
 
 def main() -> None:
@@ -56,9 +57,8 @@ def main() -> None:
         llm.chat([[{"role": "user", "content": "Hi"}]], max_tokens=1, progress=False)  # warm-up
         llm.reset_stats()
         t0 = time.perf_counter()
-        df = incremental_inference(
-            llm, None, ds, run, qids, args.n, corpus=corpus, system=args.run, progress=False
-        )
+        df = incremental_inference(ReadingSetup(llm, None, ds, corpus, progress=False), run, qids, args.n,
+                                   system=args.run)
         dt = time.perf_counter() - t0
         s = llm.stats
         res[mode] = (s.prompt_tokens, dt, df)

@@ -21,8 +21,9 @@ Lucene is counted) and the RSS it ends with, it measures the path notebook 02 ru
    Lucene ``IndexCollection`` (JsonCollection, 2 threads) over the corpus;
 3. **search** — :func:`inferqa_utils.retrieval.registry.retrieve`: BM25 top-100 for every test
    question, written as a TREC run with its stamp;
-4. **metrics** — :func:`inferqa_utils.retrieval.evaluation.metrics_table` (ir-measures /
-   pytrec_eval; notebook 02's main metrics) at relevance ≥ 1 and ≥ 2, qrels from the labels.
+4. **metrics** — :func:`inferqa_utils.retrieval.evaluation.metrics_table`
+   (:mod:`inferqa_utils.measure.metrics`; notebook 02's main metrics) at relevance ≥ 1 and ≥ 2,
+   qrels from the labels.
 
 The data: hint text, questions and answers are real — TriviaHG ``validation_2024.json`` from the
 shared data (the file the ``triviahg-validation`` source reads), first 5 distinct hints per
@@ -376,7 +377,7 @@ def run_pipeline(release: Path, work: Path, depth: int = DEPTH, echo: bool = Tru
 
     def metrics():
         tables = {t: ev.metrics_table({"bm25": run}, qrels, t) for t in THRESHOLDS}
-        return tables, f"{len(ev.MAIN_METRICS)} metrics × thresholds {list(THRESHOLDS)} (ir-measures)"
+        return tables, f"{len(ev.MAIN_METRICS)} metrics × thresholds {list(THRESHOLDS)}"
 
     tables = measured("metrics", metrics, steps, echo)
     n_indexed = int(retriever.searcher.num_docs)

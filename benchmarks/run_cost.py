@@ -32,7 +32,7 @@ from inferqa_utils.core.config import PATHS, profile
 from inferqa_utils.llm.costs import COST_LOG_NAME, per_stage, read_log
 from inferqa_utils.record.ledger import ledger_rows, ledger_text
 from inferqa_utils.record.projection import REFERENCE_FILE, host_rates, reference_from_run
-from inferqa_utils.run.runner import latest_run_manifest
+from inferqa_utils.record.run_dirs import latest_run_manifest
 
 
 def table(run_dir: Path, rates: dict[str, dict]) -> list[dict]:

@@ -5,13 +5,16 @@ corpus and questions a stage reads.
 * :class:`Stage` and :data:`NOTEBOOKS`: the numbered notebooks (``Stage.RETRIEVAL`` is ``"02"``,
   notebook ``02_retrieval``), named here and nowhere else.
 * :class:`Table` and :data:`TABLES`: one constant per result table a notebook writes
-  (:data:`TABLE1`, :data:`RETRIEVAL_METRICS`, …). Every notebook writes its tables through them and
-  every read-back (a later stage, :mod:`~inferqa_utils.verdicts.findings`,
-  :mod:`~inferqa_utils.teach.inspector`,
-  :mod:`~inferqa_utils.verdicts.check` and ``reproduction.yaml`` by the tables' keys) goes through them too,
-  so renaming an output is one change here, not a silent break between stages. Names:
+  (:data:`TABLE1`, :data:`RETRIEVAL_METRICS`, …). Every notebook writes its tables through them
+  (:meth:`Table.write`) and every read-back (a later stage, :mod:`~inferqa_utils.verdicts.findings`,
+  :mod:`~inferqa_utils.teach.inspector`, :mod:`~inferqa_utils.verdicts.check` and
+  ``reproduction.yaml`` by the tables' keys) goes through them too, so renaming an output is one
+  change here, not a silent break between stages. Names:
   ``results/<NN>_<dataset>_<split>_<name>.csv`` (``dataset`` or ``split`` left out when the table
   has none, e.g. ``01_<dataset>_table1.csv``), :func:`result_path`.
+* :class:`Figure` and :data:`FIGURES`: one constant per figure a notebook draws
+  (:data:`PASSAGE_TYPES_FIGURE`, …), saved with :meth:`Figure.save` as
+  ``figures/<NN>_<dataset>_<name>.png``. A notebook names no result file and no figure file.
 * Runs: ``build/runs/<dataset>/<corpus tag>/<name>.trec`` (:func:`run_path`); :func:`run_stage`
   says which stage writes a run, :func:`load_run` reads one and, when it is missing, names that
   stage's notebook.
@@ -28,6 +31,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .core.config import PATHS, require_input
 from .core.errors import InferQAError, UnknownNameError
@@ -35,6 +39,10 @@ from .ir.datamodel import Dataset
 from .ir.textnorm import any_occurs_folded
 from .ir.trec import Run, read_run
 from .sources import load_source
+
+if TYPE_CHECKING:
+    import matplotlib.figure
+    import pandas as pd
 
 # ----------------------------------------------------------------------------- stages and notebooks
 
@@ -161,6 +169,21 @@ class Table:
     def path(self, dataset: str | None = None, split: str | None = None, folder: Path | None = None) -> Path:
         """``<folder or results/>/<file>`` (:meth:`file`)."""
         return (folder or PATHS.results) / self.file(dataset, split)
+
+    def write(self, df: pd.DataFrame, dataset: str | None = None, split: str | None = None, *,
+              index: bool = True, folder: Path | None = None) -> Path:
+        """Write ``df`` as the table's CSV file, :meth:`path` (the folder made when missing), with
+        ``DataFrame.to_csv``'s defaults; ``index`` as in ``to_csv`` (``False``: the index is left
+        out). Returns the path::
+
+            stages.READING_EM.write(em, dataset_name, split, index=False)
+        """
+        if self.suffix != ".csv":
+            raise ValueError(f"the table {self.key!r} is a {self.suffix} file, not a CSV table")
+        path = self.path(dataset, split, folder)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(path, index=index)
+        return path
 
 
 #: every result table the notebooks write, by key
@@ -303,6 +326,84 @@ def table(key: str) -> Table:
 def tables_of(stage: str) -> list[Table]:
     """The tables a stage's notebook writes, in registry order."""
     return [t for t in TABLES.values() if t.stage == stage]
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure one stage's notebook draws: ``key`` its name in :data:`FIGURES`, ``stage`` the stage
+    that draws it, ``name`` the last part of its file name, ``per_dataset`` whether the file name
+    holds the dataset. Files: ``figures/<NN>_<dataset>_<name>.png``::
+
+        stages.PASSAGE_TYPES_FIGURE.save(fig, dataset_name)  # figures/06_<dataset>_passage_types.png
+    """
+
+    key: str
+    stage: Stage
+    name: str
+    per_dataset: bool = True
+
+    @property
+    def notebook(self) -> str:
+        """The notebook that draws the figure (stem)."""
+        return self.stage.notebook
+
+    def file(self, dataset: str | None = None) -> str:
+        """The file name, ``<NN>_<dataset>_<name>.png``; ``dataset`` is needed when the figure has
+        one and ignored when it has not."""
+        if self.per_dataset and not dataset:
+            raise ValueError(f"the figure {self.key!r} is drawn per dataset: give the dataset")
+        parts = [self.stage, dataset if self.per_dataset else None, self.name]
+        return "_".join(p for p in parts if p) + FIGURE_SUFFIX
+
+    def path(self, dataset: str | None = None, folder: Path | None = None) -> Path:
+        """``<folder or figures/>/<file>`` (:meth:`file`)."""
+        return (folder or PATHS.figures) / self.file(dataset)
+
+    def save(self, fig: matplotlib.figure.Figure, dataset: str | None = None, folder: Path | None = None
+             ) -> Path:
+        """Write the matplotlib figure ``fig`` to :meth:`path`
+        (:func:`~inferqa_utils.present.figures.save_figure`) and return the path."""
+        from .present.figures import save_figure
+
+        return save_figure(fig, self.file(dataset).removesuffix(FIGURE_SUFFIX), folder)
+
+
+#: the file suffix of every figure (:func:`~inferqa_utils.present.figures.save_figure` writes PNG)
+FIGURE_SUFFIX = ".png"
+
+#: every figure the notebooks draw, by key
+FIGURES: dict[str, Figure] = {}
+
+
+def _figure(key: str, stage: Stage, name: str, per_dataset: bool = True) -> Figure:
+    if key in FIGURES:
+        raise ValueError(f"two figures are named {key!r}")
+    FIGURES[key] = Figure(key, stage, name, per_dataset)
+    return FIGURES[key]
+
+
+# one constant per figure, ``<KEY>_FIGURE``
+CONVERGENCE_FIGURE = _figure("convergence", Stage.CONSTRUCTION, "convergence_kept_vs_dropped")
+LABELS_BY_HINTS_FIGURE = _figure("labels_by_hints", Stage.CONSTRUCTION, "labels_by_hints")
+HIT_CURVES_FIGURE = _figure("hit_curves", Stage.RETRIEVAL, "hit_curves")
+RERANKING_FIGURE = _figure("reranking", Stage.RERANKING, "reranking")
+EM_SETTINGS_FIGURE = _figure("em_settings", Stage.READING, "em_settings")
+HINTS_DISTRIBUTION_FIGURE = _figure("hints_distribution", Stage.READING, "hints_distribution")
+FINETUNING_FIGURE = _figure("finetuning", Stage.FINETUNING, "finetuning")
+EM_ACEM_CURVES_FIGURE = _figure("em_acem_curves", Stage.DAMAGING, "em_acem_curves")
+PASSAGE_TYPES_FIGURE = _figure("passage_types", Stage.DAMAGING, "passage_types")
+PROBES_FIGURE = _figure("probes", Stage.DAMAGING, "probes")
+SER_FIGURE = _figure("ser", Stage.DAMAGING, "ser")
+BEYOND_REPORT_FIGURE = _figure("beyond_report", Stage.BEYOND, "report")
+YOURS_COMPARED_FIGURE = _figure("yours_compared", Stage.YOUR_METHOD, "compared")
+
+
+def figures_of(stage: str) -> list[Figure]:
+    """The figures a stage's notebook draws, in registry order."""
+    return [f for f in FIGURES.values() if f.stage == stage]
 
 
 # ----------------------------------------------------------------------------- runs

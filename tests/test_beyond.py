@@ -453,7 +453,8 @@ def test_decompose_parses_each_questions_own_reply_and_pools_their_searches():
         "Which planets are gas giants?": ["p8", "p4"],
     }
     run = dec.decomposition_run({"q1": q1, "q2": q2}, {q: o["subquestions"] for q, o in out.items()},
-                                _ListRetriever(lists), CORPUS, k_per=1, depth=10)
+                                _ListRetriever(lists), CORPUS,
+                                params=dec.DecompositionParams(k_per=1, depth=10))
     assert {q: [p for p, _ in ranked] for q, ranked in run.items()} == {"q1": ["p0", "p6", "p2", "p3"],
                                                                         "q2": ["p8", "p4"]}
 
@@ -482,7 +483,8 @@ def test_decomposition_on_tiny_model():
             assert len(s.split()) >= 3 and s != qs[q]
     bm25 = BM25sRetriever(CORPUS)
     run = dec.decomposition_run(
-        qs, {q: d["subquestions"] for q, d in out.items()}, bm25, CORPUS, k_per=2, depth=10
+        qs, {q: d["subquestions"] for q, d in out.items()}, bm25, CORPUS,
+        params=dec.DecompositionParams(k_per=2, depth=10),
     )
     for q in qs:
         ids = [p for p, _ in run[q]]
@@ -504,3 +506,122 @@ def test_knn_example_selection_with_minilm():
     assert picks[0][-1] == 2  # the Baghdad example is the nearest, placed last
     assert picks[1][-1] == 6  # the seismologist example
     assert all(len(p) == 2 and len(set(p)) == 2 for p in picks)
+
+
+# ----------------------------------------------------------------------------- the report's systems
+
+def test_report_systems_add_the_methods_their_first_stage_costs_and_the_cot_reader(tmp_path, monkeypatch):
+    """Costs: bm25 1.5 s / 300 queries = 0.005; bm25+pointwise 2.25 + 0.005; e5-small 3 s / 300 =
+    0.01; method m1 2 s / 4 questions = 0.5; m2 1 s / 4 = 0.25 plus its first stage e5-small = 0.26;
+    the CoT system reads m1's run at m1's cost."""
+    from inferqa_utils import stages
+    from inferqa_utils.beyond.common import MethodResult
+    from inferqa_utils.core import artifacts
+    from inferqa_utils.core.config import Paths
+
+    monkeypatch.setattr(stages, "PATHS", Paths(tmp_path))
+    runs_dir = tmp_path / "build" / "runs" / "d" / "supporting"
+    (tmp_path / "results").mkdir()
+    for name, cost in (("bm25", artifacts.Cost(1.5, 300)), ("e5-small", artifacts.Cost(3.0, 300))):
+        artifacts.write(runs_dir / f"{name}.trec", lambda tmp: tmp.write_text("q Q0 p 1 1.0 x\n"), {"k": 1},
+                        cost)
+    pd.DataFrame({"seconds/query": [2.25]}, index=["bm25 + pointwise"]).to_csv(
+        stages.RERANKING.path("d", "test"))
+    run = {"q1": [("p0", 1.0)]}
+    kinds = rep.baseline_kinds(["bm25"], "bm25", ["pointwise"])
+    assert kinds == {"bm25": "retriever", "bm25+pointwise": "reranker"}
+    assert rep.baseline_kinds([], "bm25", [], "oracle+pointwise") == {"oracle+pointwise": "oracle"}
+    methods = [MethodResult("m1", {"q1": [("p1", 1.0)]}, seconds=2.0, n_queries=4),
+               MethodResult("m2", {"q1": [("p2", 1.0)]}, seconds=1.0, n_queries=4)]
+    systems = rep.report_systems("d", "test", {"bm25": run, "bm25+pointwise": run}, kinds, methods,
+                                 {"m2": "e5-small"}, cot_of="m1")
+    assert list(systems.runs) == ["bm25", "bm25+pointwise", "m1", "m2"]
+    assert systems.runs["m2"] == methods[1].run
+    assert systems.kinds == {"bm25": "retriever", "bm25+pointwise": "reranker", "m1": "method",
+                             "m2": "method", "m1 + CoT reader": "method"}
+    assert systems.costs == {"bm25": 0.005, "bm25+pointwise": 2.255, "e5-small": 0.01, "m1": 0.5, "m2": 0.26,
+                             "m1 + CoT reader": 0.5}
+    assert systems.cot_systems == {"m1 + CoT reader": "m1"}
+    assert rep.report_systems("d", "test", {}, {}, methods).cot_systems == {}
+
+
+class _TwoReaders:
+    """The short-answer reader says "Eiffel Tower", the CoT reader "Jupiter"; batches are kept."""
+
+    name = "two"
+
+    def __init__(self) -> None:
+        from inferqa_utils.llm.base import LLMStats
+
+        self.stats, self.batches = LLMStats(), []
+
+    def chat(self, batch, max_tokens=None, desc="", progress=True, until=None):
+        self.batches.append(batch)
+        cot = batch[0][0]["content"].startswith("You answer quiz questions from numbered documents")
+        return ["Evidence: a gas giant.\nAnswer: Jupiter" if cot else "Eiffel Tower"] * len(batch)
+
+
+def test_read_report_reads_every_run_in_one_batch_then_the_cot_reader():
+    from inferqa_utils.beyond.common import MethodResult
+    from inferqa_utils.ir.datamodel import Dataset, Question
+    from inferqa_utils.reading.setup import ReadingSetup
+
+    ds = Dataset("toy", {"q1": Question("q1", "Which tower is in Paris?", ["Eiffel Tower"], []),
+                         "q2": Question("q2", "Which planet is largest?", ["Jupiter"], [])})
+    reader = _TwoReaders()
+    methods = [MethodResult("m", {"q1": [("p0", 1.0)], "q2": [("p8", 1.0)]})]
+    systems = rep.report_systems("d", "test", {"bm25": {"q1": [("p8", 1.0)], "q2": [("p0", 1.0)]}},
+                                 {"bm25": "retriever"}, methods, cot_of="m")
+    setup = ReadingSetup(reader, None, ds, CORPUS, k=1, progress=False)
+    answers = rep.read_report(setup, systems, ["q1", "q2"])
+    assert [len(b) for b in reader.batches] == [4, 2]  # both runs in one batch, then the CoT reader
+    assert answers[["system", "qid", "answer", "em", "k", "union"]].values.tolist() == [
+        ["bm25", "q1", "Eiffel Tower", True, 1, "norm"], ["bm25", "q2", "Eiffel Tower", False, 1, "norm"],
+        ["m", "q1", "Eiffel Tower", True, 1, "norm"], ["m", "q2", "Eiffel Tower", False, 1, "norm"],
+        ["m + CoT reader", "q1", "Jupiter", False, 1, "docs"],
+        ["m + CoT reader", "q2", "Jupiter", True, 1, "docs"]]
+    assert answers["context_chars"].tolist()[-2:] == [len(CORPUS["p0"]), len(CORPUS["p8"])]
+    assert "[Document 1] " + CORPUS["p8"] in reader.batches[1][1][-1]["content"]
+
+
+# ----------------------------------------------------------------------------- method parameters and keys
+
+def test_method_runs_take_their_setup_and_key_their_parameters(monkeypatch, tmp_path):
+    """Decomposition and knowledge-aware keys hold every parameter (defaults included); candidate
+    support and disentangled keys the ones given (a tuple as a list), as their stamps always have."""
+    from inferqa_utils.beyond.common import MethodSetup
+    from inferqa_utils.core.fingerprint import corpus_sha256, queries_sha256
+
+    keys = {}
+
+    def capture(name, out_dir, key, compute, n_queries, llms=()):
+        keys[name] = (out_dir, key, n_queries)
+
+    for module in (dec, know, csr, dis):
+        monkeypatch.setattr(module, "cached_method", capture)
+
+    class Model:
+        name, identity, llm = "model", "model-sha", None
+
+    setup = MethodSetup({"q1": "Which tower?", "q2": "Which planet?"}, CORPUS, tmp_path)
+    dec.decomposition_method("d", setup, Model(), Model(), None, k_per=2)
+    know.knowledge_method("k", setup, {}, Model(), Model(), summarize="frequency")
+    csr.csr_method("c", setup, {}, Model(), Model(), known=None, pool=10, agreement_weight=0.0)
+    dis.disentangled_method("t", setup, Model(), Model(), None, views=("entities",), use_topic=False)
+    assert {n: (o, k["inputs"]["corpus"], k["inputs"]["queries"], q) for n, (o, k, q) in keys.items()} == {
+        n: (tmp_path, corpus_sha256(CORPUS), queries_sha256(setup.questions), 2) for n in "dkct"}
+    common = {"version": 1}
+    assert keys["d"][1]["params"] == {
+        **common, "method": "d", "llm": "model-sha", "retriever": "model", "retriever_identity": "model-sha",
+        "reranker": "none", "n_examples": 3, "selection": "static", "max_sub": 3, "k_per": 2,
+        "retrieve_depth": 100, "rerank_depth": 10, "depth": 100, "include_original": True}
+    assert keys["k"][1]["params"] == {
+        "version": 3, "method": "k", "llm": "model-sha", "reranker": "model:", "n_rank": 10, "n_know": 2,
+        "n_elements": 2, "max_elements": 4, "summarize": "frequency"}
+    assert keys["c"][1]["params"] == {**common, "method": "c", "reader": "model-sha", "embedder": "model-sha",
+                                      "pool": 10, "agreement_weight": 0.0}
+    assert keys["t"][1]["params"] == {
+        **common, "method": "t", "retriever": "model", "retriever_identity": "model-sha",
+        "embedder": "model-sha", "views": ["entities"], "use_topic": False}
+    with pytest.raises(TypeError):
+        csr.csr_method("c", setup, {}, Model(), Model(), progress=False)  # not a parameter of the method

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+import pytest
+
 from inferqa_utils.construction.build_config import (
     BuildConfig,
+    build_parameters,
     notebook_parameter,
     parameter_differences,
     profile_build_config,
@@ -55,6 +58,27 @@ def test_from_parameters_ignores_a_misspelt_or_unknown_parameter():
     )
     assert cfg == BuildConfig()
     assert BuildConfig.from_parameters({}) == BuildConfig()
+
+
+def test_from_parameters_by_name_reads_as_the_mapping_and_refuses_a_misspelt_name():
+    """Notebook 01 passes its build parameters by name: the same configuration as the mapping of
+    those names; a name no field has (a typo) is refused rather than silently left out."""
+    cfg = BuildConfig.from_parameters(build_source="quit", dataset_name="mine", k_hints=4, label_splits=[])
+    assert cfg == BuildConfig.from_parameters(
+        {"build_source": "quit", "dataset_name": "mine", "k_hints": 4, "label_splits": []}
+    )
+    assert (cfg.source, cfg.name, cfg.k_hints, cfg.label_splits) == ("quit", "mine", 4, None)
+    assert BuildConfig.from_parameters({"k_hints": 4, "n_test": 9}, k_hints=2).k_hints == 2  # by name wins
+    with pytest.raises(TypeError, match="'k_hint'"):
+        BuildConfig.from_parameters(k_hint=4)
+    with pytest.raises(TypeError, match="'source'"):  # the field's name, not its parameter's
+        BuildConfig.from_parameters(source="quit")
+
+
+def test_build_parameters_are_the_fields_under_their_notebook_names():
+    names = build_parameters()
+    assert names[:4] == ["build_source", "dataset_name", "build_max_questions", "k_hints"]
+    assert len(names) == len(asdict(BuildConfig())) and "seed" in names and "source" not in names
 
 
 def test_notebook_names_of_the_fields():

@@ -132,7 +132,7 @@ def test_matrix_errors_name_the_condition(tmp_path):
 def test_packaged_matrix_covers_every_notebook_of_smoke_and_default():
     """Every notebook but 09, whose tables come only from an import of the paper's released runs
     (profile paper-runs; tests/test_paper_runs.py checks them), which no smoke or default run has."""
-    from inferqa_utils.run.runner import discover_notebooks
+    from inferqa_utils.record.run_dirs import discover_notebooks
     from inferqa_utils.stages import Stage
 
     matrix = chk.load_matrix()
@@ -240,11 +240,11 @@ def test_cli_exit_code_is_the_checks_outcome(tmp_path, monkeypatch, capsys):
     when one is off by 2.08, and 2 ("no run to check") without ``--allow-unrecorded``."""
     from inferqa_utils.__main__ import main
     from inferqa_utils.core.config import Paths
-    from inferqa_utils.run import runner
+    from inferqa_utils.record import run_dirs
 
     results, matrix = _setup(tmp_path)
     (results / prov.PROVENANCE_FILE).unlink()  # a table written by hand: no run record
-    for module in (chk, prov, runner):
+    for module in (chk, prov, run_dirs):
         monkeypatch.setattr(module, "PATHS", Paths(tmp_path))  # results/ is tmp_path/results
     monkeypatch.setattr(chk, "MATRIX", matrix)
     argv = ["check", "--profile", "smoke", "--no-findings", "--allow-unrecorded"]

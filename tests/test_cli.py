@@ -31,10 +31,11 @@ from inferqa_utils.core.config import (
     require_input,
 )
 from inferqa_utils.core.errors import PROJECT_ERRORS, MissingInputError, ParameterError, UnknownProfileError
+from inferqa_utils.record import run_dirs
 from inferqa_utils.run import runner
 from inferqa_utils.run.notebook_params import check_overrides, declared_parameters
 
-NOTEBOOKS = runner.discover_notebooks()
+NOTEBOOKS = run_dirs.discover_notebooks()
 #: profiles no test runs: ``check`` finds no run of them in the test root
 NEVER_RUN = "paper"
 
@@ -206,7 +207,8 @@ def failing_notebook(tmp_path, monkeypatch):
     from papermill.exceptions import PapermillExecutionError
 
     _notebook(tmp_path / "notebooks", "00_fails.ipynb")
-    monkeypatch.setattr(runner, "PATHS", Paths(tmp_path))
+    for module in (runner, run_dirs):
+        monkeypatch.setattr(module, "PATHS", Paths(tmp_path))
     monkeypatch.setenv(config.PROFILE_ENV, "")  # the runner sets it for the kernels: restored after the test
     raised = {"ename": "MissingInputError", "evalue": "missing input x: run notebook 01 first\n(second line)"}
 

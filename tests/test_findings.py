@@ -278,6 +278,42 @@ def test_statistic_interval_is_seeded():
     assert other[0] == first[0] and other[1:] != first[1:]
 
 
+def test_undecided_reasons_by_hand():
+    """The guards of the verdict rule, with and without the sample's note: 0 everywhere (no
+    variation, 12 questions); 9 < MIN_UNITS = 10 questions; paired, a = b on 12 questions of which
+    2 score 1 (no question differs, 2 informative < 10); 12 questions differing: decidable."""
+    zeros = vr.Sample(np.zeros(12), np.zeros(12), True, "EM: x vs y")
+    bare = "no variation: every one of the 12 questions scores 0 on both sides"
+    assert (vr.undecided(zeros), vr.undecided(zeros, explain=False)) == (f"{bare} (EM: x vs y)", bare)
+    few = vr.Sample(np.ones(9), np.zeros(9), True, "n")
+    assert (vr.undecided(few), vr.undecided(few, explain=False)) == ("too few questions: 9 < 10 (n)",
+                                                                     "too few questions: 9 < 10")
+    same = np.array([1.0, 1.0] + [0.0] * 10)
+    tied = vr.Sample(same, same.copy(), True, "n", unit="pairs")
+    bare = "no pair differs and only 2 of 12 score above 0 on either side (< 10)"
+    assert vr.undecided(tied) == f"{bare}: too few could show a difference (n)"
+    assert vr.undecided(tied, explain=False) == bare
+    assert vr.undecided(vr.Sample(np.ones(12), np.zeros(12), True, "n")) is None
+    unpaired = vr.Sample(same, same.copy(), False, "n", unit="pairs")
+    assert vr.undecided(unpaired) is None  # no such guard without pairs
+
+
+def test_judge_decides_on_the_estimates_it_is_given():
+    """``judge`` with a caller's estimates (the paper runs' fast routines) draws the verdict from
+    their interval, not its own bootstrap: on a = 1, b = 0 over 12 questions (its own interval
+    [100, 100]: holds for a > b) an interval [−3, −1] given contradicts; ``explain=False`` leaves out
+    the note; the numbers reported are the ones given."""
+    f = _finding("a > b")
+    s = vr.Sample(np.ones(12), np.zeros(12), True, "EM: x vs y")
+    own = vr.judge(f, s)
+    assert (own.verdict, own.why) == (vr.HOLDS, "the interval lies inside the region; EM: x vs y")
+    given = vr.Estimates(own.a, own.b, vr.Interval(-2.0, -3.0, -1.0, 12), 0.5)
+    scored = vr.judge(f, s, estimates=given, explain=False)
+    assert (scored.verdict, scored.why) == (vr.CONTRADICTED, "the interval lies outside the region")
+    assert (scored.stat, scored.p_value, scored.n, scored.informative) == (given.stat, 0.5, 12, 12)
+    assert vr.estimate(f, s) == vr.Estimates(own.a, own.b, own.stat, own.p_value)
+
+
 def _cross(tmp_path, containing_top1: list[float]) -> fnd.Results:
     rows = []
     for i, hit1 in enumerate(containing_top1):

@@ -13,6 +13,7 @@ from inferqa_utils.damaging import incremental as inc
 from inferqa_utils.damaging import ser as ser
 from inferqa_utils.ir.datamodel import Dataset, Hint, Passage, Question
 from inferqa_utils.reading.contexts import build_context
+from inferqa_utils.reading.setup import ReadingSetup
 
 # ---------------------------------------------------------------- contexts
 
@@ -236,8 +237,8 @@ def test_incremental_reuse_evaluates_fewer_tokens_and_matches_naive():
     reuse = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048)
     naive = load_llm("smollm2-135m", use_cache=False, shared=False, n_ctx=2048, prefix_reuse=False,
                      order_prompts=False)
-    r = inc.incremental_inference(reuse, None, ds, run, [a, b], 3, progress=False)
-    n = inc.incremental_inference(naive, None, ds, run, [a, b], 3, progress=False)
+    r = inc.incremental_inference(ReadingSetup(reuse, None, ds, progress=False), run, [a, b], 3)
+    n = inc.incremental_inference(ReadingSetup(naive, None, ds, progress=False), run, [a, b], 3)
     assert len(r) == 6 and r["k"].tolist() == [1, 2, 3, 1, 2, 3]
     assert reuse.stats.model_calls == naive.stats.model_calls == 6  # every prefix adds a sentence here
     assert naive.stats.prompt_tokens == naive.stats.prompt_tokens_total
@@ -245,3 +246,51 @@ def test_incremental_reuse_evaluates_fewer_tokens_and_matches_naive():
     assert reuse.stats.prompt_tokens < 0.5 * reuse.stats.prompt_tokens_total
     assert r["answer"].tolist() == n["answer"].tolist()
     assert inc.patterns_of(r) == inc.patterns_of(n)
+
+
+class _KeywordReader:
+    """Answers from the context's words: "red" → Mars, else "capital" → Paris, else Rome."""
+
+    name = "kw"
+
+    def __init__(self) -> None:
+        from inferqa_utils.llm.base import LLMStats
+
+        self.stats = LLMStats()
+
+    def chat(self, batch, max_tokens=None, desc="", progress=True, until=None):
+        texts = [m[-1]["content"].split("Context:")[1] for m in batch]
+        return ["Mars" if "red" in t else "Paris" if "capital" in t else "Rome" for t in texts]
+
+
+class _Judge:
+    """Says Yes to every answer, or fails the test when ``asked`` is not allowed."""
+
+    name = "judge"
+
+    def __init__(self, allowed: bool) -> None:
+        self.allowed = allowed
+
+    def chat(self, batch, max_tokens=None, desc="", progress=True, until=None):
+        assert self.allowed, "the judge was asked"
+        return ["Yes"] * len(batch)
+
+
+def test_readings_take_reader_judge_and_corpus_from_the_setup():
+    """Incremental inference reads the set-up's corpus and asks its judge (Rome is judged right);
+    the SER readings read the same corpus and never ask the judge: q1's first candidate (one hint)
+    gives Rome, its second (hints 0 1) Paris; adding x keeps Paris, adding q2_0 ("It is red.")
+    changes it to Mars."""
+    ds = _ds()
+    corpus = {pid: p.text for pid, p in ds.passages.items()} | {"x": "Unrelated words."}
+    setup = ReadingSetup(_KeywordReader(), _Judge(allowed=True), ds, corpus, progress=False)
+    df = inc.incremental_inference(setup, {"q1": [("x", 2.0), ("q1_0", 1.0)]}, ["q1"], 2, system="s")
+    assert df[["k", "pid", "answer", "em", "judged", "context_chars"]].values.tolist() == [
+        [1, "x", "Rome", False, True, len("Unrelated words.")],
+        [2, "q1_0", "Paris", True, True, len("Unrelated words. It is a capital.")]]
+    strict = ReadingSetup(_KeywordReader(), _Judge(allowed=False), ds, corpus, progress=False)
+    gold = ser.select_gold(strict, {"q1": ["q1_1", "q1_01"], "q2": ["q2_012"]}, max_tries=2)
+    assert gold == {"q1": ("q1_01", "Paris"), "q2": ("q2_012", "Mars")}
+    readings = ser.ser_inference(strict, {"q1": gold["q1"]}, {"random": {"q1": [["x", "q2_0"]]}})
+    assert readings[["m", "extras", "answer", "em", "changed"]].values.tolist() == [
+        [1, "x", "Paris", True, False], [2, "x q2_0", "Mars", False, True]]

@@ -13,7 +13,7 @@ import pytest
 from inferqa_utils.core.errors import UnknownNameError
 from inferqa_utils.llm import costs
 from inferqa_utils.record import ledger
-from inferqa_utils.run.runner import discover_notebooks
+from inferqa_utils.record.run_dirs import discover_notebooks
 from inferqa_utils.verdicts.findings import load_paper_numbers
 
 

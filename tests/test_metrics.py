@@ -1,18 +1,28 @@
-"""Retrieval metrics (paper 000 §4, §5.1–5.2) against a hand-computed example."""
+"""Retrieval metrics (paper 000 §4, §5.1–5.2) against hand-computed examples, and against ir-measures
+(pytrec_eval backend) as an independent oracle, value for value."""
 
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
 from inferqa_utils.measure.metrics import (
+    AUTHORS_SKIP,
     DEFAULT_METRICS,
+    SKIP_ALL,
     evaluate,
     graded_gain,
     hit_curve,
+    hit_per_query,
+    ideal_labels,
+    ndcg_at,
     parse_metric,
     per_query,
+    question_scores,
+    relevant,
+    score,
 )
 
 U = [f"u{i}" for i in range(1, 11)]  # passages unknown to the qrels: non-relevant
@@ -140,3 +150,125 @@ def test_hit_curve_matches_evaluate():
     assert full.set_index("k")["hit"].to_dict() == {
         k: (0 if k < 4 else 50 if k < 12 else 100) for k in range(1, 13)
     }
+
+
+# ----------------------------------------------------------------------------- one question, each convention
+
+
+def test_score_of_one_question_by_hand():
+    labels = {"a": 2, "b": 1, "c": 0}
+    ranked = ["x", "b", "c", "a"]
+    rel, ideal = relevant(labels), ideal_labels(labels)
+    assert rel == {"a", "b"} and ideal == [2, 1] and relevant(labels, 2) == {"a"}
+    assert [score("Hit", k, ranked, labels, rel, ideal) for k in (1, 2)] == [0.0, 1.0]
+    assert [score("Recall", k, ranked, labels, rel, ideal) for k in (2, 4)] == [0.5, 1.0]
+    assert [score("MRR", k, ranked, labels, rel, ideal) for k in (1, 2)] == [0.0, 0.5]
+    # DCG@4 = 1/log2 3 + 3/log2 5, IDCG@4 = 3/log2 2 + 1/log2 3 (the same sums, left to right)
+    assert score("nDCG", 4, ranked, labels, rel, ideal) == (1 / math.log2(3) + 3 / math.log2(5)) / (
+        3 / math.log2(2) + 1 / math.log2(3)
+    )
+    assert ndcg_at(ranked, labels, 1) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("skip", "expected"),
+    [
+        (SKIP_ALL, [None, None, None, None]),
+        (AUTHORS_SKIP, [None, None, 0.0, 0.0]),  # the authors': MRR and nDCG count the question as 0
+        ((), [0.0, 0.0, 0.0, 0.0]),
+    ],
+)
+def test_a_question_without_relevant_passage_is_skipped_per_kind(skip, expected):
+    labels = {"a": 0, "b": -1}  # no label >= 1 and none > 0
+    got = [score(kind, 10, ["a", "b"], labels, relevant(labels), ideal_labels(labels), skip)
+           for kind in ("Hit", "Recall", "MRR", "nDCG")]
+    assert got == expected
+
+
+def test_threshold_two_skips_hit_but_not_graded_ndcg():
+    labels = {"a": 1}  # relevant at threshold 1 only; nDCG is graded and still counts
+    out = question_scores({"q": ["a"]}, {"q": labels}, ("Hit@1", "nDCG@1"), threshold=2)
+    assert out == {"Hit@1": {"q": None}, "nDCG@1": {"q": 1.0}}
+    # a question missing from the ranking has an empty list; one missing from the labels has none
+    out = question_scores({}, {"q": labels}, ("Hit@1", "MRR@5"), qids=["q", "z"], skip=())
+    assert out == {"Hit@1": {"q": 0.0, "z": 0.0}, "MRR@5": {"q": 0.0, "z": 0.0}}
+
+
+# ----------------------------------------------------------------------------- ir-measures as the oracle
+
+
+def _oracle(run, qrels, threshold, metrics):
+    """Per-question values from ir-measures' pytrec_eval provider, made to follow our definitions:
+
+    * relevance thresholded by binarising the qrels (label >= threshold -> 1, else 0): pytrec_eval's
+      ``R`` does not accept ``rel`` in ir-measures;
+    * pytrec_eval's nDCG uses the label as the gain, so the qrels' labels are replaced by 2^label - 1;
+    * the provider ignores the cutoff of ``RR@k`` (it gives RR@2 = 1/3 for a relevant passage at
+      rank 3), so MRR@k is ``RR`` on the run cut at k;
+    * trec_eval re-sorts by score and breaks ties by passage id, so the scores are replaced by n - rank.
+    """
+    import ir_measures
+    from ir_measures import RR, R, Success, nDCG
+
+    binary = {q: {d: int(lab >= threshold) for d, lab in docs.items()} for q, docs in qrels.items()}
+    binary = {q: docs for q, docs in binary.items() if any(docs.values())}
+    gains = {q: {d: graded_gain(lab) for d, lab in docs.items()} for q, docs in qrels.items()}
+    gains = {q: docs for q, docs in gains.items() if any(docs.values())}
+
+    def ranked(depth):
+        return {q: {d: float(len(docs[:depth]) - i) for i, (d, _s) in enumerate(docs[:depth])}
+                for q, docs in run.items() if docs}
+
+    out = {}
+    for name in metrics:
+        kind, k = parse_metric(name)
+        measure = {"Hit": Success @ k, "Recall": R @ k, "MRR": RR, "nDCG": nDCG @ k}[kind]
+        q = gains if kind == "nDCG" else binary
+        vals = {m.query_id: m.value for m in ir_measures.pytrec_eval.iter_calc([measure], q, ranked(k))}
+        out[name] = {qid: (vals.get(qid, 0.0) if qid in q else None) for qid in qrels}
+    return out
+
+
+def _random_case(rng):
+    vocab = [f"p{i}" for i in range(rng.choice([8, 40, 150]))]
+    qrels = {
+        f"q{i}": {p: rng.choice((0, 1, 2)) for p in rng.sample(vocab, rng.randint(1, min(30, len(vocab))))}
+        for i in range(rng.randint(1, 12))
+    }
+    run = {}
+    for q in [*qrels, "elsewhere"]:
+        if rng.random() < 0.15:
+            continue  # the run lacks the question
+        pool = vocab + [f"u{i}" for i in range(50)]
+        ids = rng.sample(pool, rng.randint(0, min(120, len(pool))))
+        run[q] = [(d, 1.0) for d in ids]  # tied scores: the list order is the ranking
+    return qrels, run
+
+
+def test_every_value_equals_ir_measures_exactly():
+    rng = random.Random(7)
+    ks = (1, 2, 3, 5, 10, 20, 50, 100)
+    metrics = [f"{kind}@{k}" for kind in ("Hit", "Recall", "MRR", "nDCG") for k in ks]
+    compared = 0
+    for _ in range(40):
+        qrels, run = _random_case(rng)
+        for threshold in (1, 2):
+            ours = per_query(run, qrels, threshold, metrics)
+            oracle = _oracle(run, qrels, threshold, metrics)
+            for m in metrics:
+                for qid, want in oracle[m].items():
+                    got = ours.loc[qid, m]
+                    assert (math.isnan(got) if want is None else got == want), (m, qid, got, want)
+                    compared += want is not None
+    assert compared > 10_000
+
+
+def test_hit_per_query_equals_per_query():
+    rng = random.Random(3)
+    for _ in range(10):
+        qrels, run = _random_case(rng)
+        ks = (1, 4, 17, 100)
+        hits = hit_per_query(run, qrels, ks, threshold=2)
+        pq = per_query(run, qrels, 2, [f"Hit@{k}" for k in ks]).dropna()
+        assert list(hits.index) == list(pq.index)
+        assert (hits.to_numpy() == pq.to_numpy()).all()

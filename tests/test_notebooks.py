@@ -2,7 +2,8 @@
 
 import pytest
 
-from inferqa_utils.run.runner import discover_notebooks, run_notebooks
+from inferqa_utils.record.run_dirs import discover_notebooks
+from inferqa_utils.run.runner import run_notebooks
 
 NOTEBOOKS = discover_notebooks()
 
@@ -114,3 +115,25 @@ def test_notebook_01_defaults_make_the_default_profile_build():
     exec(next(c.source for c in cells if "BuildConfig.from_parameters(" in c.source), ns)
     assert ns["cfg"].fingerprint() == profile_build_config("default").fingerprint()
     assert profile_build_config("smoke").fingerprint() != profile_build_config("default").fingerprint()
+
+
+def test_notebook_01_names_the_parameters_that_build_the_dataset():
+    """Notebook 01 builds its configuration from its build parameters passed by name, each as the
+    parameters cell's variable of that name: every parameter of the cell that builds the dataset
+    (:func:`~inferqa_utils.construction.build_config.build_parameters`), and no other value."""
+    import ast
+
+    import nbformat
+
+    from inferqa_utils.construction.build_config import build_parameters
+    from inferqa_utils.core.config import PATHS
+    from inferqa_utils.run.notebook_params import declared_parameters
+
+    path = PATHS.notebooks / "01_dataset_construction.ipynb"
+    code = [ast.parse(c.source) for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    calls = [n for tree in code for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and ast.unparse(n.func) == "BuildConfig.from_parameters"]
+    assert len(calls) == 1 and not calls[0].args, "one call, every parameter by name"
+    named = {k.arg: k.value for k in calls[0].keywords}
+    assert all(isinstance(v, ast.Name) and v.id == k for k, v in named.items()), "each the parameter itself"
+    assert set(named) == set(declared_parameters(path)) & set(build_parameters())

@@ -40,6 +40,7 @@ import zstandard
 from inferqa_utils import stages
 from inferqa_utils.core.config import PATHS
 from inferqa_utils.core.errors import DataFormatError, OfflineError
+from inferqa_utils.measure import metrics
 from inferqa_utils.paper_runs import contract, export, files, page, scoring, stats, views
 from inferqa_utils.paper_runs.findings import VANILLA_MONOT5, findings_table
 from inferqa_utils.paper_runs.importer import import_release
@@ -284,7 +285,7 @@ def test_hit_and_recall_by_hand(tiny):
     assert (oracle["Hit@1"], oracle["Hit@10"]) == (33.33, 100.0)
     # oracle nDCG@10 of question 1: ranking [c (0), a (2), b (1)],
     # DCG = 3/log2 3 + 1/log2 4, ideal 3/1 + 1/log2 3
-    q1 = scoring.ndcg_at(ORACLE[0], done.release.questions["tq_test_1"].labels, 10)
+    q1 = metrics.ndcg_at(ORACLE[0], done.release.questions["tq_test_1"].labels, 10)
     assert q1 == pytest.approx((3 / math.log2(3) + 0.5) / (3 + 1 / math.log2(3)))
 
 
@@ -467,7 +468,7 @@ def test_the_import_writes_the_notebooks_files(tiny):
     assert run.read_text().splitlines()[0] == f"tq_test_1 Q0 {pid(1, 'a')} 1 3.000000 bge"
     qrels = read_qrels(root / "build" / "datasets" / contract.DATASET / "qrels" / "test.qrels")
     assert qrels["tq_test_3"] == {pid(3, "a"): 2, pid(3, "b"): 0}
-    # our own metrics (ir-measures) agree with the authors' conventions on the written files
+    # our own metrics (measure.metrics) agree with the authors' conventions on the written files
     ours = evaluate(read_run(run), qrels, threshold=1, metrics=("Hit@1", "Hit@10", "Recall@10"))
     assert [round(float(ours[m].iloc[0]), 2) for m in ("Hit@1", "Hit@10", "Recall@10")] == [
         66.67, 66.67, 66.67,
@@ -506,6 +507,60 @@ def test_the_results_page_section(tiny):
     from inferqa_utils.verdicts.results_page import render
 
     assert render({}, ["default"], extra=text).count("## The paper's own runs") == 1
+
+
+def test_the_section_prints_p_values_and_tables_as_the_results_page(big):
+    """One p format and one table writer for the whole page (inferqa_utils.present.tables): F2's
+    Hit@10, bge + MonoT5 vs bge, has p = 2 · 2⁻⁴⁰ = 1.8e-12, alone in its Holm family; F3's Optimal
+    vs the best pipeline, gemma, raw EM has p = 2 · 2⁻¹⁸ = 7.6e-06, Holm over its family's two
+    comparisons (gemma and qwen under raw EM, qwen's p = 1): 2 · 7.6e-06 = 1.5e-05; qwen reads
+    nothing anywhere (p = 1). Each table's rule line is the page's."""
+    from inferqa_utils.present.tables import markdown_table
+
+    root, _done = big
+    lines = page.section_for([root / "results"]).splitlines()
+
+    def p_holm(start: str) -> str:
+        return next(line for line in lines if line.startswith(start)).split(" | ")[-2]
+
+    assert p_holm(f"| bge+{MONO} vs bge | Hit@10 |") == "1.8e-12"
+    assert p_holm(f"| Optimal vs bge+{MONO} | EM | gemma-3-4b | raw") == "1.5e-05"
+    assert p_holm(f"| bge+{MONO} vs bge | EM | qwen-3-8b | normalised") == "1.0000"
+    rules = [line for line in lines if line.startswith("|-")]  # each table's rule line, as the page's
+    assert rules and all(line == markdown_table(["x"] * line.count("|-"), [])[1] for line in rules)
+
+
+def test_each_family_has_a_measure_and_each_comparison_a_paired_sample(tiny):
+    """The measures (one per family) build the two samples over the questions that count on both
+    sides: F1 on the tiny release pairs MS MARCO with QUIT on questions 1 and 3 (question 2 has no
+    label-2 passage on QUIT, question 4 none at all): a = [1, 1], b = [1, 0]."""
+    from inferqa_utils.paper_runs import findings as prf
+
+    src, _root, _done = tiny
+    assert tuple(prf.MEASURES) == prf.FAMILIES
+    comps = prf.comparisons(load_release(src))
+    assert all(c.sample.paired and not np.isnan(c.sample.a).any() for c in comps)
+    f1 = next(c for c in comps if c.family == "F1" and c.a_name == "msmarco bge")
+    assert (f1.sample.a.tolist(), f1.sample.b.tolist()) == ([1.0, 1.0], [1.0, 0.0])
+    assert f1.finding is not None and f1.finding.id == "containing_beats_supporting"
+    assert all(c.finding is None for c in comps if c.family == "union")
+
+
+def test_the_fast_estimates_by_hand():
+    """a = [1, 1, 1, 1], b = [1, 1, 1, 0]: a 100 [100, 100] (one value), b 75; a − b = +25, one
+    discordant question → p = 1; the ratio 1 / 0.75 = 1.3333. A statistic with no fast routine is
+    refused."""
+    from inferqa_utils.measure.verdict import Sample
+    from inferqa_utils.paper_runs.findings import fast_estimates
+
+    s = Sample(np.ones(4), np.array([1.0, 1.0, 1.0, 0.0]), paired=True, note="")
+    est = fast_estimates(s)
+    assert (est.a.value, est.a.lo, est.a.hi, est.b.value, est.stat.value, est.p_value) == (
+        100.0, 100.0, 100.0, 75.0, 25.0, 1.0,
+    )
+    assert round(fast_estimates(s, "ratio").stat.value, 4) == 1.3333
+    with pytest.raises(ValueError, match="relative"):
+        fast_estimates(s, "relative")
 
 
 # ------------------------------------------------------------------------------------------ one set of files

@@ -44,6 +44,7 @@ from inferqa_utils.ir.datamodel import Dataset, Hint, Question
 from inferqa_utils.ir.trec import read_run, write_run
 from inferqa_utils.llm.base import LLMStats
 from inferqa_utils.reading import readers, topk
+from inferqa_utils.reading.setup import ReadingSetup
 from inferqa_utils.rerank import registry as rerankers
 from inferqa_utils.retrieval import registry as retrievers
 from inferqa_utils.run import runner
@@ -713,17 +714,8 @@ def test_readers_by_name_and_a_plugged_in_reader_in_read_runs(plugin):
     ds = _dataset()
     run = {"q1": [("q1_10_0", 2.0)], "q2": [("q2_01_1", 1.0)]}
     spec = readers.reader_spec(f"{plugin}:first_word")
-    df = topk.read_runs(
-        StandInLLM(),
-        None,
-        ds,
-        {"sys": run},
-        ["q1", "q2"],
-        ks=(1,),
-        unions=("norm",),
-        progress=False,
-        strategy=spec,
-    )
+    df = topk.read_runs(ReadingSetup(StandInLLM(), None, ds, progress=False), {"sys": run}, ["q1", "q2"],
+                        ks=(1,), unions=("norm",), strategy=spec)
     assert list(df["answer"]) == ["MIRRORS", "IT"] and set(df["reader"]) == {
         f"stand-in · {plugin}:first_word"
     }
@@ -945,15 +937,8 @@ def test_your_system_runs_once_and_is_read_back(plugin):
         )
         assert [p for p, _ in only_reranker.run["q1"]] == ["q1_01_1", "q1_10_0"]  # bm25's head reversed
         assert ym.run_system(ym.plan(), ds, corpus, queries) is None
-        df = ym.read_system(
-            ym.plan(f"{plugin}:make_retriever", reader=f"{plugin}:first_word"),
-            first,
-            StandInLLM(),
-            ds,
-            list(queries),
-            k=1,
-            corpus=corpus,
-        )
+        df = ym.read_system(ym.plan(f"{plugin}:make_retriever", reader=f"{plugin}:first_word"), first,
+                            ReadingSetup(StandInLLM(), None, ds, corpus, k=1), list(queries))
         assert len(df) == 2 and ym.steps_table(first)["step"].tolist()[-1] == "reader"
     finally:
         shutil.rmtree(PATHS.runs / ds.name, ignore_errors=True)

@@ -85,8 +85,9 @@ def test_every_test_question_has_a_run(scale_run):
 
 
 def _by_hand(run, qrels, threshold):
-    """The table's metrics in %, straight from the run order and the labels (the package goes through
-    ir-measures / pytrec_eval): Hit@k, Recall@k, MRR@100 at ``threshold``; nDCG@k graded, gain 2^label − 1."""
+    """The table's metrics in %, straight from the run order and the labels (the package goes
+    through inferqa_utils.measure.metrics): Hit@k, Recall@k, MRR@100 at ``threshold``; nDCG@k graded,
+    gain 2^label − 1."""
     out: dict[str, list[float]] = {}
     for q, labels in qrels.items():
         rel = {p for p, lab in labels.items() if lab >= threshold}

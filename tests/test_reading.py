@@ -11,6 +11,7 @@ from inferqa_utils.ir.datamodel import Dataset, Hint, Question
 from inferqa_utils.reading import conditions as reading
 from inferqa_utils.reading import summary as rr
 from inferqa_utils.reading import topk
+from inferqa_utils.reading.setup import ReadingSetup
 
 
 def _dataset() -> Dataset:
@@ -130,7 +131,7 @@ def test_read_run_with_real_tiny_reader_is_cached(tmp_path, monkeypatch):
     run = {"q1": [("q1_111_012", 2.0), ("q1_100_0", 1.0)], "q2": [("q2_11_01", 1.0)]}
     kw = {"ks": (1, 2), "unions": ("norm", "freq"), "system": "x"}
     first = load_llm("smollm2-135m", shared=False)
-    df = topk.read_run(first, None, ds, run, ["q1", "q2"], **kw)
+    df = topk.read_run(ReadingSetup(first, None, ds), run, ["q1", "q2"], **kw)
     assert len(df) == 8 and set(df["k"]) == {1, 2}
     assert df["answer"].map(lambda a: isinstance(a, str) and a != "").all()
     # k = 1 contexts coincide for both unions: read once, answered alike
@@ -140,7 +141,7 @@ def test_read_run_with_real_tiny_reader_is_cached(tmp_path, monkeypatch):
     assert 0 < calls < 8  # distinct contexts only
     first.close()
     second = load_llm("smollm2-135m", shared=False)
-    again = topk.read_run(second, None, ds, run, ["q1", "q2"], **kw)
+    again = topk.read_run(ReadingSetup(second, None, ds), run, ["q1", "q2"], **kw)
     assert second.stats.model_calls == 0 and second.stats.cache_hits == len(df)
     assert again["answer"].tolist() == df["answer"].tolist()
     second.close()
@@ -201,3 +202,43 @@ def test_read_settings_reads_every_run_and_optimal_once_per_reader():
     assert got.reuse.loc["other", "reused"] == 0 and got.reuse.loc["other", "read"] == n_passages
     assert got.reuse.loc["m", "model calls"] == engines["m"].prompts  # counted from 0 in this call
     assert len(got.optimal) == 2 * n_passages
+
+
+class _Recorder:
+    """A reader that answers every prompt "mirror" and keeps the prompts it was sent."""
+
+    name = "m"
+
+    def __init__(self) -> None:
+        from inferqa_utils.llm.base import LLMStats
+
+        self.stats, self.prompts = LLMStats(), []
+
+    def chat(self, batch, max_tokens=None, desc="", progress=True, until=None):
+        self.prompts += batch
+        return ["mirror"] * len(batch)
+
+
+def test_read_runs_reads_the_setups_context_size_and_skips_known_answers():
+    """Without ``ks`` / ``unions`` a reading reads the set-up's k and union: q1's top-2 passages
+    (hints 0 1 2, then hint 0 again) make one context of the three hints; q2's one passage (hints
+    0 1) is answered by the set-up's known answers, so only q1 reaches the reader."""
+    from inferqa_utils.answering.prompts import READER_LAYOUT
+    from inferqa_utils.answering.reader import KnownAnswers
+
+    ds = _dataset()
+    run = {"q1": [("q1_111_012", 2.0), ("q1_100_0", 1.0), ("q1_110_01", 0.5)], "q2": [("q2_11_01", 1.0)]}
+    q1_context = "It reflects light. It hangs on walls. Vampires lack one."
+    known = KnownAnswers("m", READER_LAYOUT, {("Which planet is red?", "It is red. It is fourth."): "Mars"})
+    reader = _Recorder()
+    df = topk.read_runs(ReadingSetup(reader, None, ds, known=known, k=2, progress=False), {"bm25": run},
+                        ["q1", "q2"])
+    assert df[["qid", "answer", "em", "k", "union", "setting"]].values.tolist() == [
+        ["q1", "mirror", True, 2, "norm", "pipeline"], ["q2", "Mars", True, 2, "norm", "pipeline"]]
+    assert df["context_chars"].tolist() == [len(q1_context), len("It is red. It is fourth.")]
+    assert len(reader.prompts) == 1 and f"Context: {q1_context}" in reader.prompts[0][-1]["content"]
+    # a corpus of the set-up gives the text of passages the dataset does not hold
+    other = topk.read_run(ReadingSetup(reader, None, ds, {"ref:q2": "Mars is red."}, k=1, union="freq",
+                                       progress=False), {"q2": [("ref:q2", 1.0)]}, ["q2"], system="ref")
+    assert other[["answer", "k", "union", "system", "context_chars"]].values.tolist() == [
+        ["mirror", 1, "freq", "ref", len("Mars is red.")]]

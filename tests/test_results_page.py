@@ -162,6 +162,45 @@ def test_pipes_are_escaped(page: str):
     assert line.count(" | ") == 7  # eight cells, the escaped pipe is not a separator
 
 
+@pytest.mark.parametrize(("p", "text"), [
+    (0.0013, "0.0013"),
+    (1.0, "1.0000"),
+    (0.04996, "0.0500"),
+    (0.0001, "0.0001"),  # the smallest p in four decimals
+    (2 * 0.5**40, "1.8e-12"),  # 1.82e-12: two significant digits
+    (4.88e-05, "4.9e-05"),
+    (0.0, "< 0.0001"),  # a p rounded away to four decimals in the record
+    (None, "—"),
+    (float("nan"), "—"),
+    ("", "—"),  # an empty CSV cell
+    ("0.03125", "0.0312"),  # a CSV cell: round half to even on the binary value 0.03125
+])
+def test_p_value_text_by_hand(p, text):
+    from inferqa_utils.present.tables import p_value_text
+
+    assert p_value_text(p) == text
+
+
+def test_markdown_table_by_hand():
+    from inferqa_utils.present.tables import markdown_table
+
+    assert markdown_table(["a", "b | c"], [[1, None], ["x\n  y", ""]]) == [
+        "| a | b \\| c |", "|---|---|", "| 1 | — |", "| x y | — |",
+    ]
+    assert markdown_table(["only"], []) == ["| only |", "|---|"]
+
+
+def test_the_page_prints_p_values_in_one_format(tmp_path: Path):
+    """A record's p (Holm) of 0 (rounded away to four decimals) and of 2e-05 read as the paper runs'
+    section reads them (:func:`inferqa_utils.present.tables.p_value_text`)."""
+    _write(tmp_path, _record("default", [
+        {**_finding("optimal_far_above_pipeline", "holds", "1.00 [0.00, 2.00]"), "p_holm": 0.0},
+        {**_finding("damaging_passages", "holds", "1.00 [0.00, 2.00]"), "p_holm": 2e-05}]))
+    page = rp.render(rp.collect([tmp_path], log=lambda *_: None), ["default"])
+    assert _rows(page, "### `optimal_far_above_pipeline`")["default"][4] == "< 0.0001"
+    assert _rows(page, "### `damaging_passages`")["default"][4] == "2.0e-05"
+
+
 def test_every_paper_cited_in_paper_numbers_has_a_reference():
     from inferqa_utils.measure.paper import load_paper_numbers
 
@@ -626,11 +665,11 @@ def test_a_record_from_before_the_counts_reads_them_from_its_clone(tmp_path: Pat
 
 def test_runner_records_the_cache_sizes_at_the_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from inferqa_utils.core.config import Paths
-    from inferqa_utils.run import runner
+    from inferqa_utils.record import run_dirs
 
-    monkeypatch.setattr(runner, "PATHS", Paths(tmp_path))
+    monkeypatch.setattr(run_dirs, "PATHS", Paths(tmp_path))
     monkeypatch.delenv("INFERQA_LLM_CACHE", raising=False)
-    assert runner.cache_sizes() == {"llm": 0, "embeddings": 0, "indexes": 0, "runs": 0, "datasets": 0}
+    assert run_dirs.cache_sizes() == {"llm": 0, "embeddings": 0, "indexes": 0, "runs": 0, "datasets": 0}
     (tmp_path / ".cache" / "llm" / "kv").mkdir(parents=True)
     (tmp_path / ".cache" / "llm" / "cache.sqlite").write_bytes(b"x" * 10)
     (tmp_path / ".cache" / "llm" / "kv" / "a").write_bytes(b"x" * 5)
@@ -638,7 +677,7 @@ def test_runner_records_the_cache_sizes_at_the_start(tmp_path: Path, monkeypatch
     (tmp_path / "build" / "indexes" / "bm25" / "seg").write_bytes(b"x" * 7)
     (tmp_path / ".cache" / "models").mkdir()
     (tmp_path / ".cache" / "models" / "m.gguf").write_bytes(b"x" * 100)  # models are not a cache of results
-    assert runner.cache_sizes() == {"llm": 15, "embeddings": 0, "indexes": 7, "runs": 0, "datasets": 0}
+    assert run_dirs.cache_sizes() == {"llm": 15, "embeddings": 0, "indexes": 7, "runs": 0, "datasets": 0}
 
 
 def test_the_header_says_whether_every_profile_comes_from_one_run_at_one_commit():

@@ -1,4 +1,4 @@
-"""Runs that cannot mix (inferqa_utils.run.runner, provenance, check, results_page).
+"""Runs that cannot mix (inferqa_utils.run.runner, record.run_dirs, provenance, check, results_page).
 
 A run id is unique even when two runs begin within one second; a run whose notebook raises stops
 there, its manifest says how far it got, ``check`` refuses the tables of the notebooks it did not
@@ -31,6 +31,7 @@ from inferqa_utils import stages
 from inferqa_utils.core import config
 from inferqa_utils.core.config import Paths, profile
 from inferqa_utils.record import provenance as prov
+from inferqa_utils.record import run_dirs
 from inferqa_utils.run import runner
 from inferqa_utils.verdicts import check as chk
 from inferqa_utils.verdicts import results_page as rp
@@ -67,7 +68,7 @@ def _writes(path: Path, value: float) -> str:
 
 
 def _run_dirs(executions: Path) -> list[Path]:
-    return sorted(d for d in executions.iterdir() if runner.RUN_DIR_RE.match(d.name) and not d.is_symlink())
+    return sorted(d for d in executions.iterdir() if run_dirs.RUN_DIR_RE.match(d.name) and not d.is_symlink())
 
 
 # ----------------------------------------------------------------------------- run ids
@@ -76,13 +77,13 @@ def _run_dirs(executions: Path) -> list[Path]:
 def test_two_runs_begun_in_one_second_get_two_folders(tmp_path):
     """Break: ``new_run_dir`` with ``mkdir(exist_ok=True)`` on ``<stamp>-<profile>`` (the old naming):
     the second and third runs get the first one's folder."""
-    folders = [runner.new_run_dir("smoke", tmp_path, SECOND) for _ in range(3)]
+    folders = [run_dirs.new_run_dir("smoke", tmp_path, SECOND) for _ in range(3)]
     assert [f.name for f in folders] == [
         "20261124-080321-smoke", "20261124-080321.2-smoke", "20261124-080321.3-smoke"
     ]
     assert all(f.is_dir() for f in folders)
-    assert runner.new_run_dir("paper-runs", tmp_path, SECOND).name == "20261124-080321-paper-runs"
-    parsed = [runner.RUN_DIR_RE.match(f.name) for f in folders]
+    assert run_dirs.new_run_dir("paper-runs", tmp_path, SECOND).name == "20261124-080321-paper-runs"
+    parsed = [run_dirs.RUN_DIR_RE.match(f.name) for f in folders]
     assert [(m["stamp"], m["seq"], m["profile"]) for m in parsed] == [
         ("20261124-080321", None, "smoke"), ("20261124-080321", "2", "smoke"),
         ("20261124-080321", "3", "smoke"),
@@ -102,7 +103,7 @@ def test_runs_of_one_second_are_ordered_by_their_number(tmp_path):
             "status": "ok", "timings_s": {"04_reading": 1.0, "total": 1.0},
             "notebooks": {"04_reading.ipynb": {"status": "ok"}}}), encoding="utf-8")
     (tmp_path / "latest-smoke").symlink_to(names[0])
-    found = runner.run_manifests("smoke", tmp_path)
+    found = run_dirs.run_manifests("smoke", tmp_path)
     assert [p.parent.name for p, _m in found] == names[::-1]
     assert chk.runs_checked("smoke", tmp_path) == {"04": {"run_id": names[3], "profile": "smoke"}}
     first = [chk._first_run_in_folder(tmp_path / n / "manifest.json") for n in names]
@@ -121,8 +122,9 @@ def test_the_runner_gives_two_runs_begun_in_one_second_their_own_run(tmp_path, m
     _nb(nbdir / "00_a.ipynb", "x = 1", "y = x + 1")
     _nb(nbdir / "01_b.ipynb", "x = 1", "y = x + 2")
     frozen = type("Frozen", (dt.datetime,), {"now": classmethod(lambda cls, tz=None: SECOND)})
-    monkeypatch.setattr(runner, "_dt", types.SimpleNamespace(datetime=frozen))
-    monkeypatch.setattr(runner, "PATHS", Paths(root))
+    monkeypatch.setattr(run_dirs, "_dt", types.SimpleNamespace(datetime=frozen))
+    for module in (runner, run_dirs):
+        monkeypatch.setattr(module, "PATHS", Paths(root))
     monkeypatch.setattr(prov, "PATHS", Paths(root))
     monkeypatch.setenv(config.PROFILE_ENV, "")  # the runner sets it for the kernels: restored after the test
     first = runner.run_notebooks("smoke", notebooks_dir=nbdir, log=lambda s: None)
@@ -141,8 +143,8 @@ def test_the_runner_gives_two_runs_begun_in_one_second_their_own_run(tmp_path, m
     assert one["notebooks_finished"] == ["00_a.ipynb", "01_b.ipynb"] and one["notebooks_not_started"] == []
     assert (two["status"], two["outcome"], two["only"]) == ("ok", "partial", ["01"])
     assert two["notebooks_selected"] == two["notebooks_finished"] == ["01_b.ipynb"]
-    assert runner.describe_outcome(two) == "partial: notebook 01 only"
-    assert [p.parent.name for p, _m in runner.run_manifests("smoke", executions)] == [
+    assert run_dirs.describe_outcome(two) == "partial: notebook 01 only"
+    assert [p.parent.name for p, _m in run_dirs.run_manifests("smoke", executions)] == [
         "20261124-080321.2-smoke", "20261124-080321-smoke"
     ]
 
@@ -277,8 +279,8 @@ def test_two_runs_at_once_in_one_folder_are_told_apart(tmp_path):
     done = _cli(root, "run", "--profile", "smoke", "--only", "02", "--no-projection")
     assert done.returncode == 0, done.stdout + done.stderr
     executions = root / "build" / "executions"
-    (a_path, a), = runner.run_manifests("smoke", executions)
-    (b_path, b), = runner.run_manifests("default", executions)
+    (a_path, a), = run_dirs.run_manifests("smoke", executions)
+    (b_path, b), = run_dirs.run_manifests("default", executions)
     run_a, run_b = a_path.parent.name, b_path.parent.name
     assert (a["status"], b["status"]) == ("ok", "ok")
 
@@ -362,22 +364,22 @@ def test_the_outcome_of_a_manifest_that_does_not_record_one():
     read off the status and the notebooks that finished against those the profile runs.
     Break: ``run_outcome`` calling every ``ok`` run complete (a run of ``--only 04`` included)."""
     smoke = {"status": "ok", "parameters": {"profile": "smoke"}}
-    every = {nb.name: {"status": "ok"} for nb in runner.discover_notebooks()}
-    assert runner.run_outcome({**smoke, "notebooks": every}) == "complete"
+    every = {nb.name: {"status": "ok"} for nb in run_dirs.discover_notebooks()}
+    assert run_dirs.run_outcome({**smoke, "notebooks": every}) == "complete"
     only_04 = {**smoke, "notebooks": {"04_reading.ipynb": {"status": "ok"}}}
-    assert runner.run_outcome(only_04) == "partial"
-    assert runner.describe_outcome(only_04) == "partial: notebook 04 only"
+    assert run_dirs.run_outcome(only_04) == "partial"
+    assert run_dirs.describe_outcome(only_04) == "partial: notebook 04 only"
     imported = {"status": "ok", "notebooks": {"09_paper_runs.ipynb": {"status": "ok"}}}
-    assert runner.run_outcome(imported, "paper-runs") == "complete"  # the profile runs notebook 09 only
+    assert run_dirs.run_outcome(imported, "paper-runs") == "complete"  # the profile runs notebook 09 only
     failed = {"status": "failed in 03_reranking.ipynb", "notebooks": {"02_retrieval.ipynb": {"status": "ok"}}}
-    assert (runner.run_outcome(failed), runner.describe_outcome(failed)) == (
+    assert (run_dirs.run_outcome(failed), run_dirs.describe_outcome(failed)) == (
         "failed", "failed in 03_reranking.ipynb"
     )
-    assert runner.describe_outcome({"status": "running"}) == "not ended (status running)"
-    assert runner.run_outcome({}) == "unknown" and runner.describe_outcome({}) == "outcome not recorded"
-    assert runner.unfinished_notebooks(failed) == []  # no selection recorded: none known unfinished
+    assert run_dirs.describe_outcome({"status": "running"}) == "not ended (status running)"
+    assert run_dirs.run_outcome({}) == "unknown" and run_dirs.describe_outcome({}) == "outcome not recorded"
+    assert run_dirs.unfinished_notebooks(failed) == []  # no selection recorded: none known unfinished
     failed["notebooks"]["03_reranking.ipynb"] = {"status": "failed in 03_reranking.ipynb"}
-    assert runner.unfinished_notebooks(failed) == ["03"]
+    assert run_dirs.unfinished_notebooks(failed) == ["03"]
 
 
 def test_the_results_page_calls_one_run_complete_only_when_its_record_says_so():

@@ -4,6 +4,7 @@ Uses a real notebook written to a temporary folder and executed by papermill.
 """
 
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -80,7 +81,8 @@ def test_a_profile_with_a_notebook_list_runs_only_those():
     """The paper-runs profile (inferqa_utils/core/profiles.yaml) is meant for notebook 09 alone: a run of it
     selects 09, refuses an --only that selects another notebook, and profiles without a list run all."""
     from inferqa_utils.core.config import profile_notebooks
-    from inferqa_utils.run.runner import discover_notebooks, selected_notebooks
+    from inferqa_utils.record.run_dirs import discover_notebooks
+    from inferqa_utils.run.runner import selected_notebooks
 
     assert profile_notebooks("paper-runs") == ["09"] and profile_notebooks("default") is None
     assert [p.stem for p in selected_notebooks(None, None, "paper-runs")] == ["09_paper_runs"]
@@ -174,3 +176,154 @@ def test_a_run_projects_its_time_and_keeps_a_ledger(tmp_path, monkeypatch):
     assert [(s, k) for s, k, _ in segs] == [("00_first", "00.setup"), ("00_first", "00.quickstart"),
                                            ("01_second", "01.setup"), ("01_second", "01.release")]
     assert all(secs >= 0.5 for s, k, secs in segs if not k.endswith("setup"))
+
+
+# ----------------------------------------------------------------------------- the run's three steps
+
+
+def test_a_run_is_planned_and_checked_before_anything_runs(tmp_path):
+    """The plan holds the numbered notebooks, the overrides checked and coerced (``1e-5`` as YAML
+    reads it is a string, taken as the float 1e-05 where the notebook's default is a float), the
+    profile's values under them, and the outcome the run would have; nothing is written.
+    Break: ``plan_run`` keeping the overrides as given (``"1e-5"``)."""
+    from inferqa_utils.run.runner import plan_run
+
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    _nb(nbdir / "00_first.ipynb", "max_questions = 99\nlr = 0.1", "y = 1")
+    _nb(nbdir / "01_second.ipynb", "x = 0", "y = 1")
+    _nb(nbdir / "notes.ipynb", "x = 0", "y = 1")  # not numbered: not planned
+    plan = plan_run("smoke", overrides={"lr": "1e-5"}, notebooks_dir=nbdir)
+    assert [p.name for p in plan.notebooks] == ["00_first.ipynb", "01_second.ipynb"]
+    assert plan.overrides == {"lr": 1e-05} and plan.parameters["lr"] == 1e-05
+    assert plan.parameters["max_questions"] == 4  # the smoke profile's
+    assert (plan.only, plan.kernel_path, plan.scope) == (None, None, "complete")
+    only = plan_run("smoke", only=["01"], notebooks_dir=nbdir)
+    assert [p.name for p in only.notebooks] == ["01_second.ipynb"]
+    assert (only.only, only.scope) == (("01",), "partial")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notebooks"]
+
+
+def test_the_kernel_environment_is_set_for_the_run_and_restored_after(tmp_path, monkeypatch):
+    """Inside: the profile, run id, cost log, ledger and the plugged-in folders before
+    ``PYTHONPATH``; SIGTERM raises KeyboardInterrupt. After, even when the run raised: the run's own
+    variables gone (the notebook's stage included), ``PYTHONPATH`` and the SIGTERM handler as before,
+    this environment's python first on ``PATH`` and the profile kept.
+    Break: restoring ``PYTHONPATH`` only when the run ended normally."""
+    import os
+    import signal
+    import sys
+
+    from inferqa_utils.core.config import PROFILE_ENV
+    from inferqa_utils.llm.costs import COST_LOG_ENV, COST_LOG_NAME, COST_STAGE_ENV
+    from inferqa_utils.record.ledger import LEDGER_ENV, LEDGER_NAME
+    from inferqa_utils.record.provenance import RUN_ID_ENV
+    from inferqa_utils.run.runner import kernel_environment
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("PYTHONPATH", "/before")
+    monkeypatch.setenv(PROFILE_ENV, "")
+    for name in (RUN_ID_ENV, COST_LOG_ENV, COST_STAGE_ENV, LEDGER_ENV):
+        monkeypatch.delenv(name, raising=False)
+    previous = signal.getsignal(signal.SIGTERM)
+    out = tmp_path / "20261124-080321-smoke"
+    with pytest.raises(RuntimeError, match="notebook"), \
+            kernel_environment("smoke", out, f"/plug{os.pathsep}/before"):
+        assert (os.environ[PROFILE_ENV], os.environ[RUN_ID_ENV]) == ("smoke", "20261124-080321-smoke")
+        assert os.environ[COST_LOG_ENV] == str(out / COST_LOG_NAME)
+        assert os.environ[LEDGER_ENV] == str(out / LEDGER_NAME)
+        assert os.environ["PYTHONPATH"] == f"/plug{os.pathsep}/before"
+        handler = signal.getsignal(signal.SIGTERM)
+        assert handler is not previous
+        with pytest.raises(KeyboardInterrupt):
+            handler(signal.SIGTERM, None)
+        os.environ[COST_STAGE_ENV] = "00_first"  # what the executor sets per notebook
+        raise RuntimeError("a notebook failed")
+    assert all(name not in os.environ for name in (RUN_ID_ENV, COST_LOG_ENV, COST_STAGE_ENV, LEDGER_ENV))
+    assert os.environ["PYTHONPATH"] == "/before" and signal.getsignal(signal.SIGTERM) is previous
+    assert os.environ[PROFILE_ENV] == "smoke"
+    assert os.environ["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
+
+
+def test_the_executor_records_each_notebook_and_where_the_run_stopped(tmp_path, monkeypatch):
+    """Three notebooks, the second raising in its kernel (papermill replaced by a copy that writes
+    one results table per notebook): the first is recorded ``ok`` with its table, the second
+    ``failed in 01_b.ipynb``, the third never starts; the ledger marks both executed notebooks and
+    ``latest-smoke`` names the run's folder.
+    Break: recording a notebook only when papermill returned (no ``finally``)."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    from inferqa_utils.core import config
+    from inferqa_utils.core.config import Paths
+    from inferqa_utils.core.errors import NotebookError
+    from inferqa_utils.record import provenance, run_dirs
+    from inferqa_utils.record.ledger import LEDGER_NAME
+    from inferqa_utils.run import runner
+
+    root = tmp_path / "root"
+    nbdir = root / "notebooks"
+    for folder in (nbdir, root / "results"):
+        folder.mkdir(parents=True)
+    for name in ("00_a", "01_b", "02_c"):
+        _nb(nbdir / f"{name}.ipynb", "x = 1", "y = 2")
+    for module in (runner, run_dirs, provenance):
+        monkeypatch.setattr(module, "PATHS", Paths(root))
+    monkeypatch.setenv(config.PROFILE_ENV, "")  # the runner sets it for the kernels: restored after the test
+
+    def execute_notebook(input_path, output_path, **kw):
+        Path(output_path).write_bytes(Path(input_path).read_bytes())
+        stem = Path(input_path).stem
+        (root / "results" / f"{stem}.csv").write_text("system,v\nbm25,1\n")
+        if stem == "01_b":
+            raise PapermillExecutionError(1, 2, "y = 2", "ZeroDivisionError", "division by zero", [])
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute_notebook)
+    out = root / "build" / "executions" / "20261124-080321-smoke"
+    lines: list[str] = []
+    with pytest.raises(NotebookError) as raised:
+        runner.run_notebooks("smoke", out_dir=out, notebooks_dir=nbdir, log=lines.append)
+    assert str(raised.value) == (f"01_b.ipynb: ZeroDivisionError: division by zero; full traceback in "
+                                 f"{out / '01_b.ipynb'}")
+    man = json.loads((out / "manifest.json").read_text())
+    assert (man["status"], man["outcome"]) == ("failed in 01_b.ipynb", "failed")
+    assert (man["notebooks_finished"], man["notebooks_not_started"]) == (["00_a.ipynb"], ["02_c.ipynb"])
+    assert {name: (r["status"], r["outputs"], r["kernel_exit"]) for name, r in man["notebooks"].items()} == {
+        "00_a.ipynb": ("ok", ["results/00_a.csv"], None),
+        "01_b.ipynb": ("failed in 01_b.ipynb", ["results/01_b.csv"], None),
+    }
+    assert sorted(man["timings_s"]) == ["00_a", "01_b", "total"]
+    events = [(r["stage"], r["event"]) for r in map(json.loads, (out / LEDGER_NAME).read_text().splitlines())]
+    assert events == [("00_a", "start"), ("00_a", "end"), ("01_b", "start"), ("01_b", "end")]
+    assert (root / "build" / "executions" / "latest-smoke").readlink() == Path(out.name)
+    assert any(line.startswith("[inferqa] 01_b.ipynb FAILED after ") for line in lines)
+
+
+# ----------------------------------------------------------------------------- component resolvers
+
+
+def test_each_stage_registry_declares_the_resolver_of_its_kind(tmp_path, monkeypatch):
+    """One resolver per kind of component, each the one its stage's registry declares; a built-in
+    name resolves to no plugin, a ``module:function`` spec to its plugin, another kind is refused.
+    Break: the reading stage declaring its resolver under kind ``method``."""
+    from inferqa_utils.beyond.registry import method_spec
+    from inferqa_utils.core import plugins
+    from inferqa_utils.reading.readers import reader_spec
+    from inferqa_utils.rerank.registry import check_reranker
+    from inferqa_utils.retrieval.registry import retriever_spec
+    from inferqa_utils.run.notebook_params import check_component, component_resolvers
+
+    resolvers = component_resolvers()
+    assert {kind: r.resolve for kind, r in resolvers.items()} == {
+        "retriever": retriever_spec, "reranker": check_reranker, "reader": reader_spec, "method": method_spec,
+    }
+    assert set(resolvers) == set(plugins.KINDS)
+    assert check_component("retriever", "bm25") is None and check_component("reader", "few-shot") is None
+    (tmp_path / "resolver_test_plugin.py").write_text("def build(corpus, index_dir):\n    return None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = check_component("retriever", "resolver_test_plugin:build")
+    assert (found.kind.name, found.spec) == ("retriever", "resolver_test_plugin:build")
+    with pytest.raises(ValueError, match="unknown component kind 'scorer'"):
+        check_component("scorer", "x")
+    with pytest.raises(ValueError, match="unknown component kind 'scorer'"):
+        plugins.ComponentResolver("scorer", retriever_spec)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from inferqa_utils.ir.runs import ids_to_run_list, merge_head_tail, rank_by_score, ranked_ids, sort_scored
+from inferqa_utils.ir.runs import ids_to_run_list, merge_head_tail, ranked_ids, sort_scored
 
 RUN = {"q": [("a", 3.0), ("b", 2.0), ("c", 1.0)]}
 
@@ -16,16 +16,9 @@ def test_ranked_ids():
     assert ranked_ids(RUN, "missing") == [] and ranked_ids(RUN, "missing", 3) == []
 
 
-def test_ids_to_run_list_and_rank_by_score():
+def test_ids_to_run_list():
     assert ids_to_run_list(["x", "y"]) == [("x", 2.0), ("y", 1.0)]
     assert ids_to_run_list([]) == []
-    # ties by position in ``order``; ids not in it after, by id
-    assert rank_by_score({"a": 1.0, "b": 2.0, "c": 1.0}, order=["c", "a"]) == [
-        ("b", 2.0),
-        ("c", 1.0),
-        ("a", 1.0),
-    ]
-    assert rank_by_score({"z": 1.0, "y": 1.0, "x": 1.0}, order=["z"]) == [("z", 1.0), ("x", 1.0), ("y", 1.0)]
 
 
 def test_sort_scored_keeps_input_order_on_ties():

@@ -1,5 +1,5 @@
-"""The stage contract (inferqa_utils.stages): every result table and run is named, placed and read
-through its registry, by the notebooks and by every module that reads an earlier stage."""
+"""The stage contract (inferqa_utils.stages): every result table, figure and run is named, placed
+and read through its registry, by the notebooks and by every module that reads an earlier stage."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from inferqa_utils import stages
 from inferqa_utils.core.config import PATHS, PROFILE_ENV
 from inferqa_utils.core.errors import DataFormatError, MissingInputError, UnknownNameError
 from inferqa_utils.paper_runs import export as paper_runs_export
-from inferqa_utils.run.runner import discover_notebooks
-from inferqa_utils.stages import TABLES, Corpus, Stage
+from inferqa_utils.record.run_dirs import discover_notebooks
+from inferqa_utils.stages import FIGURES, TABLES, Corpus, Stage
 from inferqa_utils.verdicts import check
 
 PKG = Path(inferqa_utils.__file__).parent
@@ -77,6 +77,23 @@ FILES = {
     "paper_runs_import": "09_D_S_import.json",
 }
 
+#: every figure's file for dataset ``D``: the names on disk, pinned
+FIGURE_FILES = {
+    "convergence": "01_D_convergence_kept_vs_dropped.png",
+    "labels_by_hints": "01_D_labels_by_hints.png",
+    "hit_curves": "02_D_hit_curves.png",
+    "reranking": "03_D_reranking.png",
+    "em_settings": "04_D_em_settings.png",
+    "hints_distribution": "04_D_hints_distribution.png",
+    "finetuning": "05_D_finetuning.png",
+    "em_acem_curves": "06_D_em_acem_curves.png",
+    "passage_types": "06_D_passage_types.png",
+    "probes": "06_D_probes.png",
+    "ser": "06_D_ser.png",
+    "beyond_report": "07_D_report.png",
+    "yours_compared": "08_D_compared.png",
+}
+
 #: stages whose notebook writes its tables through one package function rather than ``to_csv``
 #: cells: the function, and the registry tables it writes. Stage 09's tables are the import of the
 #: paper's released runs, which ``python -m inferqa_utils paper-runs import`` writes without the
@@ -110,9 +127,12 @@ def _strings(tree: ast.AST, skip_docstrings: bool = False) -> list[str]:
 
 
 def _spells_an_output(text: str) -> bool:
-    """A literal that names a result file, a run file or a producing notebook (the registry's job)."""
+    """A literal that names a result file, a figure file, a run file or a producing notebook (the
+    registry's job)."""
+    numbered = re.search(r"(^|[^\w])0\d_", text) is not None  # <NN>_…, a stage's file
     return (any(stem in text for stem in stages.NOTEBOOKS.values()) or ".trec" in text or "results/" in text
-            or (".csv" in text and re.search(r"(^|[^\w])0\d_", text) is not None))
+            or "figures/" in text or re.match(r"0\d_", text) is not None
+            or (numbered and (".csv" in text or ".png" in text)))
 
 
 def _stages_attribute(node: ast.AST) -> str | None:
@@ -120,6 +140,13 @@ def _stages_attribute(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "stages":
         return node.attr
     return None
+
+
+def _method_calls(nb: Path, method: str) -> list[tuple[str | None, ast.Call]]:
+    """Every call ``<x>.<method>(…)`` in the notebook's code cells, with ``NAME`` when ``<x>`` is
+    ``stages.NAME`` (else None)."""
+    return [(_stages_attribute(n.func.value), n) for tree in _code_cells(nb) for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == method]
 
 
 # ----------------------------------------------------------------------------- the registry
@@ -141,6 +168,60 @@ def test_table_files_are_the_names_on_disk():
         stages.RETRIEVAL_METRICS.file("D")
     with pytest.raises(UnknownNameError, match="reading_em"):
         stages.table("reading-em")
+
+
+def test_figure_files_are_the_names_on_disk():
+    """The figure registry's keys and the file names they give (``<KEY>_FIGURE`` the constant)."""
+    assert {key: f.file("D") for key, f in FIGURES.items()} == FIGURE_FILES
+    assert all(getattr(stages, f"{key.upper()}_FIGURE") is f for key, f in FIGURES.items())
+    assert stages.PASSAGE_TYPES_FIGURE.path("embedded") == PATHS.figures / "06_embedded_passage_types.png"
+    assert stages.HIT_CURVES_FIGURE.path("d", Path("/x")) == Path("/x/02_d_hit_curves.png")
+    assert stages.BEYOND_REPORT_FIGURE.notebook == "07_beyond"
+    assert [f.key for f in stages.figures_of(Stage.READING)] == ["em_settings", "hints_distribution"]
+    with pytest.raises(ValueError, match="per dataset"):
+        stages.SER_FIGURE.file()
+
+
+def test_a_figure_is_saved_under_its_registry_name(tmp_path):
+    """:meth:`Figure.save` writes what ``save_figure`` writes under the registry's file name."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from inferqa_utils.present.figures import save_figure
+
+    fig, ax = plt.subplots(figsize=(2, 1.5))
+    ax.plot([0, 1, 2], [2, 0, 1])
+    path = stages.PROBES_FIGURE.save(fig, "mine", tmp_path / "figs")
+    assert path == tmp_path / "figs" / "06_mine_probes.png"
+    assert path.read_bytes() == save_figure(fig, "by_hand", tmp_path).read_bytes()
+    plt.close(fig)
+
+
+def test_a_table_is_written_as_to_csv_writes_it(tmp_path):
+    """:meth:`Table.write` gives the bytes of ``DataFrame.to_csv`` with the same ``index``: floats
+    as pandas writes them, the index's name first when the index is written."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame({"run": ["bm25", "e5", "x,y"], "Hit@10": rng.random(3) * 100,
+                       "n": [3, 2, 1], "p": [1e-12, float("nan"), 0.1 + 0.2]}).set_index("run")
+    for index in (True, False):
+        path = stages.RETRIEVAL_METRICS.write(df, "D", "S", index=index, folder=tmp_path / str(index))
+        assert path == tmp_path / str(index) / "02_D_S_retrieval.csv"
+        df.to_csv(tmp_path / "by_hand.csv", index=index)
+        assert path.read_bytes() == (tmp_path / "by_hand.csv").read_bytes()
+    assert (tmp_path / "True" / "02_D_S_retrieval.csv").read_text().splitlines()[0] == "run,Hit@10,n,p"
+    assert (tmp_path / "False" / "02_D_S_retrieval.csv").read_text().splitlines()[0] == "Hit@10,n,p"
+    default = stages.QUICKSTART_ANSWERS.write(df, folder=tmp_path)  # to_csv's default: with the index
+    assert default.name == "00_quickstart_answers.csv"
+    assert default.read_bytes() == (tmp_path / "True" / "02_D_S_retrieval.csv").read_bytes()
+    with pytest.raises(ValueError, match="per split"):
+        stages.RETRIEVAL_METRICS.write(df, "D", folder=tmp_path)
+    with pytest.raises(ValueError, match="json"):
+        stages.PAPER_RUNS_IMPORT.write(df, "D", "S", folder=tmp_path)
 
 
 def test_one_corpus_vocabulary():
@@ -203,27 +284,17 @@ def test_load_run_restricts_to_the_questions_and_checks_the_passages():
 
 @pytest.mark.parametrize("nb", NOTEBOOK_FILES, ids=[p.stem for p in NOTEBOOK_FILES])
 def test_every_table_a_notebook_writes_is_its_registry_table(nb: Path):
-    """Each ``to_csv`` of a notebook writes to ``stages.<TABLE>.path(…)`` of a table of its own
-    stage, and the notebook writes every table the registry gives its stage — or, for a stage of
+    """A notebook writes its tables with ``stages.<TABLE>.write(…)`` (no ``to_csv``), each a table
+    of its own stage, and writes every table the registry gives its stage — or, for a stage of
     :data:`WRITTEN_BY_THE_PACKAGE`, calls the package function that writes exactly those tables
     (each through its registry constant) and writes none itself."""
-    written, stray = set(), []
-    for tree in _code_cells(nb):
-        for node in ast.walk(tree):
-            if not (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "to_csv"
-            ):
-                continue
-            target = node.args[0] if node.args else None
-            const = (_stages_attribute(target.func.value) if isinstance(target, ast.Call)
-                     and isinstance(target.func, ast.Attribute) and target.func.attr == "path" else None)
-            table = TABLES.get(const.lower()) if const else None
-            if table is None or getattr(stages, const) is not table or table.stage != nb.stem[:2]:
-                stray.append(ast.unparse(node)[:120])
-            else:
-                written.add(table.key)
+    written, stray = set(), [ast.unparse(n)[:120] for _, n in _method_calls(nb, "to_csv")]
+    for const, node in _method_calls(nb, "write"):
+        table = TABLES.get(const.lower()) if const else None
+        if table is None or getattr(stages, const) is not table or table.stage != nb.stem[:2]:
+            stray.append(ast.unparse(node)[:120])
+        else:
+            written.add(table.key)
     assert not stray, f"{nb.name} writes tables outside the registry of its stage: {stray}"
     own = {t.key for t in stages.tables_of(nb.stem[:2])}
     if nb.stem[:2] in WRITTEN_BY_THE_PACKAGE:
@@ -235,6 +306,25 @@ def test_every_table_a_notebook_writes_is_its_registry_table(nb: Path):
         assert all(TABLES[t.key] is t for t in tables())
     else:
         assert written == own, nb.name
+
+
+@pytest.mark.parametrize("nb", NOTEBOOK_FILES, ids=[p.stem for p in NOTEBOOK_FILES])
+def test_every_figure_a_notebook_saves_is_its_registry_figure(nb: Path):
+    """A notebook saves its figures with ``stages.<KEY>_FIGURE.save(…)`` (never ``save_figure`` with
+    a name of its own), each a figure of its own stage, and saves every figure the registry gives
+    its stage."""
+    names = {n.id for tree in _code_cells(nb) for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assert "save_figure" not in names, f"{nb.name} names a figure itself: save it through stages.FIGURES"
+    saved, stray = set(), []
+    for const, node in _method_calls(nb, "save"):
+        figure = getattr(stages, const, None) if const else None
+        if not isinstance(figure, stages.Figure) or FIGURES.get(figure.key) is not figure \
+                or figure.stage != nb.stem[:2]:
+            stray.append(ast.unparse(node)[:120])
+        else:
+            saved.add(figure.key)
+    assert not stray, f"{nb.name} saves figures outside the registry of its stage: {stray}"
+    assert saved == {f.key for f in stages.figures_of(nb.stem[:2])}, nb.name
 
 
 @pytest.mark.parametrize("nb", NOTEBOOK_FILES, ids=[p.stem for p in NOTEBOOK_FILES])

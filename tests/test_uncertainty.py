@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -57,22 +56,24 @@ def test_holm_hand_checked():
     assert holm([]) == []
 
 
-# ----------------------------------------------------------------------------- ranx run comparison
+# ----------------------------------------------------------------------------- run comparison
 
 QRELS = {"q1": {"a": 2, "b": 1, "z": 0}, "q2": {"c": 1}, "q3": {"d": 2}, "q4": {"e": 0}}
 R1 = {"q1": [("x", 3.0), ("a", 2.0), ("b", 1.0)], "q2": [("x", 2.0), ("c", 1.0)], "q3": [("y", 1.0)]}
 R2 = {"q1": [("a", 1.0), ("x", 3.0)], "q2": [("c", 2.0), ("x", 1.0)], "q3": [("d", 1.0)], "q4": [("e", 1.0)]}
 
 
-def test_compare_runs_per_question_equals_ir_measures_and_hand_values():
+def test_compare_runs_per_question_equals_per_query_and_hand_values():
     from inferqa_utils.measure.metrics import per_query
     from inferqa_utils.measure.uncertainty import compare_runs
 
     table, long = compare_runs({"r1": R1, "r2": R2}, QRELS, metrics=("Hit@1", "nDCG@10", "MRR@10"))
     for name, run in (("r1", R1), ("r2", R2)):
-        ref = per_query(run, QRELS, 1, ["Hit@1", "nDCG@10", "MRR@10"]).dropna()
-        got = long[long["system"] == name].pivot_table(index="qid", columns="measure", values="value")
-        assert np.allclose(got.loc[ref.index, ref.columns].to_numpy(), ref.to_numpy())
+        ref = per_query(run, QRELS, 1, ["Hit@1", "nDCG@10", "MRR@10"])
+        for m in ref.columns:  # the questions that count, in sorted order, with per_query's values
+            got = long[(long["system"] == name) & (long["measure"] == m)]
+            assert got["qid"].tolist() == sorted(ref[m].dropna().index)
+            assert got["value"].tolist() == ref[m].dropna().sort_index().tolist()
     # q4 (no label > 0) counts nowhere; r1 q1: a (label 2) at rank 2, b (label 1) at rank 3:
     # DCG = 3/log2(3) + 1/log2(4) = 2.3928, IDCG = 3 + 1/log2(3) = 3.6309 → 0.6590 (the list order is the
     # ranking)
@@ -90,7 +91,7 @@ def test_compare_runs_per_question_equals_ir_measures_and_hand_values():
     assert means == [43.0, 33.33, 94.21, 100.0]
     assert (table.loc["r2", "ΔnDCG@10"], table.loc["r2", "ΔMRR@10"]) == (51.21, 66.67)
     # every measure: 3 discordant questions, all in r2's favour: of the 2^3 sign flips only the data
-    # itself is as extreme, exact two-sided p = 2 · 1/8 = 0.25 (ranx: Monte Carlo); Holm over the
+    # itself is as extreme, exact two-sided p = 2 · 1/8 = 0.25; Holm over the
     # table's 3 comparisons: 3 · 0.25 = 0.75, then max(0.75, 2 · 0.25), max(0.75, 0.25) → 0.75 each
     for m in ("Hit@1", "nDCG@10", "MRR@10"):
         assert (table.loc["r2", f"p {m}"], table.loc["r2", f"p_holm {m}"]) == (0.25, 0.75), m
@@ -113,6 +114,26 @@ def test_compare_runs_significant_difference_is_marked():
         shown.loc["good", "Hit@1"] == "100.0 [100.0, 100.0]*"
         and shown.loc["bad", "Hit@1"] == "0.0 [0.0, 0.0]"
     )
+
+
+def test_compare_runs_missing_questions_and_metrics_nobody_counts():
+    from inferqa_utils.measure.uncertainty import compare_runs
+
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 0}}
+    # "empty" lacks every question: each question that counts scores 0 there
+    table, long = compare_runs({"full": {"q1": [("a", 1.0)], "q2": [("b", 1.0)]}, "empty": {}}, qrels,
+                               metrics=("Hit@1", "Recall@1"), threshold=2)
+    # threshold 2: no question has a label-2 passage, so no metric counts any question
+    assert table.loc["full", "n Hit@1"] == 0 and pd.isna(table.loc["empty", "Hit@1"]) and long.empty
+    assert "p Hit@1" not in table.columns
+    table, long = compare_runs({"full": {"q1": [("a", 1.0)], "q2": [("b", 1.0)]}, "empty": {}}, qrels,
+                               metrics=("Hit@1",))
+    assert (table.loc["full", "Hit@1"], table.loc["empty", "Hit@1"], table.loc["empty", "n Hit@1"]) == (
+        100.0, 0.0, 2
+    )
+    assert long[long["system"] == "empty"][["qid", "value"]].values.tolist() == [["q1", 0.0], ["q2", 0.0]]
+    # two discordant questions: of the 4 sign flips, 2 are as extreme → p = 0.5
+    assert table.loc["empty", "p Hit@1"] == 0.5
 
 
 def with_intervals_of(table):

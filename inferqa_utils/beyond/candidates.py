@@ -34,6 +34,7 @@ Cost: ``pool`` short reader calls per question (cached), one batch of ``top_c`` 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..answering.prompts import NO_ANSWER, reader_messages
@@ -41,7 +42,7 @@ from ..answering.reader import KnownAnswers, read
 from ..ir.runs import ids_to_run_list, ranked_ids
 from ..ir.textnorm import fold_accents, normalize_answer
 from ..ir.trec import Run
-from .common import cached_method, method_key
+from .common import MethodResult, MethodSetup, cached_method, method_key
 
 if TYPE_CHECKING:
     import numpy as np
@@ -123,24 +124,34 @@ def _llm_support(reader: LLM, question: str, pids: Sequence[str], corpus: Mappin
             for p, lps in zip(pids, out, strict=True)}
 
 
+@dataclass(frozen=True)
+class CandidateSupportParams:
+    """The parameters of a candidate-support run (module docstring)."""
+
+    #: first-stage passages the reader probes per question
+    pool: int = 10
+    #: consensus candidates kept
+    top_c: int = 3
+    #: passages of the run per question (the first stage's top ``depth`` reordered)
+    depth: int = 100
+    #: λ, the weight of the agreement score (0: dense support only)
+    agreement_weight: float = 1.0
+    #: the support score: ``"dense"`` (bi-encoder) or ``"llm"`` (the reader's answer likelihood)
+    support: str = "dense"
+
+
 def candidate_support_run(
-    questions: Mapping[str, str],
-    first: Run,
-    corpus: Mapping[str, str],
-    reader: LLM,
-    embedder: Embedder,
-    pool: int = 10,
-    top_c: int = 3,
-    depth: int = 100,
-    agreement_weight: float = 1.0,
-    support: str = "dense",
-    progress: bool = True,
+    questions: Mapping[str, str], first: Run, corpus: Mapping[str, str], reader: LLM, embedder: Embedder,
+    params: CandidateSupportParams = CandidateSupportParams(), progress: bool = True,
     known: KnownAnswers | None = None,
 ) -> tuple[Run, dict[str, Any]]:
     """CSR over ``first`` (module docstring). Returns the run (rank-based scores) and, per question,
     the probe answers of the pool and the weighted candidates. Probe readings in ``known`` (the
     build's own readings of the same passages) are not read again."""
     import numpy as np
+
+    pool, top_c, depth, support = params.pool, params.top_c, params.depth, params.support
+    agreement_weight = params.agreement_weight
 
     if support not in ("dense", "llm"):
         raise ValueError(f"support must be 'dense' or 'llm', got {support!r}")
@@ -177,15 +188,20 @@ def candidate_support_run(
 VERSION = 1
 
 
-def csr_method(name: str, questions: Mapping[str, str], first: Run, corpus: Mapping[str, str], reader: LLM,
-               embedder: Embedder, out_dir: Any = None, **kw: Any) -> Any:
-    """:func:`candidate_support_run` as one cached method run (keywords as there)."""
+def csr_method(name: str, setup: MethodSetup, first: Run, reader: LLM, embedder: Embedder,
+               known: KnownAnswers | None = None, **params: Any) -> MethodResult:
+    """:func:`candidate_support_run` over the questions of ``setup`` as one cached method run
+    (``params``: fields of :class:`CandidateSupportParams` by keyword; the run's key names the ones
+    given, the others take their defaults)."""
 
+    questions, corpus = setup.questions, setup.corpus
     first = {q: first.get(q, []) for q in questions}
+    p = CandidateSupportParams(**params)
     key = method_key(
         name, corpus, questions, VERSION, first=first, reader=reader.identity, embedder=embedder.identity,
-        **{k: v for k, v in kw.items() if k not in ("progress", "known")},
+        **params,
     )
-    return cached_method(name, out_dir, key,
-                         lambda: candidate_support_run(questions, first, corpus, reader, embedder, **kw),
+    return cached_method(name, setup.out_dir, key,
+                         lambda: candidate_support_run(questions, first, corpus, reader, embedder, p,
+                                                       progress=setup.progress, known=known),
                          len(questions), [reader])

@@ -1,6 +1,6 @@
-"""Shared plumbing of the notebook-07 methods: sentence splitting, the method's reranker from a
-short spec (asked of :mod:`inferqa_utils.rerank.registry`), and method runs cached on disk with
-their cost.
+"""Shared plumbing of the notebook-07 methods: what every method run is given (:class:`MethodSetup`),
+sentence splitting, the method's reranker from a short spec (asked of
+:mod:`inferqa_utils.rerank.registry`), and method runs cached on disk with their cost.
 
 A *method run* is computed once and stored as an artifact (:func:`inferqa_utils.core.artifacts.cached`):
 ``<out_dir>/<name>.trec`` plus a stamp ``<name>.trec.stamp.json`` holding its key
@@ -31,6 +31,21 @@ if TYPE_CHECKING:
 
 #: schema of a method run's key (:func:`method_key`); a method's own logic changes bump its ``version``
 METHOD_SCHEMA = 2
+
+
+# ----------------------------------------------------------------------------- what a method is given
+
+@dataclass(frozen=True)
+class MethodSetup:
+    """What every notebook-07 method run is given: the questions it ranks passages for (qid → text;
+    their sha256 is part of the run's key, :func:`method_key`), the corpus it ranks (pid → text),
+    the folder its run is cached in (``None``: computed, not stored) and whether its LLM batches
+    show progress bars. The method's models and parameters are its own arguments."""
+
+    questions: Mapping[str, str]
+    corpus: Mapping[str, str]
+    out_dir: str | Path | None = None
+    progress: bool = True
 
 
 # ----------------------------------------------------------------------------- text helpers

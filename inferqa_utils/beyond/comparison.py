@@ -3,7 +3,8 @@
 One row per system: its kind (retriever / reranker / method / oracle), the paper 000 §4, §5.1–5.2 retrieval
 metrics at relevance label ≥ ``threshold`` (through :func:`inferqa_utils.measure.metrics.evaluate`), the
 reader's strict EM and judged accuracy at top-``k`` with Union_norm (paper 000 §5.4, through
-:func:`inferqa_utils.reading.topk.read_run`) and the cost in seconds per query:
+:func:`inferqa_utils.reading.topk.read_runs`; :func:`read_report`) and the cost in seconds per query
+(:func:`report_systems`):
 
 * notebook-02 retrievers: the seconds per query of the cached run's cost record
   (:class:`inferqa_utils.core.artifacts.Cost`; query time only, corpus encoding/indexing excluded);
@@ -19,6 +20,7 @@ Costs were measured on whatever else the machine was running at the time.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import stages
@@ -26,13 +28,13 @@ from ..core import artifacts
 from ..ir.trec import Run
 from ..measure.metrics import evaluate
 from ..reading.topk import read_runs
+from .common import MethodResult
+from .decomposition import read_cot
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..answering.reader import KnownAnswers
-    from ..ir.datamodel import Dataset
-    from ..llm.base import LLM
+    from ..reading.setup import ReadingSetup
 
 REPORT_METRICS = ("Hit@1", "Hit@5", "Hit@10", "Recall@10", "MRR@100", "nDCG@10", "nDCG@100")
 KINDS = ("retriever", "reranker", "method", "oracle")
@@ -74,17 +76,79 @@ def baseline_costs(dataset_name: str, split: str, names: Sequence[str],
     return out
 
 
-def read_systems(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Run], qids: Sequence[str],
-                 k: int = 3, union: str = "norm", corpus: Mapping[str, str] | None = None,
-                 progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
-    """Per-question answers of every run read at top-``k`` with ``union``: all systems in one reader
-    batch and one judge batch (:func:`inferqa_utils.reading.topk.read_runs`)."""
-    return read_runs(
-        reader, judge, ds, runs, list(qids),
-        ks=(k,),
-        unions=(union,),
-        corpus=corpus, progress=progress, known=known,
-    )
+def baseline_kinds(retrievers: Sequence[str], first_stage: str, rerankers: Sequence[str],
+                   oracle: str | None = None) -> dict[str, str]:
+    """``{run name: kind}`` of the report's baselines, in report order: each notebook-02 retriever
+    (``retriever``), ``first_stage`` reranked by each notebook-03 reranker (``reranker``,
+    :func:`inferqa_utils.stages.reranked_name`) and the ``oracle`` run (``oracle``)."""
+    kinds = {name: "retriever" for name in retrievers}
+    kinds.update({stages.reranked_name(first_stage, r): "reranker" for r in rerankers})
+    if oracle:
+        kinds[oracle] = "oracle"
+    return kinds
+
+
+#: what the name of a method read by the CoT reader adds: ``<method> + CoT reader``
+COT_READER = " + CoT reader"
+
+
+@dataclass
+class ReportSystems:
+    """The systems of the report, by name: each one's run, kind and seconds per query (module
+    docstring), and the systems that read another system's run with the CoT reader (name → that
+    system; they share its run's retrieval metrics and its cost)."""
+
+    runs: dict[str, Run]
+    kinds: dict[str, str]
+    costs: dict[str, float | None]
+    cot_systems: dict[str, str] = field(default_factory=dict)
+
+
+def report_systems(dataset_name: str, split: str, baselines: Mapping[str, Run], kinds: Mapping[str, str],
+                   methods: Sequence[MethodResult], first_stages: Mapping[str, str] | None = None,
+                   cot_of: str | None = None) -> ReportSystems:
+    """The baselines (stored runs and their ``kinds``, :func:`baseline_kinds`) and the notebook-07
+    ``methods`` (kind ``method``) with their costs: a baseline's from its stored cost record
+    (:func:`baseline_costs`), a method's from its result plus the cost of the notebook-02 run it
+    starts from (``first_stages``: method name → run name; :func:`method_costs`). With ``cot_of``
+    (a method's name), the system ``<cot_of> + CoT reader`` reads that method's run with the CoT
+    reader, at its cost."""
+    by_name = {m.name: m for m in methods}
+    first_stages = dict(first_stages or {})
+    runs = {**baselines, **{name: m.run for name, m in by_name.items()}}
+    all_kinds = {**kinds, **{name: "method" for name in by_name}}
+    first_costs = baseline_costs(dataset_name, split, [*baselines, *first_stages.values()])
+    costs = {**first_costs,
+             **method_costs(by_name, {name: first_costs.get(run) for name, run in first_stages.items()})}
+    cot_systems = {}
+    if cot_of is not None:
+        cot = f"{cot_of}{COT_READER}"
+        cot_systems[cot] = cot_of
+        costs[cot] = costs[cot_of]
+        all_kinds[cot] = "method"
+    return ReportSystems(runs, all_kinds, costs, cot_systems)
+
+
+def read_report(setup: ReadingSetup, systems: ReportSystems, qids: Sequence[str]) -> pd.DataFrame:
+    """Per-question answers of every system of the report: every run read at top-``setup.k`` with
+    ``setup.union``, all systems in one reader batch and one judge batch
+    (:func:`inferqa_utils.reading.topk.read_runs`; answers in ``setup.known`` reused), then each CoT
+    system's run read by the CoT reader (:func:`~inferqa_utils.beyond.decomposition.read_cot`)."""
+    import pandas as pd
+
+    frames = [read_runs(setup, systems.runs, list(qids))]
+    for name, of in systems.cot_systems.items():
+        frames.append(read_cot(setup, systems.runs[of], qids, system=name))
+    return pd.concat(frames, ignore_index=True)
+
+
+def em_comparison(answers: pd.DataFrame, table: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Strict EM (%) of every system of ``table`` with its 95 % bootstrap interval and, against
+    ``baseline``, the paired difference, its interval, p and Holm
+    (:func:`inferqa_utils.measure.uncertainty.answers_comparison` of ``answers``)."""
+    from ..measure.uncertainty import answers_comparison
+
+    return answers_comparison(answers[answers["system"].isin(table.index)], baseline=baseline)
 
 
 def report_table(
@@ -99,7 +163,7 @@ def report_table(
 ) -> pd.DataFrame:
     """One row per system (index ``system``): ``kind``, the retrieval ``metrics`` in % at label ≥
     ``threshold``, ``EM`` / ``judged`` / ``no_answer`` in % (from ``answers``, the per-question frame
-    of :func:`read_systems`, possibly with extra systems such as a CoT reader), ``seconds/query``.
+    of :func:`read_report`), ``seconds/query``.
 
     ``retrieval_of`` maps a system that only differs in the reader (e.g. ``"decomposition + CoT
     reader"``) to the run whose retrieval metrics it shares."""
@@ -209,17 +273,6 @@ def plot_report(table: pd.DataFrame, title: str, columns: Sequence[str] = ("nDCG
     fig.suptitle(title)
     fig.tight_layout()
     return fig
-
-
-def top1_hint_counts(ds: Dataset, runs: Mapping[str, Run], qids: Sequence[str]) -> dict[str, float]:
-    """Mean number of hints of each run's rank-1 passage (built passages only; paper Fig. 6)."""
-    out = {}
-    for name, run in runs.items():
-        ns = [
-            ds.passages[lst[0][0]].n_hints for q in qids if (lst := run.get(q)) and lst[0][0] in ds.passages
-        ]
-        out[name] = round(sum(ns) / len(ns), 3) if ns else float("nan")
-    return out
 
 
 def method_costs(

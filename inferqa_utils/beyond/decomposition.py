@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..answering.prompts import READER_FEWSHOT
@@ -33,15 +34,15 @@ from ..ir.runs import ids_to_run_list
 from ..ir.trec import Run
 from ..llm.embeddings import load_embedder
 from ..retrieval.fusion import identity_of, interleave_lists
-from .common import cached_method, method_key, reranker_identity, split_sentences
+from .common import MethodResult, MethodSetup, cached_method, method_key, reranker_identity, split_sentences
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from ..ir.datamodel import Dataset
     from ..llm.base import LLM, Messages
     from ..llm.embeddings import Embedder
+    from ..reading.setup import ReadingSetup
     from ..rerank.base import Reranker
 
 #: (question, sub-questions): our own decompositions of quiz questions whose entities appear in none
@@ -234,12 +235,36 @@ def _search_each(retriever: Any, queries: Mapping[str, str], k: int) -> Run:
     return out
 
 
+@dataclass(frozen=True)
+class DecompositionParams:
+    """The parameters of a decomposition run (module docstring; ``paper:`` the seed paper's value)."""
+
+    #: in-context decomposition examples (paper: 5)
+    n_examples: int = 3
+    #: how they are chosen: ``"static"`` (the first of the bank) or ``"knn"`` (nearest bank questions)
+    selection: str = "static"
+    #: sub-questions kept per question
+    max_sub: int = 3
+    #: passages pooled per query list (paper StrategyQA: 5)
+    k_per: int = 3
+    #: BM25 depth per query (paper: 1000)
+    retrieve_depth: int = 100
+    #: passages reranked per query (when there is a reranker)
+    rerank_depth: int = 10
+    #: passages of the pooled run per question
+    depth: int = 100
+    #: whether the question itself is searched besides its sub-questions
+    include_original: bool = True
+
+
 def decomposition_run(questions: Mapping[str, str], subquestions: Mapping[str, Sequence[str]], retriever: Any,
-                      corpus: Mapping[str, str], k_per: int = 5, depth: int = 100, retrieve_depth: int = 100,
-                      reranker: Reranker | None = None, rerank_depth: int = 10,
-                      include_original: bool = True) -> Run:
+                      corpus: Mapping[str, str], reranker: Reranker | None = None,
+                      params: DecompositionParams = DecompositionParams()) -> Run:
     """The pooled run (steps 2–3 of the module docstring). ``retriever`` has ``search(queries, k)``
-    (e.g. ``make_retriever("bm25s", corpus)``)."""
+    (e.g. ``make_retriever("bm25s", corpus)``); ``params.k_per``, ``depth``, ``retrieve_depth``,
+    ``rerank_depth`` and ``include_original`` apply."""
+    k_per, depth, rerank_depth = params.k_per, params.depth, params.rerank_depth
+    retrieve_depth, include_original = params.retrieve_depth, params.include_original
     flat: dict[str, str] = {}
     per_q: dict[str, list[str]] = {}
     for qid, text in questions.items():
@@ -322,14 +347,15 @@ def parse_cot(reply: str) -> tuple[str, str]:
     return evidence, postprocess(ans)
 
 
-def read_cot(llm: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[str], k: int = 3,
-             corpus: Mapping[str, str] | None = None, max_tokens: int = 128, system: str = "",
-             progress: bool = True) -> pd.DataFrame:
-    """Read each question's top-``k`` passages of ``run`` with the CoT reader and score the answers
-    (strict EM and judged, :func:`inferqa_utils.answering.scoring.score_answers`). Columns as
+def read_cot(setup: ReadingSetup, run: Run, qids: Sequence[str], max_tokens: int = 128,
+             system: str = "") -> pd.DataFrame:
+    """Read each question's top-``setup.k`` passages of ``run`` (their text in ``setup.corpus``) with
+    ``setup.reader`` as the CoT reader and score the answers (strict EM and judged by
+    ``setup.judge``, :func:`inferqa_utils.answering.scoring.score_answers`). Columns as
     :func:`inferqa_utils.reading.topk.read_run` (``union = "docs"``) plus ``raw`` and ``evidence``."""
 
-    corpus = corpus if corpus is not None else {pid: p.text for pid, p in ds.passages.items()}
+    llm, judge, ds, k, progress = setup.reader, setup.judge, setup.dataset, setup.k, setup.progress
+    corpus = setup.corpus if setup.corpus is not None else {pid: p.text for pid, p in ds.passages.items()}
     qids = list(qids)
     docs = [[corpus[pid] for pid, _ in run.get(q, [])[:k]] for q in qids]
     msgs = [cot_messages(ds.questions[q].question, d) for q, d in zip(qids, docs, strict=True)]
@@ -347,32 +373,29 @@ def read_cot(llm: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[
 VERSION = 1
 
 
-def decomposition_method(name: str, questions: Mapping[str, str], corpus: Mapping[str, str], llm: LLM,
-                         retriever: Any, reranker: Reranker | None = None, out_dir: Any = None, *,
-                         n_examples: int = 3, selection: str = "static", max_sub: int = 3, k_per: int = 3,
-                         retrieve_depth: int = 100, rerank_depth: int = 10, depth: int = 100,
-                         include_original: bool = True, progress: bool = True) -> Any:
-    """Decompose + retrieve + pool as one cached method run
-    (:func:`~inferqa_utils.beyond.common.cached_method`); details: per question the sub-questions,
-    the raw reply and the example indices."""
+def decomposition_method(name: str, setup: MethodSetup, llm: LLM, retriever: Any,
+                         reranker: Reranker | None = None, **params: Any) -> MethodResult:
+    """Decompose + retrieve + pool the questions of ``setup`` as one cached method run
+    (:func:`~inferqa_utils.beyond.common.cached_method`; ``params``: the fields of
+    :class:`DecompositionParams` by keyword, every one of them in the run's key); details: per
+    question the sub-questions, the raw reply and the example indices."""
 
+    p = DecompositionParams(**params)
+    questions, corpus = setup.questions, setup.corpus
     key = method_key(
         name, corpus, questions, VERSION, llm=llm.identity,
         retriever=getattr(retriever, "name", "?"),
         retriever_identity=identity_of(retriever),
         reranker=reranker_identity(reranker),
-        n_examples=n_examples, selection=selection, max_sub=max_sub, k_per=k_per,
-        retrieve_depth=retrieve_depth, rerank_depth=rerank_depth, depth=depth,
-        include_original=include_original,
+        **asdict(p),
     )
 
     def compute() -> tuple[Run, dict[str, Any]]:
-        details = decompose(llm, questions, n_examples, selection, max_sub, progress=progress)
+        details = decompose(llm, questions, p.n_examples, p.selection, p.max_sub, progress=setup.progress)
         run = decomposition_run(
-            questions,
-            {q: d["subquestions"] for q, d in details.items()},
-            retriever, corpus, k_per, depth, retrieve_depth, reranker, rerank_depth, include_original,
+            questions, {q: d["subquestions"] for q, d in details.items()}, retriever, corpus, reranker, p
         )
         return run, details
 
-    return cached_method(name, out_dir, key, compute, len(questions), [llm, getattr(reranker, "llm", None)])
+    return cached_method(name, setup.out_dir, key, compute, len(questions),
+                         [llm, getattr(reranker, "llm", None)])

@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..ir.lexical import EmptyQueryError
 from ..ir.runs import ids_to_run_list
 from ..ir.trec import Run
 from ..retrieval.fusion import identity_of, reciprocal_rank_fusion
-from .common import cached_method, method_key, split_sentences
+from .common import MethodResult, MethodSetup, cached_method, method_key, split_sentences
 
 if TYPE_CHECKING:
     from ..llm.embeddings import Embedder
@@ -227,24 +228,36 @@ def _search(retriever: Any, query: str, k: int) -> list[str]:
         return []
 
 
-def disentangled_run(
-    questions: Mapping[str, str],
-    corpus: Mapping[str, str],
-    retriever: Any,
-    embedder: Embedder,
-    units_of: Callable[[str], Sequence[str]] | None = None,
-    use_topic: bool = True,
-    views: Sequence[str] = ("entities", "nouns", "ngrams"),
-    max_n: int = 3,
-    topic_k: int = 50,
-    topic_pool: int = 100,
-    top_h: int = 15,
-    depth: int = 100,
-    ngrams: CorpusNgrams | None = None,
-) -> tuple[Run, dict[str, Any]]:
+@dataclass(frozen=True)
+class DisentangledParams:
+    """The parameters of a disentangled run (module docstring; ``paper:`` the seed paper's value)."""
+
+    #: whether the topic stage runs; ``False``: every passage is a candidate (paper Table VI "w/o topic
+    #: retriever")
+    use_topic: bool = True
+    #: the topic query views
+    views: Sequence[str] = ("entities", "nouns", "ngrams")
+    #: longest n-gram of the n-gram view
+    max_n: int = 3
+    #: BM25 depth per view query (paper: 50)
+    topic_k: int = 50
+    #: passages of the fused topic pool
+    topic_pool: int = 100
+    #: evidence hints kept (paper: 15 sentences)
+    top_h: int = 15
+    #: passages of the run per question
+    depth: int = 100
+
+
+def disentangled_run(questions: Mapping[str, str], corpus: Mapping[str, str], retriever: Any,
+                     embedder: Embedder, units_of: Callable[[str], Sequence[str]] | None = None,
+                     params: DisentangledParams = DisentangledParams(),
+                     ngrams: CorpusNgrams | None = None) -> tuple[Run, dict[str, Any]]:
     """The disentangled retriever (module docstring). ``retriever``: BM25 with ``search``;
-    ``units_of(pid)``: the hints of a passage (default: its sentences). ``use_topic=False`` skips the
-    topic stage (paper Table VI "w/o topic retriever"): every passage is a candidate."""
+    ``units_of(pid)``: the hints of a passage (default: its sentences); ``ngrams``: the corpus's
+    n-grams when already counted (default: counted here when the n-gram view is used)."""
+    use_topic, views, max_n, topic_k = params.use_topic, params.views, params.max_n, params.topic_k
+    topic_pool, top_h, depth = params.topic_pool, params.top_h, params.depth
     units_of = units_of or (lambda pid: split_sentences(corpus[pid]))
     if use_topic and ngrams is None and "ngrams" in views:
         ngrams = CorpusNgrams(corpus.values(), max_n)
@@ -281,14 +294,18 @@ def disentangled_run(
 VERSION = 1
 
 
-def disentangled_method(name: str, questions: Mapping[str, str], corpus: Mapping[str, str], retriever: Any,
-                        embedder: Embedder, units_of: Callable[[str], Sequence[str]] | None = None,
-                        out_dir: Any = None, **kw: Any) -> Any:
-    """:func:`disentangled_run` as one cached method run (keywords as there)."""
+def disentangled_method(name: str, setup: MethodSetup, retriever: Any, embedder: Embedder,
+                        units_of: Callable[[str], Sequence[str]] | None = None,
+                        **params: Any) -> MethodResult:
+    """:func:`disentangled_run` over the questions of ``setup`` as one cached method run
+    (``params``: fields of :class:`DisentangledParams` by keyword; the run's key names the ones
+    given, the others take their defaults)."""
 
+    questions, corpus = setup.questions, setup.corpus
+    p = DisentangledParams(**params)
     key = method_key(name, corpus, questions, VERSION, retriever=getattr(retriever, "name", "?"),
                      retriever_identity=identity_of(retriever), embedder=embedder.identity,
-                     **{k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()})
-    return cached_method(name, out_dir, key,
-                         lambda: disentangled_run(questions, corpus, retriever, embedder, units_of, **kw),
+                     **{k: list(v) if isinstance(v, tuple) else v for k, v in params.items()})
+    return cached_method(name, setup.out_dir, key,
+                         lambda: disentangled_run(questions, corpus, retriever, embedder, units_of, p),
                          len(questions))

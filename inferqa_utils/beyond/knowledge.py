@@ -28,12 +28,13 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..ir.runs import ids_to_run_list, ranked_ids
 from ..ir.trec import Run
 from ..retrieval.fusion import interleave_lists
-from .common import cached_method, method_key, reranker_identity
+from .common import MethodResult, MethodSetup, cached_method, method_key, reranker_identity
 
 if TYPE_CHECKING:
     from ..llm.base import LLM, Messages
@@ -206,12 +207,29 @@ def diverse_merge(lists: Sequence[Sequence[str]], head: Sequence[str], tail: Seq
     return out + [p for p in tail if p not in seen]
 
 
+@dataclass(frozen=True)
+class KnowledgeParams:
+    """The parameters of a knowledge-aware run (module docstring; ``paper:`` the seed paper's value)."""
+
+    #: N_rank: passages of the first stage reranked, and reranked again per element
+    n_rank: int = 10
+    #: N_know: top documents of the initial rerank the LLM declares knowledge from (paper: 5)
+    n_know: int = 2
+    #: knowledge elements selected, one diverse rerank each (paper: 2)
+    n_elements: int = 2
+    #: elements declared per document at most (paper: 4)
+    max_elements: int = 4
+    #: how the elements are selected: ``"llm"`` (the summarisation prompt) or ``"frequency"``
+    summarize: str = "llm"
+
+
 def knowledge_aware_run(questions: Mapping[str, str], first: Run, corpus: Mapping[str, str], llm: LLM,
-                        reranker: Reranker, n_rank: int = 10, n_know: int = 2, n_elements: int = 2,
-                        max_elements: int = 4, summarize: str = "llm", max_tokens: int = 80,
+                        reranker: Reranker, params: KnowledgeParams = KnowledgeParams(), max_tokens: int = 80,
                         progress: bool = True) -> tuple[Run, dict[str, Any]]:
     """Steps 2–5 of the module docstring over ``first`` (the hybrid run). Returns the run and, per
     question, the declared elements per document, the ``given`` numbers and the selected elements."""
+    n_rank, n_know, n_elements = params.n_rank, params.n_know, params.n_elements
+    max_elements, summarize = params.max_elements, params.summarize
     if summarize not in ("llm", "frequency"):
         raise ValueError(f"summarize must be 'llm' or 'frequency', got {summarize!r}")
     if reranker is None:
@@ -266,32 +284,20 @@ def knowledge_aware_run(questions: Mapping[str, str], first: Run, corpus: Mappin
 VERSION = 3
 
 
-def knowledge_method(
-    name: str,
-    questions: Mapping[str, str],
-    first: Run,
-    corpus: Mapping[str, str],
-    llm: LLM,
-    reranker: Reranker,
-    out_dir: Any = None,
-    *,
-    n_rank: int = 10,
-    n_know: int = 2,
-    n_elements: int = 2,
-    max_elements: int = 4,
-    summarize: str = "llm",
-    progress: bool = True,
-) -> Any:
-    """:func:`knowledge_aware_run` as one cached method run
-    (:func:`~inferqa_utils.beyond.common.cached_method`)."""
+def knowledge_method(name: str, setup: MethodSetup, first: Run, llm: LLM, reranker: Reranker,
+                     **params: Any) -> MethodResult:
+    """:func:`knowledge_aware_run` over the questions of ``setup`` as one cached method run
+    (:func:`~inferqa_utils.beyond.common.cached_method`; ``params``: the fields of
+    :class:`KnowledgeParams` by keyword, every one of them in the run's key)."""
 
+    p = KnowledgeParams(**params)
+    questions, corpus = setup.questions, setup.corpus
     first = {q: first.get(q, []) for q in questions}
     key = method_key(
         name, corpus, questions, VERSION, first=first, llm=llm.identity,
-        reranker=reranker_identity(reranker),
-        n_rank=n_rank, n_know=n_know, n_elements=n_elements, max_elements=max_elements, summarize=summarize,
+        reranker=reranker_identity(reranker), **asdict(p),
     )
-    return cached_method(name, out_dir, key,
-                         lambda: knowledge_aware_run(questions, first, corpus, llm, reranker, n_rank, n_know,
-                                                     n_elements, max_elements, summarize, progress=progress),
+    return cached_method(name, setup.out_dir, key,
+                         lambda: knowledge_aware_run(questions, first, corpus, llm, reranker, p,
+                                                     progress=setup.progress),
                          len(questions), [llm, getattr(reranker, "llm", None)])

@@ -6,9 +6,10 @@ the same fingerprint is reused, the label key names the labeling checkpoint.
 
 Notebook 01 and the profiles name three parameters differently from their fields (``build_source``,
 ``dataset_name``, ``build_max_questions``): :data:`NOTEBOOK_PARAMETER` is the one place that says
-so. :meth:`BuildConfig.from_parameters` reads a configuration from those parameters (a profile's or
-the notebook's own), :func:`parameter_differences` names a difference in those terms, and
-:meth:`BuildConfig.from_manifest` reads the parameters a build's manifest records (by field name).
+so. :meth:`BuildConfig.from_parameters` reads a configuration from those parameters (a profile's,
+or the notebook's own by name; :func:`build_parameters` lists them), :func:`parameter_differences`
+names a difference in those terms, and :meth:`BuildConfig.from_manifest` reads the parameters a
+build's manifest records (by field name).
 :class:`BuildResult` is what :func:`~inferqa_utils.construction.build.build_dataset` returns.
 """
 
@@ -57,6 +58,12 @@ _EMPTY_IS_NONE = ("parametric_models", "label_splits")
 def notebook_parameter(field_name: str) -> str:
     """The name notebook 01 and the profiles give the :class:`BuildConfig` field ``field_name``."""
     return NOTEBOOK_PARAMETER.get(field_name, field_name)
+
+
+def build_parameters() -> list[str]:
+    """The names of the parameters that build a dataset: every :class:`BuildConfig` field's
+    :func:`notebook_parameter`, in field order."""
+    return [notebook_parameter(f.name) for f in fields(BuildConfig)]
 
 
 @dataclass
@@ -110,15 +117,24 @@ class BuildConfig:
     seed: int = SEED
 
     @classmethod
-    def from_parameters(cls, params: Mapping[str, Any]) -> BuildConfig:
-        """The configuration notebook 01's parameters ``params`` describe — a profile's parameters
-        or the notebook's own namespace. Each field takes the value of its parameter
-        (:func:`notebook_parameter`: ``build_source``, ``dataset_name``, ``build_max_questions``,
-        else the field's own name); a field without one keeps its default. Every other name in
-        ``params`` is ignored: a profile holds the parameters of every notebook, and ``source``,
-        ``name`` or ``max_questions`` there belong to other notebooks. ``labelers``,
-        ``parametric_models`` and ``label_splits`` are copied into new lists; an empty
-        ``parametric_models`` or ``label_splits`` reads as ``None`` (the labelers; every split)."""
+    def from_parameters(cls, params: Mapping[str, Any] | None = None, /, **named: Any) -> BuildConfig:
+        """The configuration notebook 01's parameters describe: a profile's parameters ``params``,
+        or the notebook's own passed by name (``named``). Each field takes the value of its
+        parameter (:func:`notebook_parameter`: ``build_source``, ``dataset_name``,
+        ``build_max_questions``, else the field's own name); a field without one keeps its default.
+        Every other name in ``params`` is ignored: a profile holds the parameters of every notebook,
+        and ``source``, ``name`` or ``max_questions`` there belong to other notebooks; a name in
+        ``named`` that is no field's parameter (:func:`build_parameters`) raises ``TypeError``.
+        ``labelers``, ``parametric_models`` and ``label_splits`` are copied into new lists; an empty
+        ``parametric_models`` or ``label_splits`` reads as ``None`` (the labelers; every split)::
+
+            BuildConfig.from_parameters(build_source="embedded", dataset_name="embedded", k_hints=3)
+        """
+        unknown = sorted(set(named) - set(build_parameters()))
+        if unknown:
+            raise TypeError(f"no build parameter {', '.join(map(repr, unknown))}; "
+                            f"the build parameters: {', '.join(build_parameters())}")
+        params = {**(params or {}), **named}
         kw = {
             f.name: params[notebook_parameter(f.name)]
             for f in fields(cls)

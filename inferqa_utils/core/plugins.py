@@ -517,6 +517,27 @@ def find(kind: str, spec: str) -> Plugin | None:
     return None
 
 
+@dataclass(frozen=True)
+class ComponentResolver:
+    """How the registry of one kind of component checks a spec of it, building nothing: ``resolve``
+    returns the registry's entry for the spec (a plugged-in component's entry holds its
+    :class:`Plugin` as ``plugin``) or raises — an unknown name a ``ValueError``, ``KeyError`` or
+    project error listing the valid names, a wrong plugin spec a
+    :class:`~inferqa_utils.core.errors.PluginError`. Each stage's registry declares its own as
+    ``RESOLVER`` (:func:`inferqa_utils.run.notebook_params.check_component` looks the kinds up there)."""
+
+    kind: str
+    resolve: Callable[[str], Any]
+
+    def __post_init__(self) -> None:
+        kind_of(self.kind)  # one of KINDS, else ValueError
+
+    def plugin(self, spec: str) -> Plugin | None:
+        """The plugin behind ``spec`` once :attr:`resolve` accepted it; ``None`` for a name of the
+        registry's own."""
+        return getattr(self.resolve(spec), "plugin", None)
+
+
 def described(identity: str | Callable[[], str] | None = None,
               description: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator giving a component its ``identity`` (a string or a function of no argument) and

@@ -31,17 +31,16 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..answering.reader import KnownAnswers, read
+from ..answering.reader import read
 from ..answering.scoring import score_answers
-from ..ir.datamodel import Dataset
 from ..ir.runs import ranked_ids
 from ..ir.textnorm import occurs_as_tokens
 from ..ir.trec import Run
-from ..llm.base import LLM
 from ..measure.paper import paper_value
 from ..measure.uncertainty import interval_columns, mean_ci, paired_difference
 from ..present.figures import INTERVAL_NOTE, error_bars
 from ..reading.contexts import union_norm
+from ..reading.setup import ReadingSetup
 from .patterns import (
     PROBE_KS,
     PROBES,
@@ -88,24 +87,25 @@ def subset_context(passages: Sequence[Sequence[str]], keep: Sequence[int]) -> st
 # ---------------------------------------------------------------- reading
 
 
-def read_unique(reader: LLM, judge: LLM | None, ds: Dataset, items: Sequence[tuple[str, str]],
-                desc: str | None = None, progress: bool = True,
-                known: KnownAnswers | None = None) -> dict[tuple[str, str], dict]:
-    """Read each distinct ``(qid, context)`` once (one batch: cached, prefix-ordered) and score it.
+def read_unique(setup: ReadingSetup, items: Sequence[tuple[str, str]],
+                desc: str | None = None) -> dict[tuple[str, str], dict]:
+    """Read each distinct ``(qid, context)`` once with ``setup.reader`` (one batch: cached,
+    prefix-ordered; answers in ``setup.known`` reused) and score it with ``setup.judge``.
 
     Returns ``{(qid, context): {"answer", "em", "judged", "no_answer"}}``; each distinct
     ``(qid, answer)`` is judged once (strict EM, then the guards and the LLM judge where EM fails);
     the ``in_context`` guard is then applied per context (an answer copied from the context it was
     read from is not accepted).
     """
+    ds, progress = setup.dataset, setup.progress
     unique = list(dict.fromkeys(items))
     if not unique:
         return {}
-    outs = read(reader, [ds.questions[q].question for q, _ in unique], [c for _, c in unique],
-                desc=desc, progress=progress, known=known)
+    outs = read(setup.reader, [ds.questions[q].question for q, _ in unique], [c for _, c in unique],
+                desc=desc, progress=progress, known=setup.known)
     answers = {item: o.answer for item, o in zip(unique, outs, strict=True)}
     pairs = list(dict.fromkeys((q, a) for (q, _), a in answers.items()))
-    scored = score_answers(ds, [q for q, _ in pairs], [a for _, a in pairs], judge, progress=progress)
+    scored = score_answers(ds, [q for q, _ in pairs], [a for _, a in pairs], setup.judge, progress=progress)
     verdict = {(q, a): r for (q, a), r in zip(pairs, scored[["em", "judged", "no_answer"]].to_dict("records"),
                                               strict=True)}
     out = {}
@@ -117,10 +117,10 @@ def read_unique(reader: LLM, judge: LLM | None, ds: Dataset, items: Sequence[tup
     return out
 
 
-def incremental_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[str], n: int,
-                          corpus: Mapping[str, str] | None = None, system: str = "",
-                          progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
-    """paper 004 incremental inference: read every question with its top-1 … top-N passages.
+def incremental_inference(setup: ReadingSetup, run: Run, qids: Sequence[str], n: int,
+                          system: str = "") -> pd.DataFrame:
+    """paper 004 incremental inference: read every question with its top-1 … top-N passages
+    (their hints in ``setup.corpus``; read and scored by :func:`read_unique`).
 
     One row per (question, k = 1..N): ``qid, k, pid`` (the k-th passage; empty when the run has
     only m < k passages for the question — reading "the top-k" then reads all m, so EM@k = EM@m
@@ -136,15 +136,14 @@ def incremental_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run,
     rows, items = [], []
     for qid in qids:
         pids = ranked_ids(run, qid, n)
-        ctxs = prefix_contexts([ds.passage_sentences(pid, corpus) for pid in pids]) or [""]
+        ctxs = prefix_contexts([setup.dataset.passage_sentences(pid, setup.corpus) for pid in pids]) or [""]
         for k in range(1, n + 1):
             ctx = ctxs[min(k, len(ctxs)) - 1]
             rows.append({"qid": qid, "k": k, "pid": pids[k - 1] if k <= len(pids) else "",
                          "adds": k <= len(pids) and (k == 1 or ctx != ctxs[k - 2]),
                          "context_chars": len(ctx), "_ctx": ctx})
             items.append((qid, ctx))
-    res = read_unique(reader, judge, ds, items, desc=f"incremental {system} N={n}".strip(), progress=progress,
-                      known=known)
+    res = read_unique(setup, items, desc=f"incremental {system} N={n}".strip())
     df = pd.DataFrame(rows)
     scored = pd.DataFrame([res[(r["qid"], r["_ctx"])] for r in rows])
     df = pd.concat([df.drop(columns="_ctx"), scored], axis=1)
@@ -188,11 +187,10 @@ def pattern_table(inc: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: pd.DataFrame,
-                    ks: Sequence[int] = PROBE_KS, probes: Sequence[str] = tuple(PROBES),
-                    metrics: Sequence[str] = METRICS, corpus: Mapping[str, str] | None = None,
-                    progress: bool = True, known: KnownAnswers | None = None) -> pd.DataFrame:
-    """Probe@k (paper 004 §6.1): re-read the passages each probe keeps among the top-k.
+def probe_inference(setup: ReadingSetup, run: Run, inc: pd.DataFrame, ks: Sequence[int] = PROBE_KS,
+                    probes: Sequence[str] = tuple(PROBES), metrics: Sequence[str] = METRICS) -> pd.DataFrame:
+    """Probe@k (paper 004 §6.1): re-read the passages each probe keeps among the top-k (their hints
+    in ``setup.corpus``; read and scored by :func:`read_unique`).
 
     ``inc`` is one system's :func:`incremental_inference` frame. For each question, metric (its EM
     or SeEM pattern), k in ``ks`` (those ≤ N, and N itself) and probe:
@@ -210,7 +208,7 @@ def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: 
     for metric in metrics:
         pats = patterns_of(inc, metric)
         for qid, pat in pats.items():
-            sents = [ds.passage_sentences(pid, corpus) for pid in ranked_ids(run, qid, n)]
+            sents = [setup.dataset.passage_sentences(pid, setup.corpus) for pid in ranked_ids(run, qid, n)]
             for k in ks:
                 for probe in probes:
                     keep = [i for i in probe_keep(pat, probe, k) if i < len(sents)]
@@ -228,9 +226,7 @@ def probe_inference(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, inc: 
                         }
                     )
                     items.append((qid, ctx))
-    res = read_unique(
-        reader, judge, ds, items, desc=f"probes {system}".strip(), progress=progress, known=known
-    )
+    res = read_unique(setup, items, desc=f"probes {system}".strip())
     for r in rows:
         out = res[(r["qid"], r.pop("_ctx"))]
         r["answer"] = out["answer"]

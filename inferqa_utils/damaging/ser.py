@@ -24,18 +24,18 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 
 import pandas as pd
 
-from ..answering.reader import KnownAnswers
 from ..answering.scoring import gold_of
 from ..core.config import SEED
 from ..ir.datamodel import Dataset
 from ..ir.runs import ranked_ids
 from ..ir.textnorm import any_occurs_folded
 from ..ir.trec import Run
-from ..llm.base import LLM
 from ..reading.contexts import union_norm
+from ..reading.setup import ReadingSetup
 from .incremental import read_unique
 from .patterns import stability_error_ratio
 
@@ -57,21 +57,22 @@ def containing_gold_candidates(control_qrels: Mapping[str, Mapping[str, int]], q
     return [own] if control_qrels.get(qid, {}).get(own, 0) >= 1 else []
 
 
-def select_gold(reader: LLM, ds: Dataset, candidates: Mapping[str, Sequence[str]],
-                corpus: Mapping[str, str] | None = None, max_tries: int = 3,
-                progress: bool = True, known: KnownAnswers | None = None) -> dict[str, tuple[str, str]]:
-    """Per question, the first candidate passage (of at most ``max_tries``) read alone with a
-    correct strict-EM answer: ``{qid: (pid, base answer)}``; questions without one are left out.
-    Candidates are tried in rounds (all questions' first candidates in one batch, then the second…)."""
+def select_gold(setup: ReadingSetup, candidates: Mapping[str, Sequence[str]],
+                max_tries: int = 3) -> dict[str, tuple[str, str]]:
+    """Per question, the first candidate passage of ``setup.corpus`` (of at most ``max_tries``)
+    that ``setup.reader`` answers correctly (strict EM; the judge is not asked) when it reads it
+    alone: ``{qid: (pid, base answer)}``; questions without one are left out. Candidates are tried
+    in rounds (all questions' first candidates in one batch, then the second…)."""
     if max_tries < 1:
         raise ValueError(f"max_tries must be >= 1, got {max_tries}")
+    ds, corpus, strict = setup.dataset, setup.corpus, replace(setup, judge=None)
     chosen: dict[str, tuple[str, str]] = {}
     for t in range(max_tries):
         todo = [(q, c[t]) for q, c in candidates.items() if q not in chosen and len(c) > t]
         if not todo:
             break
-        res = read_unique(reader, None, ds, [(q, _context(ds, [pid], corpus)) for q, pid in todo],
-                          desc=f"SER gold passages (try {t + 1})", progress=progress, known=known)
+        res = read_unique(strict, [(q, _context(ds, [pid], corpus)) for q, pid in todo],
+                          desc=f"SER gold passages (try {t + 1})")
         for q, pid in todo:
             out = res[(q, _context(ds, [pid], corpus))]
             if out["em"]:
@@ -140,11 +141,10 @@ def sample_negatives(
     return out
 
 
-def ser_inference(reader: LLM, ds: Dataset, gold: Mapping[str, tuple[str, str]],
-                  negatives: Mapping[str, Mapping[str, Sequence[Sequence[str]]]],
-                  corpus: Mapping[str, str] | None = None, progress: bool = True,
-                  known: KnownAnswers | None = None) -> pd.DataFrame:
-    """Read good passage + the first m extras for every question, kind, sample and m (one batch).
+def ser_inference(setup: ReadingSetup, gold: Mapping[str, tuple[str, str]],
+                  negatives: Mapping[str, Mapping[str, Sequence[Sequence[str]]]]) -> pd.DataFrame:
+    """Read good passage + the first m extras (passages of ``setup.corpus``) for every question,
+    kind, sample and m with ``setup.reader`` (one batch; strict EM, the judge is not asked).
 
     One row per reading: ``kind, qid, sample, m, gold_pid, extras, base_answer, answer, em, changed``.
     """
@@ -154,11 +154,11 @@ def ser_inference(reader: LLM, ds: Dataset, gold: Mapping[str, tuple[str, str]],
             gpid, base = gold[qid]
             for s, extras in enumerate(samples):
                 for m in range(1, len(extras) + 1):
-                    ctx = _context(ds, [gpid, *extras[:m]], corpus)
+                    ctx = _context(setup.dataset, [gpid, *extras[:m]], setup.corpus)
                     rows.append({"kind": kind, "qid": qid, "sample": s, "m": m, "gold_pid": gpid,
                                  "extras": " ".join(extras[:m]), "base_answer": base, "_ctx": ctx})
                     items.append((qid, ctx))
-    res = read_unique(reader, None, ds, items, desc="SER", progress=progress, known=known)
+    res = read_unique(replace(setup, judge=None), items, desc="SER")
     for r in rows:
         out = res[(r["qid"], r.pop("_ctx"))]
         r["answer"], r["em"] = out["answer"], out["em"]

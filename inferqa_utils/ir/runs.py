@@ -22,14 +22,6 @@ def ids_to_run_list(ids: Sequence[str]) -> list[tuple[str, float]]:
     return [(pid, float(n - i)) for i, pid in enumerate(ids)]
 
 
-def rank_by_score(scores: Mapping[str, float], order: Sequence[str] = ()) -> list[tuple[str, float]]:
-    """``scores`` as run entries sorted by score, descending; ties by position in ``order`` (e.g. the
-    first-stage ranking), ids not in ``order`` after those in it, by id."""
-    pos = {pid: i for i, pid in enumerate(order)}
-    n = len(pos)
-    return [(pid, float(scores[pid])) for pid in sorted(scores, key=lambda p: (-scores[p], pos.get(p, n), p))]
-
-
 def sort_scored(items: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
     """``(pid, score)`` pairs sorted by score, descending; ties keep the input (first-stage) order."""
     order = sorted(range(len(items)), key=lambda i: (-items[i][1], i))

@@ -39,11 +39,6 @@ def set_analysis(key: str) -> None:
     _analysis = key
 
 
-def current_analysis() -> str:
-    """The analysis the following batches are logged under (``""``: none marked)."""
-    return _analysis
-
-
 def log_batch(model: str, backend: str, op: str, desc: str | None, before: Mapping[str, Any],
               after: Mapping[str, Any], prompts: int, wall: float) -> None:
     """Append one batch's counters (``after − before`` of the engine's

@@ -1,34 +1,42 @@
-"""Retrieval metrics (paper 000 §4, §5.1–5.2) through ir-measures with its pytrec_eval backend.
+"""Retrieval metrics per question (paper 000 §4, §5.1–5.2): the one definition of Hit@k, Recall@k, MRR@k
+and nDCG@k behind every retrieval table (:func:`per_query`, :func:`evaluate`, :func:`hit_curve`,
+:func:`inferqa_utils.measure.uncertainty.compare_runs`, the released runs' scores of
+:mod:`inferqa_utils.paper_runs.scoring`, the pooled Hit@k of :mod:`inferqa_utils.retrieval.pooled`).
 
-Definitions (per question, then averaged over the questions that count, reported in %):
+For a question with passage labels ``L`` (a passage the labels do not know has label 0), a ranked
+list ``r`` (``r_i`` at rank i; the list order is the ranking, scores are never read) and a relevance
+threshold ``t``, the relevant passages are ``R = {p : L(p) ≥ t}`` and
 
-* ``Hit@k``    1 if a relevant passage (label ≥ ``threshold``) is in the top k (ir-measures ``Success@k``);
-* ``Recall@k`` |relevant ∩ top-k| / |relevant| (``R@k``);
-* ``MRR@k``    1 / rank of the first relevant passage within the top k, else 0 (``RR`` on the run cut at k);
-* ``nDCG@k``   graded: gain 2^label − 1 (label 1 → 1, 2 → 3; ≤ 0 → 0), discount log2(rank + 1), ideal DCG
-  from the question's own labels (``nDCG@k`` on qrels whose labels were replaced by those gains).
+* ``Hit@k    = 1[R ∩ r[:k] ≠ ∅]``;
+* ``Recall@k = |R ∩ r[:k]| / |R|``;
+* ``MRR@k    = 1 / i`` for the first ``r_i ∈ R`` with ``i ≤ k``, else 0;
+* ``nDCG@k   = DCG@k / IDCG@k`` with ``DCG@k = Σ_{i ≤ k} g(L(r_i)) / log2(i + 1)``, gain
+  ``g(l) = 2^l − 1`` for ``l > 0`` (label 1 → 1, 2 → 3), else 0, and ``IDCG@k`` the DCG@k of the
+  question's own labels sorted descending. nDCG is graded: it ignores ``t``.
 
-Choices worth knowing:
+A question *without a relevant passage* (``R = ∅``; for nDCG: no label > 0, ``IDCG = 0``) either is
+skipped (``None``; NaN in frames) or scores 0, per metric kind: ``skip`` names the kinds that skip it.
+:data:`SKIP_ALL` (every kind) is the convention of this compendium's tables, :data:`AUTHORS_SKIP`
+(Hit and Recall) the paper authors' scripts', ``()`` counts every question.
 
-* Relevance is thresholded by binarising the qrels (label ≥ threshold → 1, else 0) before calling
-  pytrec_eval: its ``R`` does not accept ``rel`` in ir-measures, so every thresholded metric is computed
-  the same way. nDCG ignores ``threshold`` (it is always graded).
-* pytrec_eval's nDCG uses the label itself as the gain (linear); the 2^label − 1 gain is obtained by
-  transforming the qrels, which is what ``nDCG(gains=...)`` would also do.
-* ir-measures' pytrec_eval provider silently ignores the cutoff of ``RR@k`` (measured: RR@2 = 1/3 for a
-  relevant passage at rank 3), so MRR@k is ``RR`` on the run truncated to k.
-* The order of each run list is the ranking. trec_eval re-sorts by score and breaks ties by passage id, so
-  scores are replaced by ``n − rank`` before evaluation; the original scores are never used.
-* Questions are those of ``qrels``. A question without relevant passages (label ≥ threshold) is skipped
-  (NaN) for Hit/Recall/MRR; one without any label > 0 is skipped for nDCG. A question that has relevant
-  passages but is missing from the run (or has an empty list) scores 0. Run questions absent from
-  ``qrels`` are ignored. Passages the qrels do not know count as non-relevant.
+The sums run left to right in double precision, the order trec_eval adds in, so every value equals
+ir-measures' (pytrec_eval backend) bit for bit on duplicate-free lists (``tests/test_metrics.py``).
+
+Frames (:func:`per_query`, :func:`evaluate`, :func:`hit_per_query`): the questions are those of
+``qrels``; a question that has relevant passages but is missing from the run (or has an empty list)
+scores 0; run questions absent from ``qrels`` are ignored; a passage listed twice for a question
+that counts is an error.
+
+>>> qrels = {"q1": {"a": 2, "b": 1}, "q2": {"c": 0}}
+>>> per_query({"q1": [("x", 0.9), ("b", 0.5)]}, qrels, metrics=("Hit@1", "MRR@10")).to_dict("index")
+{'q1': {'Hit@1': 0.0, 'MRR@10': 0.5}, 'q2': {'Hit@1': nan, 'MRR@10': nan}}
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -42,6 +50,10 @@ DEFAULT_METRICS: tuple[str, ...] = (
 )
 DEFAULT = DEFAULT_METRICS
 KINDS = ("Hit", "Recall", "MRR", "nDCG")
+#: the metric kinds that skip a question without a relevant passage: all (this compendium's tables) …
+SKIP_ALL: tuple[str, ...] = KINDS
+#: … or Hit and Recall only (the paper authors' scripts: MRR and nDCG score such a question 0)
+AUTHORS_SKIP: tuple[str, ...] = ("Hit", "Recall")
 _NAME = re.compile(r"^(Hit|Recall|MRR|nDCG)@([1-9][0-9]*)$")
 
 RunLike = Mapping[str, Sequence[tuple[str, float]]]
@@ -56,10 +68,102 @@ def parse_metric(name: str) -> tuple[str, int]:
     return m.group(1), int(m.group(2))
 
 
+# ----------------------------------------------------------------------------- one question
+
+
 def graded_gain(label: int) -> int:
     """nDCG gain of a label: 2^label − 1 (0 for labels ≤ 0)."""
     label = int(label)
     return 2 ** label - 1 if label > 0 else 0
+
+
+def relevant(labels: Mapping[str, int], threshold: int = 1) -> set[str]:
+    """``R``: the passages labelled ≥ ``threshold``."""
+    return {p for p, lab in labels.items() if lab >= threshold}
+
+
+def ideal_labels(labels: Mapping[str, int]) -> list[int]:
+    """The question's positive labels sorted descending: the ranking behind ``IDCG``."""
+    return sorted((lab for lab in labels.values() if lab > 0), reverse=True)
+
+
+def first_relevant_rank(ranked: Sequence[str], rel: Collection[str], depth: int | None = None) -> int | None:
+    """Rank (1-based) of the first passage of ``ranked[:depth]`` in ``rel``; None if there is none."""
+    for rank, p in enumerate(ranked if depth is None else ranked[:depth], 1):
+        if p in rel:
+            return rank
+    return None
+
+
+def hit_at(ranked: Sequence[str], rel: Collection[str], k: int) -> float:
+    """``Hit@k``: 1.0 when a passage of ``rel`` is in the top k, else 0.0."""
+    return float(any(p in rel for p in ranked[:k]))
+
+
+def recall_at(ranked: Sequence[str], rel: set[str], k: int) -> float:
+    """``Recall@k``: |rel ∩ top k| / |rel| (0.0 for an empty ``rel``)."""
+    return len(rel.intersection(ranked[:k])) / len(rel) if rel else 0.0
+
+
+def mrr_at(ranked: Sequence[str], rel: Collection[str], k: int) -> float:
+    """``MRR@k``: 1 / rank of the first passage of ``rel`` in the top k, 0.0 if none."""
+    rank = first_relevant_rank(ranked, rel, k)
+    return 1.0 / rank if rank is not None else 0.0
+
+
+def _dcg(labels: Iterable[int]) -> float:
+    total = 0.0
+    for rank, lab in enumerate(labels, 1):
+        if lab > 0:
+            total += (2 ** lab - 1) / math.log2(rank + 1)
+    return total
+
+
+def ndcg_at(ranked: Sequence[str], labels: Mapping[str, int], k: int,
+            ideal: Sequence[int] | None = None) -> float:
+    """``nDCG@k`` (graded, gain 2^label − 1), 0.0 when the question has no label > 0; ``ideal`` is
+    :func:`ideal_labels` of ``labels`` when already computed."""
+    if ideal is None:
+        ideal = ideal_labels(labels)
+    idcg = _dcg(ideal[:k])
+    return _dcg(labels.get(p, 0) for p in ranked[:k]) / idcg if idcg > 0 else 0.0
+
+
+def score(kind: str, k: int, ranked: Sequence[str], labels: Mapping[str, int], rel: set[str],
+          ideal: Sequence[int], skip: Collection[str] = SKIP_ALL) -> float | None:
+    """The value of metric ``kind@k`` for one question (module docstring), from its ``labels``,
+    ``rel`` = :func:`relevant` and ``ideal`` = :func:`ideal_labels` of them; None when the question
+    has no relevant passage and ``kind`` is in ``skip``."""
+    if not (ideal if kind == "nDCG" else rel):
+        return None if kind in skip else 0.0
+    if kind == "Hit":
+        return hit_at(ranked, rel, k)
+    if kind == "Recall":
+        return recall_at(ranked, rel, k)
+    if kind == "MRR":
+        return mrr_at(ranked, rel, k)
+    return ndcg_at(ranked, labels, k, ideal)
+
+
+def question_scores(ranked: Mapping[str, Sequence[str]], qrels: QrelsLike, metrics: Iterable[str],
+                    threshold: int = 1, skip: Collection[str] = SKIP_ALL,
+                    qids: Iterable[str] | None = None) -> dict[str, dict[str, float | None]]:
+    """metric → {qid: value, or None when skipped} for each question of ``qids`` (default: those of
+    ``qrels``), from ``ranked`` (qid → passage ids, best first; a missing question has an empty list)
+    and ``qrels`` (qid → {passage id: label}; a missing question has no labels)."""
+    parsed = [(m, *parse_metric(m)) for m in metrics]
+    out: dict[str, dict[str, float | None]] = {m: {} for m, _, _ in parsed}
+    for qid in qrels if qids is None else qids:
+        labels = qrels.get(qid, {})
+        ranks = ranked.get(qid, ())
+        rel = relevant(labels, threshold)
+        ideal = ideal_labels(labels)
+        for m, kind, k in parsed:
+            out[m][qid] = score(kind, k, ranks, labels, rel, ideal, skip)
+    return out
+
+
+# ----------------------------------------------------------------------------- runs and qrels
 
 
 def binarize_qrels(qrels: QrelsLike, threshold: int = 1) -> dict[str, dict[str, int]]:
@@ -82,68 +186,39 @@ def gain_qrels(qrels: QrelsLike) -> dict[str, dict[str, int]]:
     return out
 
 
-def _ranked(run: RunLike, qids: Iterable[str], depth: int | None = None) -> dict[str, dict[str, float]]:
-    """Run as pytrec_eval input, keeping the list order: score = n − rank (cut at ``depth``)."""
-    out: dict[str, dict[str, float]] = {}
+def _int_labels(qrels: QrelsLike) -> dict[str, dict[str, int]]:
+    return {str(q): {str(d): int(lab) for d, lab in docs.items()} for q, docs in qrels.items()}
+
+
+def _ranked_ids(run: RunLike, qids: Iterable[str], depth: int) -> dict[str, list[str]]:
+    """The passage ids of ``run`` cut at ``depth`` for ``qids`` (str keys); a passage twice is an error."""
+    out: dict[str, list[str]] = {}
     for qid in qids:
-        docs = list(run.get(qid, ()))
-        if depth is not None:
-            docs = docs[:depth]
-        if not docs:
-            continue
-        ranked: dict[str, float] = {}
-        for i, (did, _score) in enumerate(docs):
-            did = str(did)
-            if did in ranked:
+        ids = [str(did) for did, _score in list(run.get(qid, ()))[:depth]]
+        seen: set[str] = set()
+        for did in ids:
+            if did in seen:
                 raise ValueError(f"run: passage {did!r} appears twice for question {qid!r}")
-            ranked[did] = float(len(docs) - i)
-        out[qid] = ranked
+            seen.add(did)
+        out[qid] = ids
     return out
-
-
-def _calc(measures: Mapping[object, str], qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]],
-          into: dict[str, dict[str, float]]) -> None:
-    import ir_measures
-
-    if not qrels or not measures:
-        return
-    for m in ir_measures.pytrec_eval.iter_calc(list(measures), qrels, run):
-        into.setdefault(m.query_id, {})[measures[m.measure]] = float(m.value)
 
 
 def per_query(run: RunLike, qrels: QrelsLike, threshold: int = 1,
               metrics: Sequence[str] = DEFAULT_METRICS) -> pd.DataFrame:
     """One row per question of ``qrels`` (index ``qid``), one column per metric, values in [0, 1];
-    NaN where the question is skipped (see the module docstring)."""
+    NaN where the question is skipped (:data:`SKIP_ALL`)."""
     import pandas as pd
-    from ir_measures import RR, R, Success, nDCG
 
     parsed = {name: parse_metric(name) for name in metrics}
     run = {str(q): v for q, v in run.items()}
-    qids = [str(q) for q in qrels]
-    binary = binarize_qrels(qrels, threshold)
-    gains = gain_qrels(qrels)
-    max_k = max(k for _, k in parsed.values()) if parsed else 0
-
-    values: dict[str, dict[str, float]] = {}
-    bin_measures = {(Success @ k if kind == "Hit" else R @ k): name
-                    for name, (kind, k) in parsed.items() if kind in ("Hit", "Recall")}
-    _calc(bin_measures, binary, _ranked(run, binary, max_k), values)
-    for name, (kind, k) in parsed.items():
-        if kind == "MRR":
-            _calc({RR: name}, binary, _ranked(run, binary, k), values)
-    ndcg_measures = {nDCG @ k: name for name, (kind, k) in parsed.items() if kind == "nDCG"}
-    _calc(ndcg_measures, gains, _ranked(run, gains, max_k), values)
-
-    rows = []
-    for qid in qids:
-        row = {}
-        for name, (kind, _k) in parsed.items():
-            counted = qid in (gains if kind == "nDCG" else binary)
-            row[name] = values.get(qid, {}).get(name, 0.0) if counted else float("nan")
-        rows.append(row)
-    df = pd.DataFrame(rows, index=pd.Index(qids, name="qid"), columns=list(parsed), dtype=float)
-    return df
+    labels = _int_labels(qrels)
+    counted = dict.fromkeys([*binarize_qrels(labels, threshold), *gain_qrels(labels)])
+    ranked = _ranked_ids(run, counted, max((k for _, k in parsed.values()), default=0))
+    values = question_scores(ranked, labels, parsed, threshold, SKIP_ALL)
+    qids = list(labels)
+    rows = [[float("nan") if (v := values[name][q]) is None else v for name in parsed] for q in qids]
+    return pd.DataFrame(rows, index=pd.Index(qids, name="qid"), columns=list(parsed), dtype=float)
 
 
 def evaluate(run: RunLike, qrels: QrelsLike, threshold: int = 1, metrics: Sequence[str] = DEFAULT_METRICS,
@@ -166,24 +241,19 @@ def hit_per_query(run: RunLike, qrels: QrelsLike, ks: Iterable[int] = range(1, 1
                   threshold: int = 1) -> pd.DataFrame:
     """Per-question Hit@k for every k in ``ks``: one row per question with a relevant passage
     (index ``qid``, in ``qrels`` order), one column per k, 1.0 if the first relevant passage
-    (label ≥ threshold) is at rank ≤ k, else 0.0 (also when the run lacks the question).
-
-    Computed from the rank of the first relevant passage (1 / RR on the run cut at max(ks)), so a
-    long curve costs one evaluation.
-    """
+    (label ≥ threshold) is at rank ≤ k, else 0.0 (also when the run lacks the question). The rank
+    of the first relevant passage is found once, so a long curve costs one pass."""
     import pandas as pd
-    from ir_measures import RR
 
     ks = sorted({int(k) for k in ks})
     if not ks or ks[0] < 1:
         raise ValueError("ks must be positive integers")
-    binary = binarize_qrels(qrels, threshold)
-    run = {str(q): v for q, v in run.items()}
-    values: dict[str, dict[str, float]] = {}
-    _calc({RR: "rr"}, binary, _ranked(run, binary, ks[-1]), values)
-    first = [round(1 / rr) if (rr := values.get(q, {}).get("rr", 0.0)) > 0 else None for q in binary]
+    labels = _int_labels(qrels)
+    qids = list(binarize_qrels(labels, threshold))
+    ranked = _ranked_ids({str(q): v for q, v in run.items()}, qids, ks[-1])
+    first = [first_relevant_rank(ranked[q], relevant(labels[q], threshold)) for q in qids]
     rows = [[1.0 if r is not None and r <= k else 0.0 for k in ks] for r in first]
-    return pd.DataFrame(rows, index=pd.Index(list(binary), name="qid"), columns=ks, dtype=float)
+    return pd.DataFrame(rows, index=pd.Index(qids, name="qid"), columns=ks, dtype=float)
 
 
 def hit_curve(

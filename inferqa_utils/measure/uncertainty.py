@@ -11,11 +11,14 @@ nDCG@10 per question), so its uncertainty comes from the sample of questions:
   of a paired randomization (sign-flip) test, ``scipy.stats.permutation_test`` with
   ``permutation_type="samples"`` over the questions where A and B differ (a tied question's flip
   changes nothing) — exact (all 2ᵏ flips of the k discordant questions) while 2ᵏ ≤ ``n_resamples``,
-  Monte Carlo beyond. This is the test ranx ``compare`` calls "Fisher's randomization test" (Smucker et al.,
-  CIKM 2007), applied to any per-question outcome.
+  Monte Carlo beyond: Fisher's randomization test (Smucker et al., CIKM 2007), applied to any
+  per-question outcome.
 * :func:`interval_columns` / :func:`metric_intervals` — the same :func:`mean_ci` interval as table
   columns ``m``, ``m_lo``, ``m_hi`` (in %), for any per-question values and for the retrieval metrics
   of :func:`inferqa_utils.measure.metrics.per_query` (the per-question scores behind ``evaluate``).
+* :func:`compare_runs` — retrieval runs against a baseline on the same questions: per metric the
+  interval of each run and the Holm-adjusted paired test of each difference, from the same
+  per-question scores of :func:`~inferqa_utils.measure.metrics.per_query`.
 * :func:`clustered_ci` — a statistic over units grouped in questions (agreement of passage labels,
   :func:`cohen_kappa`) with an interval from resampling whole questions.
 * :func:`holm` — Holm's step-down adjustment of the p-values of one table (Holm 1979):
@@ -34,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core.config import SEED
-from .metrics import DEFAULT_METRICS, binarize_qrels, gain_qrels, parse_metric, per_query
+from .metrics import DEFAULT_METRICS, binarize_qrels, gain_qrels, per_query
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -236,40 +239,9 @@ def as_outcome(values: pd.Series) -> pd.Series:
     return values.astype(str).str.lower().isin(["true", "1", "1.0"]).astype(float)
 
 
-# ----------------------------------------------------------------------------- run-vs-run (ranx)
+# ----------------------------------------------------------------------------- run-vs-run
 
-#: our metric names → ranx's: Hit@k is ranx ``hit_rate@k`` on qrels binarised at the threshold;
-#: nDCG@k is ``ndcg_burges@k`` (gain 2^label − 1, the graded nDCG of :mod:`inferqa_utils.measure.metrics`)
-RANX_NAMES = {"Hit": "hit_rate", "Recall": "recall", "MRR": "mrr", "nDCG": "ndcg_burges"}
 COMPARE_METRICS = ("Hit@10", "nDCG@10")
-
-
-def _ranx_qrels(
-    qrels: Mapping[str, Mapping[str, int]], kind: str, threshold: int
-) -> dict[str, dict[str, int]]:
-    """The questions that count for the metric (as :mod:`inferqa_utils.measure.metrics`): a relevant passage
-    (label ≥ threshold) for Hit/Recall/MRR, binarised; any label > 0 for nDCG, graded."""
-    out: dict[str, dict[str, int]] = {}
-    for q, labels in qrels.items():
-        if kind == "nDCG":
-            rel = {p: int(v) for p, v in labels.items() if int(v) > 0}
-        else:
-            rel = {p: 1 for p, v in labels.items() if int(v) >= threshold}
-        if rel:
-            out[str(q)] = rel
-    return out
-
-
-def _ranx_run(run: Mapping[str, Sequence[tuple[str, float]]], qids: Sequence[str], name: str) -> Any:
-    """A ranx Run from an ordered run: scores replaced by ``n − rank`` (the list order is the ranking);
-    a question the run lacks gets a placeholder list that holds no relevant passage (scores 0)."""
-    from ranx import Run
-
-    d: dict[str, dict[str, float]] = {}
-    for q in qids:
-        items = list(run.get(q, []))
-        d[q] = {str(pid): float(len(items) - i) for i, (pid, _s) in enumerate(items)} or {"\x00none": 0.0}
-    return Run(d, name=name)
 
 
 def compare_runs(runs: Mapping[str, Mapping[str, Sequence[tuple[str, float]]]],
@@ -277,22 +249,18 @@ def compare_runs(runs: Mapping[str, Mapping[str, Sequence[tuple[str, float]]]],
                  metrics: Sequence[str] = COMPARE_METRICS, threshold: int = 1, alpha: float = 0.05,
                  n_permutations: int = N_RESAMPLES, seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Retrieval runs on the same questions, with uncertainty: per run and metric the mean in %
-    with a seeded 95 % bootstrap interval over questions (:func:`mean_ci` of ranx's per-question
-    scores, ``ranx.evaluate(..., return_mean=False)``), and, for every run against ``baseline``
-    (default: the first run), the difference and the two-sided p-value of the paired randomization
-    test (Fisher's, as ranx ``compare`` calls it; Smucker et al., CIKM 2007) computed by
-    :func:`paired_difference` — seeded ``scipy.stats.permutation_test``, exact up to 13 discordant
-    questions — Holm-adjusted over every (run, metric) comparison of the table; ``sig`` marks
-    adjusted p < ``alpha``. ranx's own Fisher test is not used for the p-value: it draws in a
-    parallel numba loop whose per-thread generators its seed does not reach, and three runs of one
-    comparison gave 0.8222, 0.8261 and 0.8298 (also with ``NUMBA_NUM_THREADS=1``).
+    with a seeded 95 % bootstrap interval (:func:`mean_ci`) of the per-question scores of
+    :func:`inferqa_utils.measure.metrics.per_query` over the questions that count (in sorted qid
+    order), and, for every run against ``baseline`` (default: the first run), the difference and the
+    two-sided p-value of the paired randomization test (:func:`paired_difference`: seeded
+    ``scipy.stats.permutation_test``, exact up to 13 discordant questions), Holm-adjusted over
+    every (run, metric) comparison of the table; ``sig`` marks adjusted p < ``alpha``.
 
     Returns ``(table, per_question)``: the table (index run; for metric m the columns m, m_lo,
     m_hi, Δm, p m, p_holm m, sig m, and n m = questions that count) and the long per-question
     frame (``system, measure, threshold, qid, value`` in [0, 1]) the findings read.
     """
     import pandas as pd
-    from ranx import Qrels, evaluate
 
     names = list(runs)
     if not names:
@@ -300,27 +268,21 @@ def compare_runs(runs: Mapping[str, Mapping[str, Sequence[tuple[str, float]]]],
     baseline = baseline or names[0]
     if baseline not in runs:
         raise ValueError(f"compare_runs: baseline {baseline!r} is not one of the runs {names}")
+    per_q = {n: per_query(runs[n], qrels, threshold, metrics) for n in names}
     rows: dict[str, dict[str, Any]] = {n: {} for n in names}
     long: list[dict[str, Any]] = []
     comparisons: list[tuple[str, str, float]] = []
     for m in metrics:
-        kind, k = parse_metric(m)
-        q = _ranx_qrels(qrels, kind, threshold)
-        if not q:
+        qids = sorted(per_q[baseline][m].dropna().index)  # the questions that count: the same for every run
+        if not qids:
             for n in names:
                 rows[n].update(
                     {m: float("nan"), f"{m}_lo": float("nan"), f"{m}_hi": float("nan"), f"n {m}": 0}
                 )
             continue
-        qids = sorted(q)
-        ranx_name = f"{RANX_NAMES[kind]}@{k}"
-        rx_runs = [_ranx_run(runs[n], qids, n) for n in names]
         scores = {}
-        for n, rr in zip(names, rx_runs, strict=True):
-            per_q = evaluate(
-                Qrels({x: q[x] for x in qids}), rr, ranx_name, return_mean=False, make_comparable=True
-            )
-            scores[n] = values = [float(v) for v in per_q]  # in the order of the qrels' (sorted) questions
+        for n in names:
+            scores[n] = values = per_q[n][m].loc[qids].tolist()
             ci = mean_ci(values).scaled(100)
             rows[n].update({m: round(ci.value, 2), f"{m}_lo": round(ci.lo, 2), f"{m}_hi": round(ci.hi, 2),
                             f"n {m}": len(qids)})

@@ -22,6 +22,10 @@ score above 0 on either side (EM 1 on one question for both: too few could show 
 The p-value is that of ``mean(a) = mean(b)`` (paired sign-flip or two-sample permutation test),
 Holm-adjusted over the table.
 
+:func:`judge` composes the steps: :func:`estimate` (the means, the statistic's interval, the
+p-value; a caller may pass :class:`Estimates` computed by a faster exact-shortcut routine),
+:func:`undecided` (the guards above) and :func:`decide` (the interval against the region).
+
 Example::
 
     >>> import numpy as np
@@ -152,44 +156,81 @@ def decide(finding: Finding, lo: float, hi: float) -> tuple[str, str]:
     return INCONCLUSIVE, f"the interval straddles {edge:g}"
 
 
-def judge(finding: Finding, s: Sample, forced: str | None = None) -> Scored:
-    """The verdict of ``finding`` on the sample ``s`` (module docstring): the means with intervals,
-    the statistic's seeded bootstrap interval, the p-value, and *holds* / *contradicted* /
-    *inconclusive* with the reason; ``forced``: the reason the verdict is inconclusive whatever the
-    interval (e.g. a comparison decided by construction)."""
+@dataclass(frozen=True)
+class Estimates:
+    """What a verdict is drawn from: our a and b (means in the reported unit, with intervals), the
+    statistic with its interval (in the reported unit for a difference) and the p-value of
+    mean(a) = mean(b)."""
+
+    a: Interval
+    b: Interval
+    stat: Interval
+    p_value: float
+
+
+def estimate(finding: Finding, s: Sample) -> Estimates:
+    """The :class:`Estimates` of ``finding``'s statistic on ``s`` (module docstring): each mean with
+    :func:`~inferqa_utils.measure.uncertainty.mean_ci`, the statistic with
+    :func:`statistic_interval`, the p-value with the paired sign-flip or two-sample permutation test."""
     a_ci, b_ci = mean_ci(s.a).scaled(s.scale), mean_ci(s.b).scaled(s.scale)
     stat_scale = s.scale if finding.statistic == "diff" else 1.0
     value, lo, hi = (x * stat_scale for x in statistic_interval(s, finding.statistic))
+    return Estimates(a_ci, b_ci, Interval(value, lo, hi, len(s.a)), _p_value(s))
 
-    stat = Interval(value, lo, hi, len(s.a))
-    p = _p_value(s)
-    base = dict(a=a_ci, b=b_ci, stat=stat, p_value=p, n=len(s.a), informative=informative_units(s))
-    if forced is not None:
-        return Scored(finding, INCONCLUSIVE, forced, **base)
+
+def undecided(s: Sample, explain: bool = True) -> str | None:
+    """Why ``s`` decides no finding whatever the interval, or ``None`` when it can decide one: every
+    value on both sides the same constant, fewer than :data:`MIN_UNITS` units, or — paired — no
+    unit differs and fewer than :data:`MIN_UNITS` score above 0 on either side. ``explain``: the
+    reason with the sample's note and, for the last case, what it means; without, the bare reason
+    (for a table whose own columns name the comparison).
+
+    Example::
+
+        >>> undecided(Sample(np.ones(4), np.zeros(4), paired=True, note="4 questions"), explain=False)
+        'too few questions: 4 < 10'
+    """
+    note = f" ({s.note})" if explain else ""
     flat = np.concatenate([s.a, s.b])
     if np.all(flat == flat[0]):
-        return Scored(finding, INCONCLUSIVE, f"no variation: every one of the {len(s.a)} {s.unit} scores "
-                                             f"{flat[0] * s.scale:g} on both sides ({s.note})", **base)
-    if min(len(s.a), len(s.b)) < MIN_UNITS:
-        return Scored(
-            finding,
-            INCONCLUSIVE,
-            f"too few {s.unit}: {min(len(s.a), len(s.b))} < {MIN_UNITS} ({s.note})",
-            **base,
+        return (
+            f"no variation: every one of the {len(s.a)} {s.unit} scores {flat[0] * s.scale:g} on both "
+            f"sides{note}"
         )
+    if min(len(s.a), len(s.b)) < MIN_UNITS:
+        return f"too few {s.unit}: {min(len(s.a), len(s.b))} < {MIN_UNITS}{note}"
     if s.paired:
         informative = int(np.sum((s.a != 0) | (s.b != 0)))
         if np.all(s.a - s.b == (s.a - s.b)[0]) and informative < MIN_UNITS:
-            return Scored(
-                finding,
-                INCONCLUSIVE,
-                f"no {s.unit[:-1] if s.unit.endswith('s') else s.unit} differs and only {informative} of "
-                f"{len(s.a)} score above 0 on either side (< {MIN_UNITS}): too few could show a "
-                f"difference ({s.note})",
-                **base,
+            unit = s.unit[:-1] if s.unit.endswith("s") else s.unit
+            meaning = ": too few could show a difference" if explain else ""
+            return (
+                f"no {unit} differs and only {informative} of {len(s.a)} score above 0 on either side "
+                f"(< {MIN_UNITS}){meaning}{note}"
             )
-    verdict, why = decide(finding, lo, hi)
-    return Scored(finding, verdict, f"{why}; {s.note}", **base)
+    return None
+
+
+def judge(finding: Finding, s: Sample, forced: str | None = None, estimates: Estimates | None = None,
+          explain: bool = True) -> Scored:
+    """The verdict of ``finding`` on the sample ``s`` (module docstring): the means with intervals,
+    the statistic's seeded bootstrap interval, the p-value, and *holds* / *contradicted* /
+    *inconclusive* with the reason; ``forced``: the reason the verdict is inconclusive whatever the
+    interval (e.g. a comparison decided by construction). ``estimates``: the numbers when the caller
+    computed them by a faster exact-shortcut routine (the paper runs,
+    :mod:`inferqa_utils.paper_runs.stats`), else :func:`estimate`. ``explain``: reasons with the
+    sample's note (:func:`undecided`)."""
+    est = estimates if estimates is not None else estimate(finding, s)
+    base = dict(
+        a=est.a, b=est.b, stat=est.stat, p_value=est.p_value, n=len(s.a), informative=informative_units(s)
+    )
+    if forced is not None:
+        return Scored(finding, INCONCLUSIVE, forced, **base)
+    reason = undecided(s, explain)
+    if reason is not None:
+        return Scored(finding, INCONCLUSIVE, reason, **base)
+    verdict, why = decide(finding, est.stat.lo, est.stat.hi)
+    return Scored(finding, verdict, f"{why}; {s.note}" if explain else why, **base)
 
 
 def informative_units(s: Sample) -> int:

@@ -216,11 +216,6 @@ def written_tables() -> tuple[contract.Table, ...]:
     return (*contract.NOTEBOOK_TABLES, *contract.OWN_TABLES)
 
 
-def imported_tables(root: str | Path | None, dataset: str = contract.DATASET) -> dict[str, Path]:
-    """The paths of stage 09's tables of an import, by registry key (they may not exist)."""
-    return {t.key: contract.table_path(root, t, dataset) for t in contract.OWN_TABLES}
-
-
 #: how the run manifest of an import says the run was made
 VIA = "python -m inferqa_utils paper-runs import"
 

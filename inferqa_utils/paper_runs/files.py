@@ -16,6 +16,30 @@ one in the authors' repository is named in :attr:`Entry.script`). A path compone
 name taken from the folder: ``{retriever}`` (bm25, dpr, colbert, contriever, bge), ``{reranker}``
 (e.g. ``monot5-monot5-3b-msmarco-10k``), ``{n}`` (the number of positives of a fine-tuned model),
 ``{corpus}`` (``msmarco``, ``wiki``).
+
+What each file holds (read from the authors' scripts):
+
+* ``index/test/retriever.jsonl`` — one JSON line per test question: ``question``, ``answers`` (the
+  answer pool), ``contexts``: the question's 325 passages ``{"id", "text", "label" (0/1/2),
+  "rag_answers": {reader: answer}}`` with readers ``llama-32-1b``, ``gemma-3-4b``, ``qwen-3-8b``;
+  passage ids ``{qid}_{mask}_{permutation}``. The Optimal setting reads it.
+* ``retriever/<r>/retriever.json`` (r ∈ bm25, dpr, colbert, contriever, bge) — a JSON list aligned
+  by position with the index: ``{"question", "answers", "ctxs": [{"id", "score", "text", ...}]}``.
+* ``reranker/<x>/reranker.json`` — the oracle setting: reranker x orders the question's own
+  passages, ``reranked_ctxs``; ``retriever_reranker/<r>/<x>/reranker.json`` — x over r's top 100,
+  ``ctxs`` (first stage) and ``reranked_ctxs``. Rerankers x: ``lit5dist-LiT5-Distill-{base,large,xl}-v2``,
+  ``monot5-monot5-{base,large,3b}-msmarco-10k``, ``rankgpt-{Llama-3.1-8B-Instruct,Qwen2.5-7B}``,
+  ``rankt5-rankt5-{base,large,3b}``, ``upr-{gpt2-large,t0-3b,t5-large,t5-small}``.
+* every ``.../rag.json`` beside a ranking — ``{"id", "answers", "predicted_answer": {reader:
+  {"<id>_un_<k>" | "<id>_uf_<k>": answer}}}``, k ∈ {1, 3, 5}, ``un`` Union_norm, ``uf`` Union_freq.
+* fine-tuned: ``ft_retriever/<dpr|colbert>/<N>_positive/{retriever,rag}.json``,
+  ``ft_reranker/<N>_positive/{reranker,rag}.json`` (FT-MonoT5, oracle setting),
+  ``retriever_ft_reranker/<r>/{retriever,rag}.json``, ``ft_retriever_reranker/<r>/<x>/…``,
+  ``ft_retriever_ft_reranker/<r>/{reranker,rag}.json``.
+* baselines: ``baselines/baseline.json`` (per question, by position, ``ctxs: {id: {"label"}}``, the
+  MS MARCO and Wikipedia passages relabelled by the authors' LLM rule),
+  ``baselines_retriever/<msmarco|wiki>/<r>/retriever.json`` and
+  ``baselines_reranker/<msmarco|wiki>/<r>/<x>/reranker.json``.
 """
 
 from __future__ import annotations

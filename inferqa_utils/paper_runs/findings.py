@@ -7,12 +7,19 @@ that does not count on one side is dropped from both) and reports the mean of ea
 a ratio rule) with its paired-bootstrap interval, and the two-sided paired randomization p-value of
 ``mean(a) = mean(b)`` (:mod:`inferqa_utils.paper_runs.stats`). Holm's adjustment runs over each
 *family* — the rows of one finding and metric under one scoring (``family`` and ``scoring``
-columns). The verdict is the rule of ``inferqa_utils/measure/paper_numbers.yaml`` (or of
-:data:`LOCAL_FINDINGS`) applied to the statistic's interval by
-:func:`inferqa_utils.measure.verdict.decide`: **holds** inside the rule's region, **contradicted** outside
-it, **inconclusive** when it straddles a boundary — or when fewer than ``MIN_UNITS`` questions are
-paired, when every value on both sides is the same, or when no question differs and fewer than
-``MIN_UNITS`` score above 0.
+columns).
+
+The path is the notebook findings' (:mod:`inferqa_utils.verdicts.findings`): measure → rule →
+verdict. One *measure* per family (:data:`MEASURES`) builds each comparison's two samples
+(:class:`~inferqa_utils.measure.verdict.Sample`, paired over the questions that count on both
+sides); :func:`score` computes the numbers with the fast exact shortcuts of
+:mod:`~inferqa_utils.paper_runs.stats` (:func:`fast_estimates`) and hands them to
+:func:`inferqa_utils.measure.verdict.judge`, which applies the rule of
+``inferqa_utils/measure/paper_numbers.yaml`` (or of :data:`LOCAL_FINDINGS`): **holds** inside the
+rule's region, **contradicted** outside it, **inconclusive** when the interval straddles a boundary
+— or when fewer than ``MIN_UNITS`` questions are paired, when every value on both sides is the same,
+or when no question differs and fewer than ``MIN_UNITS`` score above 0
+(:func:`~inferqa_utils.measure.verdict.undecided`).
 
 EM comparisons are made twice: with our normalised EM (``scoring = normalised``) and with the
 authors' raw membership (``scoring = raw``) — a verdict that changes with the scoring is itself a
@@ -42,15 +49,15 @@ Families (paper 000, sections and tables as cited in ``paper_numbers.yaml``):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..measure.paper import Finding, load_paper_numbers
 from ..measure.uncertainty import holm
-from . import contract
+from ..measure.verdict import CONTRADICTED, HOLDS, INCONCLUSIVE, Estimates, Sample, judge
 from .load import Release
 from .scoring import SCORINGS, em_norm, em_raw, optimal, per_question
 from .stats import mean_interval, paired, ratio_interval
@@ -86,24 +93,25 @@ COLUMNS = (
     "b", "b_lo", "b_hi", "statistic", "value", "lo", "hi", "p", "p_holm", "rule", "verdict", "why", "paper_a",
     "paper_b",
 )
+#: the ``why`` of a comparison with no paper claim (the union family)
+NO_CLAIM = "no paper claim: the difference and its Holm-adjusted p only"
 
 
 @dataclass
 class Comparison:
-    """Two per-question vectors on the same questions (NaN: the question does not count)."""
+    """One comparison of a family: the finding it tests (``None``: ours, no claim), what ``a`` and
+    ``b`` are, and the sample — a and b paired over the questions that count on both sides."""
 
     family: str
     finding: Finding | None
     a_name: str
     b_name: str
     metric: str
-    a: np.ndarray
-    b: np.ndarray
+    sample: Sample
     reader: str = ""
     scoring: str = ""
     k: int | None = None
     union: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def findings_by_id() -> dict[str, Finding]:
@@ -145,7 +153,8 @@ class Vectors:
     def em(
         self, system: str, reader: str, scoring: str, k: int | None = None, union: str | None = None
     ) -> np.ndarray | None:
-        """EM per question of ``system`` (``"Optimal"``: the Optimal setting) for ``reader``."""
+        """EM per question of ``system`` (``"Optimal"``: the Optimal setting, which reads no
+        retrieved passages, so ``k`` and ``union`` do not apply) for ``reader``."""
         score = em_norm if scoring == "normalised" else em_raw
         if system == "Optimal":
             qs = self.release.questions
@@ -186,203 +195,244 @@ def _split_pair(system: str) -> tuple[str, str] | None:
     return first, second
 
 
-# ----------------------------------------------------------------------------- the comparisons
+# ----------------------------------------------------------------------------- the measures
+
+
+@dataclass
+class Context:
+    """What the measures read: the release, its per-question vectors, the rules, the reading
+    configuration of the EM comparisons (``k`` passages, ``union``) and the vanilla MonoT5 the
+    fine-tuned one is compared with."""
+
+    release: Release
+    vectors: Vectors
+    rules: Mapping[str, Finding]
+    k: int
+    union: str
+    vanilla_monot5: str
+
+
+def _compared(
+    ctx: Context, family: str, fid: str | None, a_name: str, b_name: str, metric: str,
+    a: np.ndarray | None, b: np.ndarray | None, reader: str = "", scoring: str = "", k: int | None = None,
+    union: str | None = None,
+) -> Comparison | None:
+    """The comparison of the per-question vectors ``a`` and ``b`` (NaN: the question does not count)
+    as a paired sample over the questions that count on both sides; ``None`` when the release has no
+    file for one side. ``fid``: the finding tested (``None``, or a finding missing from the rules:
+    no claim)."""
+    if a is None or b is None:
+        return None
+    keep = ~(np.isnan(a) | np.isnan(b))
+    sample = Sample(a[keep], b[keep], paired=True, note=f"{a_name} vs {b_name}")
+    finding = ctx.rules.get(fid) if fid else None
+    return Comparison(family, finding, a_name, b_name, metric, sample, reader, scoring, k, union)
+
+
+def _em(ctx: Context, family: str, fid: str, a: str, b: str, reader: str, scoring: str) -> Comparison | None:
+    """EM of system ``a`` vs system ``b`` for one reader and scoring, at the context's k and union."""
+    v, k, union = ctx.vectors, ctx.k, ctx.union
+    xa, xb = v.em(a, reader, scoring, k, union), v.em(b, reader, scoring, k, union)
+    return _compared(ctx, family, fid, a, b, "EM", xa, xb, reader, scoring, k, union)
+
+
+def f1_containing_vs_quit(ctx: Context) -> Iterator[Comparison | None]:
+    """F1 ``containing_beats_supporting``: per retriever and baseline corpus, Hit@100 at label 2 on
+    the baseline corpus (a) vs on QUIT (b)."""
+    v = ctx.vectors
+    for rk in ctx.release.rankings:
+        if rk.corpus == "quit" or rk.setting != "baseline" or "+" in rk.system:
+            continue
+        yield _compared(
+            ctx, "F1", "containing_beats_supporting", f"{rk.corpus} {rk.system}", f"QUIT {rk.system}",
+            "Hit@100 (label 2)", v.retrieval(rk.system, "Hit@100", 2, rk.corpus),
+            v.retrieval(rk.system, "Hit@100", 2, "quit"),
+        )
+
+
+def f2_rerankers(ctx: Context) -> Iterator[Comparison | None]:
+    """F2: per first stage and reranker, first stage + reranker (a) vs the first stage alone (b) —
+    ``rerankers_marginal_ranking`` on Hit@10, then ``rerankers_marginal`` on EM."""
+    v = ctx.vectors
+    for rk in ctx.release.rankings:
+        pair = _split_pair(rk.system)
+        if rk.corpus != "quit" or rk.family != "retriever_reranker" or pair is None:
+            continue
+        yield _compared(
+            ctx, "F2", "rerankers_marginal_ranking", rk.system, pair[0], "Hit@10",
+            v.retrieval(rk.system, "Hit@10"), v.retrieval(pair[0], "Hit@10"),
+        )
+    for s in _systems(ctx.release, lambda s, st: st == "pipeline"):
+        pair = _split_pair(s)
+        rd = ctx.release.reading(s)
+        if pair is None or rd is None or rd.family != "retriever_reranker":
+            continue
+        for reader in ctx.release.readers:
+            for scoring in SCORINGS:
+                yield _em(ctx, "F2", "rerankers_marginal", s, pair[0], reader, scoring)
+
+
+def f3_optimal_oracle_pipeline(ctx: Context) -> Iterator[Comparison | None]:
+    """F3, per reader and scoring: ``optimal_far_above_pipeline`` (Optimal vs the best pipeline),
+    ``oracle_half_of_optimal`` (the best oracle reranker / Optimal) and ``pipeline_below_oracle``
+    (the best oracle vs the best retriever alone); "best": the highest mean EM under that scoring."""
+    v, k, union = ctx.vectors, ctx.k, ctx.union
+    pipelines = _systems(ctx.release, lambda s, st: st == "pipeline")
+    oracles = _systems(ctx.release, lambda s, st: st == "oracle")
+    retriever_only = [s for s in pipelines if "+" not in s]
+    for reader in ctx.release.readers:
+        for scoring in SCORINGS:
+            best_pipe = v.best(pipelines, reader, scoring, k, union)
+            best_oracle = v.best(oracles, reader, scoring, k, union)
+            best_ret = v.best(retriever_only, reader, scoring, k, union)
+            if best_pipe:
+                yield _em(ctx, "F3", "optimal_far_above_pipeline", "Optimal", best_pipe, reader, scoring)
+            if best_oracle:
+                yield _em(ctx, "F3", "oracle_half_of_optimal", best_oracle, "Optimal", reader, scoring)
+            if best_oracle and best_ret:
+                yield _em(ctx, "F3", "pipeline_below_oracle", best_oracle, best_ret, reader, scoring)
+
+
+def f5_fine_tuned(ctx: Context) -> Iterator[Comparison | None]:
+    """F5: ``finetuning_small_gains`` — each fine-tuned retriever vs its base, Hit@10 and then EM;
+    ``ft_reranker_oracle_only`` — first stage + FT-MonoT5 vs first stage + the vanilla MonoT5, EM;
+    ``ft_reranker_best_in_oracle`` — oracle nDCG@10 of FT-MonoT5 vs the vanilla MonoT5."""
+    v, release, vanilla = ctx.vectors, ctx.release, ctx.vanilla_monot5
+    for rk in release.rankings:
+        if rk.family != "ft_retriever":
+            continue
+        base = rk.names["retriever"]
+        yield _compared(
+            ctx, "F5", "finetuning_small_gains", rk.system, base, "Hit@10", v.retrieval(rk.system, "Hit@10"),
+            v.retrieval(base, "Hit@10"),
+        )
+    for rd in release.readings:
+        if rd.family == "ft_retriever":
+            for reader in release.readers:
+                for scoring in SCORINGS:
+                    yield _em(ctx, "F5", "finetuning_small_gains", rd.system, rd.names["retriever"], reader,
+                              scoring)
+        if rd.family in ("retriever_ft_reranker", "ft_retriever_ft_reranker"):
+            first = rd.system.split("+")[0]  # <retriever> or FT-<retriever>
+            for reader in release.readers:
+                for scoring in SCORINGS:
+                    yield _em(ctx, "F5", "ft_reranker_oracle_only", rd.system, f"{first}+{vanilla}", reader,
+                              scoring)
+    for rk in release.rankings:
+        if rk.family == "ft_reranker":
+            yield _compared(
+                ctx, "F5", "ft_reranker_best_in_oracle", rk.system, f"oracle+{vanilla}", "nDCG@10",
+                v.retrieval(rk.system, "nDCG@10"), v.retrieval(f"oracle+{vanilla}", "nDCG@10"),
+            )
+
+
+def reasoning_reader(ctx: Context) -> Iterator[Comparison | None]:
+    """``general_reader_beats_reasoning``: Gemma 3 4B (a) vs Qwen 3 8B (b) on the same system's
+    passages, per scoring, for Optimal and every released system."""
+    readers = ctx.release.readers
+    if GENERAL_READER not in readers or REASONING_READER not in readers:
+        return
+    v, k, union = ctx.vectors, ctx.k, ctx.union
+    for s in ["Optimal", *(r.system for r in ctx.release.readings)]:
+        at_k = None if s == "Optimal" else k
+        for scoring in SCORINGS:
+            yield _compared(
+                ctx, "reasoning reader", "general_reader_beats_reasoning", f"{GENERAL_READER}, {s}",
+                f"{REASONING_READER}, {s}", "EM", v.em(s, GENERAL_READER, scoring, k, union),
+                v.em(s, REASONING_READER, scoring, k, union), f"{GENERAL_READER} vs {REASONING_READER}",
+                scoring, at_k, None if s == "Optimal" else union,
+            )
+
+
+def union_freq_vs_norm(ctx: Context) -> Iterator[Comparison | None]:
+    """Ours, no claim: Union_freq (a) vs Union_norm (b) per released system, reader, k and scoring."""
+    v, release = ctx.vectors, ctx.release
+    ks = sorted({kk for r in release.readings for (_, _, kk) in r.predictions})
+    for rd in release.readings:
+        for reader in release.readers:
+            for kk in ks:
+                for scoring in SCORINGS:
+                    freq = v.em(rd.system, reader, scoring, kk, "freq")
+                    norm = v.em(rd.system, reader, scoring, kk, "norm")
+                    yield _compared(
+                        ctx, "union", None, f"{rd.system}, Union_freq", f"{rd.system}, Union_norm", "EM",
+                        freq, norm, reader, scoring, kk, "freq vs norm",
+                    )
+
+
+#: the measure of each family (:data:`FAMILIES`), in the table's order
+MEASURES: dict[str, Callable[[Context], Iterable[Comparison | None]]] = {
+    "F1": f1_containing_vs_quit,
+    "F2": f2_rerankers,
+    "F3": f3_optimal_oracle_pipeline,
+    "F5": f5_fine_tuned,
+    "reasoning reader": reasoning_reader,
+    "union": union_freq_vs_norm,
+}
 
 
 def comparisons(
     release: Release, k: int = K, union: str = UNION, rules: Mapping[str, Finding] | None = None,
     vanilla_monot5: str = VANILLA_MONOT5,
 ) -> list[Comparison]:
-    """Every comparison of the families the release has files for (module docstring)."""
+    """Every comparison of the families the release has files for (:data:`MEASURES`, module
+    docstring); a finding missing from ``rules`` (default :func:`findings_by_id`) is compared with no
+    claim."""
     rules = dict(rules) if rules is not None else findings_by_id()
-    v = Vectors(release)
-    readers = release.readers
-    out: list[Comparison] = []
-
-    def em_pair(
-        family: str, fid: str, a: str, b: str, reader: str, scoring: str, kk: int = k, uu: str = union,
-        ua: str | None = None, ub: str | None = None,
-    ) -> None:
-        xa = v.em(a, reader, scoring, None if a == "Optimal" else kk, None if a == "Optimal" else (ua or uu))
-        xb = v.em(b, reader, scoring, None if b == "Optimal" else kk, None if b == "Optimal" else (ub or uu))
-        if xa is not None and xb is not None:
-            out.append(
-                Comparison(
-                    family, rules.get(fid) if fid else None, a, b, "EM", xa, xb, reader, scoring, kk, uu
-                )
-            )
-
-    # F1: answer-containing corpora vs QUIT, Hit@100 at label 2
-    for rk in release.rankings:
-        if rk.corpus == "quit" or rk.setting != "baseline" or "+" in rk.system:
-            continue
-        a = v.retrieval(rk.system, "Hit@100", 2, rk.corpus)
-        b = v.retrieval(rk.system, "Hit@100", 2, "quit")
-        if a is not None and b is not None:
-            out.append(
-                Comparison(
-                    "F1", rules["containing_beats_supporting"], f"{rk.corpus} {rk.system}",
-                    f"QUIT {rk.system}", "Hit@100 (label 2)", a, b,
-                )
-            )
-
-    # F2: first stage + reranker vs the first stage
-    for rk in release.rankings:
-        pair = _split_pair(rk.system)
-        if rk.corpus != "quit" or rk.family != "retriever_reranker" or pair is None:
-            continue
-        a, b = v.retrieval(rk.system, "Hit@10"), v.retrieval(pair[0], "Hit@10")
-        if a is not None and b is not None:
-            out.append(
-                Comparison("F2", rules["rerankers_marginal_ranking"], rk.system, pair[0], "Hit@10", a, b)
-            )
-    for s in _systems(release, lambda s, st: st == "pipeline"):
-        pair = _split_pair(s)
-        rd = release.reading(s)
-        if pair is None or rd is None or rd.family != "retriever_reranker":
-            continue
-        for reader in readers:
-            for scoring in SCORINGS:
-                em_pair("F2", "rerankers_marginal", s, pair[0], reader, scoring)
-
-    # F3: Optimal vs oracle vs pipeline, per reader
-    pipelines = _systems(release, lambda s, st: st == "pipeline")
-    oracles = _systems(release, lambda s, st: st == "oracle")
-    retriever_only = [s for s in pipelines if "+" not in s]
-    for reader in readers:
-        for scoring in SCORINGS:
-            best_pipe = v.best(pipelines, reader, scoring, k, union)
-            best_oracle = v.best(oracles, reader, scoring, k, union)
-            best_ret = v.best(retriever_only, reader, scoring, k, union)
-            if best_pipe:
-                em_pair("F3", "optimal_far_above_pipeline", "Optimal", best_pipe, reader, scoring)
-            if best_oracle:
-                em_pair("F3", "oracle_half_of_optimal", best_oracle, "Optimal", reader, scoring)
-            if best_oracle and best_ret:
-                em_pair("F3", "pipeline_below_oracle", best_oracle, best_ret, reader, scoring)
-
-    # F5: fine-tuned vs vanilla
-    for rk in release.rankings:
-        if rk.family != "ft_retriever":
-            continue
-        base = rk.names["retriever"]
-        a, b = v.retrieval(rk.system, "Hit@10"), v.retrieval(base, "Hit@10")
-        if a is not None and b is not None:
-            out.append(Comparison("F5", rules["finetuning_small_gains"], rk.system, base, "Hit@10", a, b))
-    for rd in release.readings:
-        if rd.family == "ft_retriever":
-            for reader in readers:
-                for scoring in SCORINGS:
-                    em_pair("F5", "finetuning_small_gains", rd.system, rd.names["retriever"], reader, scoring)
-        if rd.family in ("retriever_ft_reranker", "ft_retriever_ft_reranker"):
-            first = rd.system.split("+")[0]  # <retriever> or FT-<retriever>
-            for reader in readers:
-                for scoring in SCORINGS:
-                    em_pair(
-                        "F5", "ft_reranker_oracle_only", rd.system, f"{first}+{vanilla_monot5}", reader,
-                        scoring,
-                    )
-    for rk in release.rankings:
-        if rk.family == "ft_reranker":
-            a, b = v.retrieval(rk.system, "nDCG@10"), v.retrieval(f"oracle+{vanilla_monot5}", "nDCG@10")
-            if a is not None and b is not None:
-                out.append(
-                    Comparison(
-                        "F5", rules["ft_reranker_best_in_oracle"], rk.system, f"oracle+{vanilla_monot5}",
-                        "nDCG@10", a, b,
-                    )
-                )
-
-    # the reasoning reader: Gemma 3 4B vs Qwen 3 8B
-    if GENERAL_READER in readers and REASONING_READER in readers:
-        for s in ["Optimal", *(r.system for r in release.readings)]:
-            for scoring in SCORINGS:
-                xa = v.em(s, GENERAL_READER, scoring, k, union)
-                xb = v.em(s, REASONING_READER, scoring, k, union)
-                if xa is not None and xb is not None:
-                    out.append(
-                        Comparison(
-                            "reasoning reader", rules["general_reader_beats_reasoning"],
-                            f"{GENERAL_READER}, {s}", f"{REASONING_READER}, {s}", "EM", xa, xb,
-                            f"{GENERAL_READER} vs {REASONING_READER}", scoring, None if s == "Optimal" else k,
-                            None if s == "Optimal" else union,
-                        )
-                    )
-
-    # ours: Union_freq vs Union_norm
-    ks = sorted({kk for r in release.readings for (_, _, kk) in r.predictions})
-    for rd in release.readings:
-        for reader in readers:
-            for kk in ks:
-                for scoring in SCORINGS:
-                    xa = v.em(rd.system, reader, scoring, kk, "freq")
-                    xb = v.em(rd.system, reader, scoring, kk, "norm")
-                    if xa is not None and xb is not None:
-                        out.append(
-                            Comparison(
-                                "union", None, f"{rd.system}, Union_freq", f"{rd.system}, Union_norm", "EM",
-                                xa, xb, reader, scoring, kk, "freq vs norm",
-                            )
-                        )
-    return out
+    ctx = Context(release, Vectors(release), rules, k, union, vanilla_monot5)
+    return [c for family in FAMILIES for c in MEASURES[family](ctx) if c is not None]
 
 
 # ----------------------------------------------------------------------------- scoring a comparison
 
 
+def fast_estimates(s: Sample, statistic: str = "diff") -> Estimates:
+    """The numbers :func:`~inferqa_utils.measure.verdict.judge` draws a verdict from, for a paired
+    sample, by the exact shortcuts of :mod:`.stats` — the procedures of
+    :func:`~inferqa_utils.measure.verdict.estimate`, fast for the few distinct values of 0/1
+    outcomes: each mean in the sample's unit with :func:`.stats.mean_interval`, the difference
+    (scaled) and the p-value with :func:`.stats.paired`, a ratio (``statistic="ratio"``) with
+    :func:`.stats.ratio_interval`. Their bounds come from their own seeded draws and, for 0/1
+    outcomes, their p from the exact sign test, so they agree with
+    :func:`~inferqa_utils.measure.verdict.estimate` up to the resampling noise, not to the bit: the
+    notebook findings keep the package routines."""
+    if statistic not in ("diff", "ratio"):
+        raise ValueError(f"fast_estimates: no fast interval for the statistic {statistic!r} (diff or ratio)")
+    pr = paired(s.a, s.b)
+    stat = ratio_interval(s.a, s.b) if statistic == "ratio" else pr.diff.scaled(s.scale)
+    return Estimates(mean_interval(s.a).scaled(s.scale), mean_interval(s.b).scaled(s.scale), stat, pr.p_value)
+
+
 def score(c: Comparison) -> dict[str, Any]:
-    """One comparison as a row of :data:`COLUMNS` (module docstring); ``p_holm`` is filled by
-    :func:`findings_table`."""
-    keep = ~(np.isnan(c.a) | np.isnan(c.b))
-    a, b = c.a[keep], c.b[keep]
-    f = c.finding
+    """One comparison as a row of :data:`COLUMNS` (module docstring): its :func:`fast_estimates`,
+    and the verdict of :func:`~inferqa_utils.measure.verdict.judge` with the bare reason (the row
+    names the comparison); ``p_holm`` is filled by :func:`findings_table`."""
+    f, s = c.finding, c.sample
     row: dict[str, Any] = {
         "family": c.family, "finding": f.id if f else "", "comparison": f"{c.a_name} vs {c.b_name}",
-        "metric": c.metric, "reader": c.reader, "scoring": c.scoring, "k": c.k, "union": c.union, "n": len(a),
+        "metric": c.metric, "reader": c.reader, "scoring": c.scoring, "k": c.k, "union": c.union,
+        "n": len(s.a),
         "rule": f.rule() if f else "none (our comparison)",
         "paper_a": _paper(f.a_label, f.a_value) if f else "",
         "paper_b": _paper(f.b_label, f.b_value) if f else "",
     }
-    if not len(a):
-        return {
-            **row, "verdict": contract.INCONCLUSIVE if f else "", "why": "no question counts on both sides",
-        }
-    ia, ib = mean_interval(a).scaled(100), mean_interval(b).scaled(100)
-    pr = paired(a, b)
-    ratio = f is not None and f.statistic == "ratio"
-    stat = ratio_interval(a, b) if ratio else pr.diff.scaled(100)
+    if not len(s.a):
+        return {**row, "verdict": INCONCLUSIVE if f else "", "why": "no question counts on both sides"}
+    statistic = f.statistic if f else "diff"
+    est = fast_estimates(s, statistic)
+    digits = 2 if statistic == "diff" else 4
     row.update(
         {
-            "a": _r(ia.value), "a_lo": _r(ia.lo), "a_hi": _r(ia.hi), "b": _r(ib.value), "b_lo": _r(ib.lo),
-            "b_hi": _r(ib.hi), "statistic": "ratio" if ratio else "diff",
-            "value": _r(stat.value, 4 if ratio else 2), "lo": _r(stat.lo, 4 if ratio else 2),
-            "hi": _r(stat.hi, 4 if ratio else 2), "p": pr.p_value,
+            "a": _r(est.a.value), "a_lo": _r(est.a.lo), "a_hi": _r(est.a.hi), "b": _r(est.b.value),
+            "b_lo": _r(est.b.lo), "b_hi": _r(est.b.hi), "statistic": statistic,
+            "value": _r(est.stat.value, digits), "lo": _r(est.stat.lo, digits), "hi": _r(est.stat.hi, digits),
+            "p": est.p_value,
         }
     )
-    verdict, why = _verdict(f, a, b, stat.lo, stat.hi)
-    return {**row, "verdict": verdict, "why": why}
-
-
-def _verdict(f: Finding | None, a: np.ndarray, b: np.ndarray, lo: float, hi: float) -> tuple[str, str]:
-    n = len(a)
     if f is None:
-        return "", "no paper claim: the difference and its Holm-adjusted p only"
-    flat = np.concatenate([a, b])
-    if np.all(flat == flat[0]):
-        return (
-            contract.INCONCLUSIVE,
-            f"no variation: every one of the {n} questions scores {flat[0] * 100:g} on both sides",
-        )
-    if n < contract.MIN_UNITS:
-        return contract.INCONCLUSIVE, f"too few questions: {n} < {contract.MIN_UNITS}"
-    d = a - b
-    informative = int(np.sum((a != 0) | (b != 0)))
-    if np.all(d == d[0]) and informative < contract.MIN_UNITS:
-        return contract.INCONCLUSIVE, (
-            f"no question differs and only {informative} of {n} score above 0 on either "
-            f"side (< {contract.MIN_UNITS})"
-        )
-    return contract.decide(f, lo, hi)
+        return {**row, "verdict": "", "why": NO_CLAIM}
+    scored = judge(f, s, estimates=est, explain=False)
+    return {**row, "verdict": scored.verdict, "why": scored.why}
 
 
 def _r(x: float, digits: int = 2) -> float:
@@ -425,12 +475,12 @@ def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
     if t.empty:
         return pd.DataFrame(
             columns=[
-                "family", "finding", "metric", "scoring", "comparisons", contract.HOLDS,
-                contract.CONTRADICTED, contract.INCONCLUSIVE,
+                "family", "finding", "metric", "scoring", "comparisons", HOLDS,
+                CONTRADICTED, INCONCLUSIVE,
             ]
         )
     g = t.groupby(["family", "finding", "metric", "scoring"], sort=False)["verdict"]
     out = g.size().rename("comparisons").to_frame()
-    for v in (contract.HOLDS, contract.CONTRADICTED, contract.INCONCLUSIVE):
+    for v in (HOLDS, CONTRADICTED, INCONCLUSIVE):
         out[v] = g.apply(lambda s, v=v: int((s == v).sum()))
     return out.reset_index()

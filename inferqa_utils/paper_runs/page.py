@@ -1,6 +1,7 @@
 """The results page's section *The paper's own runs*, rendered from an imported folder's stage-09
 tables (``findings``, ``findings_summary``, ``em`` and the ``import`` record,
-:data:`inferqa_utils.paper_runs.contract.OWN_TABLES`). Reads CSV with the standard library only.
+:data:`inferqa_utils.paper_runs.contract.OWN_TABLES`). Reads CSV with the standard library only;
+tables and p-values in the page's one format (:mod:`inferqa_utils.present.tables`).
 """
 
 from __future__ import annotations
@@ -8,10 +9,10 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
+from ..present.tables import markdown_table, p_value_text
 from . import contract
 
 TITLE = "## The paper's own runs"
@@ -43,11 +44,6 @@ def _f(v: str | None) -> float:
         return math.nan
 
 
-def _p(v: str | None) -> str:
-    x = _f(v)
-    return "—" if math.isnan(x) else (f"{x:.2g}" if x < 0.001 else f"{x:.3f}")
-
-
 def _stat(r: dict[str, str]) -> str:
     if r.get("value") in (None, ""):
         return "—"
@@ -67,13 +63,6 @@ def _ci(r: dict[str, str], side: str) -> str:
 def _verdict(r: dict[str, str]) -> str:
     v = r.get("verdict") or ""
     return f"{_MARK.get(v, '')} {v}".strip() or "—"
-
-
-def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
-    def line(cells: Sequence[Any]) -> str:
-        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
-
-    return [line(header), line(["---"] * len(header)), *(line(r) for r in rows)]
 
 
 def find_import(folders: Iterable[str | Path], dataset: str = contract.DATASET) -> Path | None:
@@ -116,7 +105,7 @@ def render_section(results: str | Path, dataset: str = contract.DATASET, level: 
     lines += [
         f"{h}# Verdicts",
         "",
-        *_table(
+        *markdown_table(
             [
                 "family", "finding", "metric", "scoring", "comparisons", "holds", "contradicted",
                 "inconclusive",
@@ -140,7 +129,7 @@ def render_section(results: str | Path, dataset: str = contract.DATASET, level: 
     def cells(r: dict[str, str]) -> list[str]:
         return [
             r["comparison"], r["metric"], r["reader"] or "—", r["scoring"] or "—", r["n"], _ci(r, "a"),
-            _ci(r, "b"), _stat(r), _p(r.get("p_holm")), _verdict(r),
+            _ci(r, "b"), _stat(r), p_value_text(r.get("p_holm")), _verdict(r),
         ]
 
     for fam, title, keep in (
@@ -157,7 +146,7 @@ def render_section(results: str | Path, dataset: str = contract.DATASET, level: 
         if not sel:
             continue
         lines += [f"{h}# {title}", ""]
-        body = _table(head, (cells(r) for r in sel))
+        body = markdown_table(head, (cells(r) for r in sel))
         if len(sel) > 12:
             lines += [
                 "<details><summary>" + f"{len(sel)} comparisons" + "</summary>", "", *body, "", "</details>",
@@ -186,7 +175,7 @@ def render_section(results: str | Path, dataset: str = contract.DATASET, level: 
             g[0] += 1
             g[{1: 1, -1: 2, 0: 3}[sign]] += 1
         lines += [
-            *_table(
+            *markdown_table(
                 [
                     "reader", "k", "scoring", "systems", "Union_freq better", "Union_norm better",
                     "no difference",
@@ -205,7 +194,7 @@ def render_section(results: str | Path, dataset: str = contract.DATASET, level: 
             "",
         ]
         opt = [e for e in em if e["setting"] == "Optimal"]
-        lines += _table(
+        lines += markdown_table(
             ["setting", "reader", "n", "EM raw (authors')", "EM normalised (ours)", "disagree"],
             (["Optimal", e["reader"], e["n"], e["em_raw"], e["em_norm"], e["n_disagree"]] for e in opt),
         )

@@ -1,20 +1,16 @@
 """Per-question scores of the released runs, with the authors' conventions (paper 000 §4–5; their
 scripts in ``results/`` of ``DataScienceUIBK/InferentialQA``).
 
-Retrieval (``results/retriever/retriever.py``), for a question with pool labels ``L`` and ranked
-list ``r``; relevant ``R = {p : L(p) ≥ t}`` with threshold ``t = 1`` (their ``label > 0``; ``t = 2``
-for the cross-corpus comparison, ``results/baselines_retriever/retriever-latentIR.py``):
-
-* ``Hit@k = 1[R ∩ r[:k] ≠ ∅]`` and ``Recall@k = |R ∩ r[:k]| / |R|`` — a question with ``R = ∅`` is
-  *skipped* (``None``), so their means run over the questions that have a relevant passage;
-* ``MRR@k = 1 / rank of the first relevant passage in r[:k]`` (0 if none) and ``nDCG@k`` with gain
-  ``2^L − 1``, discount ``log2(rank + 1)`` and the ideal ranking from the question's own labels —
-  every question counts (0 without a relevant passage).
-
-A passage the pool does not know (another question's, retrieved from the full corpus) has label 0.
-For the MS MARCO / Wikipedia baselines (``results/baselines_retriever/retriever-msmarco.py``) the
-labels come from ``baselines/baseline.json`` and no question is skipped: ``Hit@k`` averages over
-every question.
+Retrieval (``results/retriever/retriever.py``): Hit@k, Recall@k, MRR@k and graded nDCG@k as
+:mod:`inferqa_utils.measure.metrics` defines them, against the question's pool labels with threshold
+``t = 1`` (their ``label > 0``; ``t = 2`` for the cross-corpus comparison,
+``results/baselines_retriever/retriever-latentIR.py``). Their convention for a question without a
+relevant passage is :data:`~inferqa_utils.measure.metrics.AUTHORS_SKIP`: Hit@k and Recall@k *skip* it
+(``None``), so their means run over the questions that have a relevant passage; MRR@k and nDCG@k
+score it 0, so every question counts. A passage the pool does not know (another question's,
+retrieved from the full corpus) has label 0. For the MS MARCO / Wikipedia baselines
+(``results/baselines_retriever/retriever-msmarco.py``) the labels come from
+``baselines/baseline.json`` and no question is skipped: ``Hit@k`` averages over every question.
 
 Reading (``results/retriever/retriever_rag.py``, ``results/rag/rag.py``):
 
@@ -31,11 +27,11 @@ Reading (``results/retriever/retriever_rag.py``, ``results/rag/rag.py``):
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..ir.textnorm import normalize_answer
+from ..measure.metrics import AUTHORS_SKIP, question_scores
 from .load import Question, Ranking, Release
 
 if TYPE_CHECKING:
@@ -60,76 +56,6 @@ SCORINGS = ("normalised", "raw")
 # ----------------------------------------------------------------------------- retrieval
 
 
-def relevant(labels: Mapping[str, int], threshold: int = 1) -> set[str]:
-    return {p for p, lab in labels.items() if lab >= threshold}
-
-
-def hit_at(ranked: Sequence[str], rel: set[str], k: int) -> float | None:
-    """1 when a relevant passage is in the top k, 0 otherwise; None (skipped) without a relevant one."""
-    if not rel:
-        return None
-    return float(any(p in rel for p in ranked[:k]))
-
-
-def recall_at(ranked: Sequence[str], rel: set[str], k: int) -> float | None:
-    """|relevant ∩ top k| / |relevant|; None (skipped) without a relevant passage."""
-    if not rel:
-        return None
-    return len(rel.intersection(ranked[:k])) / len(rel)
-
-
-def mrr_at(ranked: Sequence[str], rel: set[str], k: int) -> float:
-    for rank, p in enumerate(ranked[:k], 1):
-        if p in rel:
-            return 1.0 / rank
-    return 0.0
-
-
-def ndcg_at(
-    ranked: Sequence[str], labels: Mapping[str, int], k: int, ideal: Sequence[int] | None = None
-) -> float:
-    """Graded nDCG@k: gain 2^label − 1, discount log2(rank + 1), ideal from the question's labels
-    (``ideal``: the question's positive labels sorted descending, when already computed)."""
-    dcg = sum(
-        (2 ** labels.get(p, 0) - 1) / math.log2(r + 1)
-        for r, p in enumerate(ranked[:k], 1)
-        if labels.get(p, 0) > 0
-    )
-    if ideal is None:
-        ideal = sorted((lab for lab in labels.values() if lab > 0), reverse=True)
-    idcg = sum((2**lab - 1) / math.log2(r + 1) for r, lab in enumerate(ideal[:k], 1))
-    return dcg / idcg if idcg > 0 else 0.0
-
-
-def _parse(name: str) -> tuple[str, int]:
-    kind, _, k = name.partition("@")
-    if kind not in ("Hit", "Recall", "MRR", "nDCG") or not k.isdigit():
-        raise ValueError(f"unknown measure {name!r}")
-    return kind, int(k)
-
-
-def _value(
-    kind: str, k: int, ranked: Sequence[str], labels: Mapping[str, int], rel: set[str], skip: bool,
-    ideal: Sequence[int] | None = None,
-) -> float | None:
-    if kind == "MRR":
-        return mrr_at(ranked, rel, k)
-    if kind == "nDCG":
-        return ndcg_at(ranked, labels, k, ideal)
-    v = hit_at(ranked, rel, k) if kind == "Hit" else recall_at(ranked, rel, k)
-    return v if skip or v is not None else 0.0
-
-
-def measure(
-    name: str, ranked: Sequence[str], labels: Mapping[str, int], threshold: int = 1, skip: bool = True
-) -> float | None:
-    """One per-question value of ``Hit@k``, ``Recall@k``, ``MRR@k`` or ``nDCG@k`` (module
-    docstring); with ``skip=False`` a question without a relevant passage scores 0 for Hit and
-    Recall instead of being skipped (the baselines' convention)."""
-    kind, k = _parse(name)
-    return _value(kind, k, ranked, labels, relevant(labels, threshold), skip)
-
-
 def labels_for(release: Release, ranking: Ranking) -> dict[str, dict[str, int]]:
     """The labels a ranking is scored against: the index pool, or baseline.json for a baseline."""
     if ranking.corpus != "quit":
@@ -140,23 +66,11 @@ def labels_for(release: Release, ranking: Ranking) -> dict[str, dict[str, int]]:
 def per_question(
     release: Release, ranking: Ranking, measures: Iterable[str] = MEASURES, threshold: int = 1
 ) -> dict[str, dict[str, float | None]]:
-    """measure → {qid: value or None (skipped)} of one ranking (module docstring)."""
-    labels = labels_for(release, ranking)
-    skip = ranking.corpus == "quit"
-    parsed = [(m, *_parse(m)) for m in measures]
-    out: dict[str, dict[str, float | None]] = {m: {} for m, _, _ in parsed}
-    for q in release.questions:
-        lab = labels.get(q, {})
-        ranked = ranking.lists.get(q, [])
-        rel = relevant(lab, threshold)
-        ideal = (
-            sorted((v for v in lab.values() if v > 0), reverse=True)
-            if any(kind == "nDCG" for _, kind, _ in parsed)
-            else None
-        )
-        for m, kind, k in parsed:
-            out[m][q] = _value(kind, k, ranked, lab, rel, skip, ideal)
-    return out
+    """measure → {qid: value or None (skipped)} of one ranking, for every question of the release
+    (module docstring)."""
+    skip = AUTHORS_SKIP if ranking.corpus == "quit" else ()
+    return question_scores(ranking.lists, labels_for(release, ranking), measures, threshold, skip,
+                           qids=release.questions)
 
 
 def authors_mean(values: Iterable[float | None]) -> float:

@@ -17,7 +17,6 @@ while its sentence (:func:`family_found`) counts every comparison of the finding
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -360,14 +359,6 @@ def _cell(value: Any, lo: Any, hi: Any, digits: int) -> str:
     return ci(value, lo, hi, digits)
 
 
-def _p(v: Any) -> str:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return "—"
-    return "—" if math.isnan(x) else (f"{x:.2g}" if x < 0.001 else f"{x:.3f}")
-
-
 #: the columns of :func:`family_table`
 FAMILY_COLUMNS = (
     "comparison", "metric", "reader", "scoring", "n", "a [95 %]", "b [95 %]", "statistic [95 %]", "p",
@@ -378,8 +369,11 @@ FAMILY_COLUMNS = (
 def family_table(shown: Shown, family: str, focus: bool = True) -> pd.DataFrame:
     """One family's comparisons as the notebook shows them: a and b in % with their 95 % intervals,
     the statistic (difference in points, or ratio) with its paired interval, the paired
-    randomization p and its Holm adjustment within the family, the verdict and why."""
+    randomization p and its Holm adjustment within the family (the results page's p format,
+    :func:`inferqa_utils.present.tables.p_value_text`), the verdict and why."""
     import pandas as pd
+
+    from ..present.tables import p_value_text
 
     t = family_rows(shown, family, focus)
     rows = []
@@ -389,8 +383,8 @@ def family_table(shown: Shown, family: str, focus: bool = True) -> pd.DataFrame:
             "comparison": r["comparison"], "metric": r["metric"], "reader": r["reader"] or "—",
             "scoring": r["scoring"] or "—", "n": r["n"], "a [95 %]": _cell(r["a"], r["a_lo"], r["a_hi"], 1),
             "b [95 %]": _cell(r["b"], r["b_lo"], r["b_hi"], 1),
-            "statistic [95 %]": _cell(r["value"], r["lo"], r["hi"], digits), "p": _p(r["p"]),
-            "p (Holm)": _p(r["p_holm"]), "verdict": r["verdict"] or "—", "why": r["why"],
+            "statistic [95 %]": _cell(r["value"], r["lo"], r["hi"], digits), "p": p_value_text(r["p"]),
+            "p (Holm)": p_value_text(r["p_holm"]), "verdict": r["verdict"] or "—", "why": r["why"],
         })
     return pd.DataFrame(rows, columns=list(FAMILY_COLUMNS))
 

@@ -1,4 +1,6 @@
-"""Figure helpers: every figure of the compendium is written to ``figures/<name>.png``.
+"""Figure helpers: every figure of the compendium is written to ``figures/<name>.png``
+(:func:`save_figure`; the notebooks' figures through their registry constants,
+:meth:`inferqa_utils.stages.Figure.save`, which name the files).
 
 Means over questions are drawn with their seeded 95 % percentile-bootstrap interval over questions
 (:func:`inferqa_utils.measure.uncertainty.mean_ci`, read from a table's ``<m>_lo`` / ``<m>_hi`` columns) as

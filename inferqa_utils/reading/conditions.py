@@ -28,6 +28,7 @@ from ..ir.trec import Run
 from ..llm.base import LLM
 from ..measure.uncertainty import mean_ci
 from .contexts import ALPHA, BETA
+from .setup import ReadingSetup
 from .topk import contexts_from_run, read_contexts
 
 # re-exported: notebooks 04 and 05 call ``reading.read_runs``
@@ -124,14 +125,15 @@ def optimal_per_question(per_passage: pd.DataFrame, qids: Sequence[str], reader:
     return out.assign(setting="Optimal", system="every label ≥ 1 passage", k=None, union=None, reader=reader)
 
 
-def grid_search_union(reader: LLM, judge: LLM | None, ds: Dataset, run: Run, qids: Sequence[str], k: int,
-                      grid: Sequence[tuple[float, float]], progress: bool = True) -> pd.DataFrame:
-    """paper 000 §5.4: EM / judged accuracy of Union_freq for each (α, β) on ``qids`` (the dev split),
-    best first. Contexts that coincide across grid points are read once (engine cache)."""
+def grid_search_union(setup: ReadingSetup, run: Run, qids: Sequence[str],
+                      grid: Sequence[tuple[float, float]]) -> pd.DataFrame:
+    """paper 000 §5.4: EM / judged accuracy of Union_freq over the top-``setup.k`` passages for each
+    (α, β) of ``grid`` on ``qids`` (the dev split), best first. Contexts that coincide across grid
+    points are read once (engine cache)."""
     rows = []
     for alpha, beta in grid:
-        ctx = contexts_from_run(ds, run, qids, k, "freq", alpha, beta)
-        df = read_contexts(reader, judge, ds, ctx, progress=progress, desc=f"grid α={alpha} β={beta}")
+        ctx = contexts_from_run(setup.dataset, run, qids, setup.k, "freq", alpha, beta, setup.corpus)
+        df = read_contexts(setup, ctx, desc=f"grid α={alpha} β={beta}")
         rows.append(
             {"alpha": alpha, "beta": beta, "EM": 100 * df["em"].mean(), "judged": 100 * df["judged"].mean()}
         )
@@ -191,8 +193,8 @@ def read_settings(ds: Dataset, runs: Mapping[str, Run], settings: Mapping[str, s
         reader = load(name)
         reader.reset_stats()
         if name in reader_models:
-            frames.append(read_runs(reader, judge, ds, runs, qids, ks, unions, alpha, beta, settings=settings,
-                                    known=known_answers(ds, name)))
+            setup = ReadingSetup(reader, judge, ds, known=known_answers(ds, name), alpha=alpha, beta=beta)
+            frames.append(read_runs(setup, runs, qids, ks, unions, settings=settings))
         per_passage, counts = optimal(reader, judge, ds, qids)
         optimal_rows.append(per_passage)
         frames.append(optimal_per_question(per_passage, qids, name))

@@ -7,6 +7,7 @@ answer is scored by strict EM and judged accuracy
 (:func:`inferqa_utils.answering.scoring.score_answers`). Notebook 04 reads retriever, reranker
 and oracle runs this way, notebook 05 its fine-tuned systems and notebook 07 its methods.
 
+Who reads, who judges and from which corpus is one :class:`~inferqa_utils.reading.setup.ReadingSetup`.
 Every reader/judge call goes through the cached engine, so a re-run makes no model call. The
 reader is the built-in few-shot reader unless a ``strategy`` (a named reader of
 :mod:`inferqa_utils.reading.readers`, e.g. a researcher's prompting strategy) is given.
@@ -18,14 +19,14 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from ..answering.reader import KnownAnswers, read
+from ..answering.reader import read
 from ..answering.scoring import score_answers
 from ..ir.datamodel import Dataset
 from ..ir.runs import ranked_ids
 from ..ir.trec import Run
-from ..llm.base import LLM
 from .contexts import ALPHA, BETA, build_context
 from .readers import DEFAULT_READER, ReaderSpec
+from .setup import ReadingSetup
 
 UNIONS = ("norm", "freq")
 
@@ -45,62 +46,51 @@ def contexts_from_run(ds: Dataset, run: Run, qids: Iterable[str], k: int, union:
     return out
 
 
-def read_contexts(reader: LLM, judge: LLM | None, ds: Dataset, contexts: Mapping[str, str],
-                  progress: bool = True, desc: str | None = None) -> pd.DataFrame:
-    """Read one context per question and score it. An empty context is read as it is (the
-    reader should say ``NO ANSWER``)."""
+def read_contexts(setup: ReadingSetup, contexts: Mapping[str, str], desc: str | None = None) -> pd.DataFrame:
+    """Read one context per question with ``setup.reader`` and score it with ``setup.judge``. An
+    empty context is read as it is (the reader should say ``NO ANSWER``)."""
+    ds, progress = setup.dataset, setup.progress
     qids = list(contexts)
-    outs = read(reader, [ds.questions[q].question for q in qids], [contexts[q] for q in qids],
+    outs = read(setup.reader, [ds.questions[q].question for q in qids], [contexts[q] for q in qids],
                 desc=desc, progress=progress)
-    df = score_answers(ds, qids, [o.answer for o in outs], judge, progress=progress,
+    df = score_answers(ds, qids, [o.answer for o in outs], setup.judge, progress=progress,
                        contexts=[contexts[q] for q in qids])
     df["context_chars"] = [len(contexts[q]) for q in qids]
     return df
 
 
-def read_run(
-    reader: LLM,
-    judge: LLM | None,
-    ds: Dataset,
-    run: Run,
-    qids: Sequence[str],
-    ks: Sequence[int] = (1, 3, 5),
-    unions: Sequence[str] = UNIONS,
-    alpha: float = ALPHA,
-    beta: float = BETA,
-    corpus: Mapping[str, str] | None = None,
-    system: str = "",
-    setting: str = "pipeline",
-    progress: bool = True,
-    known: KnownAnswers | None = None,
-    strategy: ReaderSpec | None = None,
-) -> pd.DataFrame:
+def read_run(setup: ReadingSetup, run: Run, qids: Sequence[str], ks: Sequence[int] | None = None,
+             unions: Sequence[str] | None = None, system: str = "", setting: str = "pipeline",
+             strategy: ReaderSpec | None = None) -> pd.DataFrame:
     """Per-question answers for every (k, union) over one run (:func:`read_runs` of one run)."""
-    return read_runs(reader, judge, ds, {system: run}, qids, ks, unions, alpha, beta, corpus,
-                     settings={system: setting}, progress=progress, known=known, strategy=strategy)
+    return read_runs(setup, {system: run}, qids, ks, unions, settings={system: setting}, strategy=strategy)
 
 
-def read_runs(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Run], qids: Sequence[str],
-              ks: Sequence[int] = (1, 3, 5), unions: Sequence[str] = UNIONS, alpha: float = ALPHA,
-              beta: float = BETA, corpus: Mapping[str, str] | None = None,
-              settings: Mapping[str, str] | None = None, progress: bool = True,
-              known: KnownAnswers | None = None, strategy: ReaderSpec | None = None) -> pd.DataFrame:
-    """Per-question answers for every (run, k, union): one row per (system, k, union, question),
-    in that order, with ``setting`` (``settings[system]``, default ``pipeline``).
+def read_runs(setup: ReadingSetup, runs: Mapping[str, Run], qids: Sequence[str],
+              ks: Sequence[int] | None = None, unions: Sequence[str] | None = None,
+              settings: Mapping[str, str] | None = None, strategy: ReaderSpec | None = None) -> pd.DataFrame:
+    """Per-question answers for every (run, k, union) — ``ks`` default ``(setup.k,)``, ``unions``
+    default ``(setup.union,)``, Union_freq with ``setup.alpha`` / ``setup.beta`` — read by
+    ``setup.reader`` from the passages' hints in ``setup.corpus`` and scored with ``setup.judge``:
+    one row per (system, k, union, question), in that order, with ``setting``
+    (``settings[system]``, default ``pipeline``).
 
     Every context is read in **one** reader batch and every answer judged in **one** judge batch:
     the engine orders the prompts so that contexts extending one another (top-1 ⊂ top-3 ⊂ top-5)
     run one after another and share their prefix, and reads a context that several runs or both
-    unions produce once (e.g. k = 1, where Union_norm = Union_freq). Answers in ``known``
-    (:func:`known_answers`: the build's own readings of the same prompts) are not read again.
-    With a ``strategy`` other than the built-in reader, it answers the batch
-    (:class:`~inferqa_utils.reading.readers.ReaderSpec`) and the ``reader`` column says
+    unions produce once (e.g. k = 1, where Union_norm = Union_freq). Answers in ``setup.known``
+    (:func:`~inferqa_utils.reading.conditions.known_answers`: the build's own readings of the same
+    prompts) are not read again. With a ``strategy`` other than the built-in reader, it answers the
+    batch (:class:`~inferqa_utils.reading.readers.ReaderSpec`) and the ``reader`` column says
     ``<model> · <strategy>``."""
+    ds, reader, progress, known = setup.dataset, setup.reader, setup.progress, setup.known
+    ks = (setup.k,) if ks is None else ks
+    unions = (setup.union,) if unions is None else unions
     jobs = []
     for system, run in runs.items():
         for k in ks:
             for union in unions:
-                ctx = contexts_from_run(ds, run, qids, k, union, alpha, beta, corpus)
+                ctx = contexts_from_run(ds, run, qids, k, union, setup.alpha, setup.beta, setup.corpus)
                 jobs += [(system, k, union, q, ctx[q]) for q in qids]
     if not jobs:
         return pd.DataFrame()
@@ -114,7 +104,7 @@ def read_runs(reader: LLM, judge: LLM | None, ds: Dataset, runs: Mapping[str, Ru
     else:
         answers = strategy(reader, questions, contexts, known=known)
         label = f"{reader.name} · {strategy.name}"
-    df = score_answers(ds, [j[3] for j in jobs], answers, judge, progress=progress, contexts=contexts)
+    df = score_answers(ds, [j[3] for j in jobs], answers, setup.judge, progress=progress, contexts=contexts)
     df["context_chars"] = [len(c) for c in contexts]
     return df.assign(
         setting=[(settings or {}).get(j[0], "pipeline") for j in jobs],

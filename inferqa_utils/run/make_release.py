@@ -30,8 +30,8 @@ from ..construction.verification import load_decisions
 from ..core import models
 from ..core.config import PATHS, profile, set_seeds
 from ..record.manifest import git_commit, machine_info, package_versions
+from ..record.run_dirs import llama_cpp_build
 from ..sources import SourceLicence, source_licence
-from .runner import llama_cpp_build
 
 #: the profile parameters of notebook 02's fair control that the release's judgments follow
 CONTROL_PARAMETERS = (

@@ -23,7 +23,8 @@ same names as papermill's ``inspect_notebook`` (tests/test_cli.py compares them)
 (:data:`COMPONENT_PARAMETERS`: notebook 08's ``your_*`` and the ``module:function`` values of the
 retriever and reranker lists) that its registry cannot resolve — an unknown name, a module that
 does not import, a missing attribute, a callable of the wrong signature
-(:mod:`inferqa_utils.core.plugins`) — building nothing.
+(:mod:`inferqa_utils.core.plugins`) — building nothing. Each stage's registry declares how a spec
+of its kind is checked (its ``RESOLVER``, :func:`component_resolvers`).
 """
 
 from __future__ import annotations
@@ -35,9 +36,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import DataFormatError, ParameterError
+
+if TYPE_CHECKING:
+    from ..core.plugins import ComponentResolver, Plugin
 
 #: how a value's type is named in messages, with its article
 _KIND_TEXT = {"boolean": "true or false", "integer": "an integer", "number": "a number", "string": "a string",
@@ -312,29 +316,26 @@ COMPONENT_PARAMETERS: dict[str, tuple[str, bool]] = {
 }
 
 
-def check_component(kind: str, spec: str) -> Any:
+def component_resolvers() -> dict[str, ComponentResolver]:
+    """``{kind: resolver}``: the :class:`~inferqa_utils.core.plugins.ComponentResolver` each stage's
+    registry declares for its kind of component (its ``RESOLVER``), the registries imported when a
+    spec is first checked."""
+    from ..beyond.registry import RESOLVER as methods
+    from ..reading.readers import RESOLVER as readers
+    from ..rerank.registry import RESOLVER as rerankers
+    from ..retrieval.registry import RESOLVER as retrievers
+
+    return {r.kind: r for r in (retrievers, rerankers, readers, methods)}
+
+
+def check_component(kind: str, spec: str) -> Plugin | None:
     """Refuse a spec the registry of ``kind`` cannot resolve, building nothing (for a plugged-in
     component its module is imported and its callable's signature checked,
     :func:`inferqa_utils.core.plugins.resolve`); returns the plugin behind it, None for a built-in name."""
-    if kind == "retriever":
-        from ..retrieval.registry import retriever_spec
-
-        found: Any = retriever_spec(spec)
-    elif kind == "reranker":
-        from ..rerank.registry import check_reranker
-
-        found = check_reranker(spec)
-    elif kind == "reader":
-        from ..reading.readers import reader_spec
-
-        found = reader_spec(spec)
-    elif kind == "method":
-        from ..beyond.registry import method_spec
-
-        found = method_spec(spec)
-    else:
+    resolver = component_resolvers().get(kind)
+    if resolver is None:
         raise ValueError(f"unknown component kind {kind!r}")
-    return getattr(found, "plugin", None)
+    return resolver.plugin(spec)
 
 
 def check_components(params: Mapping[str, Any], declared: Sequence[str] | None = None,

@@ -2,38 +2,36 @@
 
 Each notebook has one cell tagged ``parameters``; a profile is a set of parameter values and each
 notebook receives the ones it declares (a profile with a ``notebooks`` list runs only those).
+A run is planned and checked before anything runs (:func:`plan_run`: the notebooks, the overrides,
+the component specs), executes inside the environment its kernels inherit
+(:func:`kernel_environment`), and runs one notebook at a time (:class:`NotebookExecutor`).
 Executed copies and the run manifest go to ``build/executions/<timestamp>-<profile>/`` (never
 overwriting an earlier run: a second run begun in the same second gets ``<timestamp>.2-<profile>``,
-:func:`new_run_dir`). Each notebook's entry in the manifest says how its kernel ended
-(``kernel_exit``: ``0``, ``"exit N"``, ``"signal N (NAME)"``; :mod:`inferqa_utils.run.kernels`): a
-kernel that died after its cells finished leaves the notebook's status ``ok`` but is logged as a
-warning. The results tables and figures each notebook added or changed are listed under its
-``outputs`` and recorded in ``results/provenance.json`` with the run's identity
-(:mod:`inferqa_utils.record.provenance`; ``concurrent_runs`` names the other runs that wrote into those
-folders while the notebook ran); the run id (the run folder's name) reaches the kernels as
-``INFERQA_RUN_ID``. The manifest's ``caches_at_start`` (:func:`cache_sizes`) says how much the
-reusable caches held when the run began: all 0 is a run from empty caches, whose times measure the
-computation rather than cache reads.
+:func:`inferqa_utils.record.run_dirs.new_run_dir`). Each notebook's entry in the manifest says how
+its kernel ended (``kernel_exit``: ``0``, ``"exit N"``, ``"signal N (NAME)"``;
+:mod:`inferqa_utils.run.kernels`): a kernel that died after its cells finished leaves the
+notebook's status ``ok`` but is logged as a warning. The results tables and figures each notebook
+added or changed are listed under its ``outputs`` and recorded in ``results/provenance.json`` with
+the run's identity (:mod:`inferqa_utils.record.provenance`; ``concurrent_runs`` names the other
+runs that wrote into those folders while the notebook ran); the run id (the run folder's name)
+reaches the kernels as ``INFERQA_RUN_ID``. The manifest's ``caches_at_start``
+(:func:`~inferqa_utils.record.run_dirs.cache_sizes`) says how much the reusable caches held when
+the run began.
 
 A notebook that raises stops the run: the notebooks after it never start. The manifest says how
-far the run got: ``status`` (``ok``, ``failed in <notebook>``, ``interrupted in <notebook>``,
-``running`` while it runs), ``outcome`` in one word (:data:`OUTCOMES`: ``complete`` only when every
-notebook the profile runs finished; ``partial`` when ``--only`` chose some of them and those
-finished), ``notebooks_selected``, ``notebooks_finished`` and ``notebooks_not_started``
-(:func:`run_outcome` reads it, also off manifests written before it was recorded).
+far the run got (``status``, ``outcome``, ``notebooks_selected``, ``notebooks_finished``,
+``notebooks_not_started``; :mod:`inferqa_utils.record.run_dirs` reads them).
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
-import itertools
 import json
 import os
-import re
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,67 +40,14 @@ from ..core.errors import DataFormatError, NotebookError, UnknownProfileError
 from ..llm.costs import COST_LOG_ENV, COST_LOG_NAME, COST_STAGE_ENV, per_stage, read_log
 from ..record.ledger import LEDGER_ENV, LEDGER_NAME, notebook_event
 from ..record.manifest import Manifest
-
-NOTEBOOK_RE = re.compile(r"^(\d\d)_.+\.ipynb$")
-#: a run's folder under ``build/executions``: ``<YYYYmmdd-HHMMSS>-<profile>``, or
-#: ``<YYYYmmdd-HHMMSS>.<n>-<profile>`` for the n-th run (n ≥ 2) begun in that second (:func:`new_run_dir`)
-RUN_DIR_RE = re.compile(r"^(?P<stamp>\d{8}-\d{6})(?:\.(?P<seq>[1-9]\d*))?-(?P<profile>.+)$")
-#: a run manifest's ``outcome``: every notebook of the profile finished; those ``--only`` chose
-#: finished; a notebook raised; the run was stopped (Ctrl-C, SIGTERM); the run has not ended
-OUTCOMES = ("complete", "partial", "failed", "interrupted", "running")
-
-
-def run_order(name: str) -> tuple[str, int] | None:
-    """The sort key of a run folder's name (:data:`RUN_DIR_RE`): its second, then its number within
-    that second (1 for the first run); ``None`` for a name that is not a run folder's."""
-    m = RUN_DIR_RE.match(name)
-    return None if m is None else (m["stamp"], int(m["seq"] or 1))
-
-
-def new_run_dir(profile_name: str, executions: Path | None = None, now: _dt.datetime | None = None) -> Path:
-    """Create the folder of a new run of the profile and return it: ``<executions>/<stamp>-<profile>``
-    (default ``build/executions``), or ``<stamp>.2-<profile>``, ``<stamp>.3-<profile>``, … when runs
-    begun in the same second hold the names before it. ``mkdir`` without ``exist_ok`` is atomic, so
-    two runs starting at once never share a folder, a manifest or a run id."""
-    folder = executions or PATHS.executions
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = (now or _dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
-    for n in itertools.count(1):
-        candidate = folder / (f"{stamp}-{profile_name}" if n == 1 else f"{stamp}.{n}-{profile_name}")
-        try:
-            candidate.mkdir()
-        except FileExistsError:
-            continue
-        return candidate
-    raise AssertionError("unreachable")  # pragma: no cover - itertools.count never ends
-
-
-def _bytes_under(path: Path) -> int:
-    """Bytes of a file, or of every file below a folder; 0 when absent."""
-    if path.is_file():
-        return path.stat().st_size
-    total = 0
-    for folder, _dirs, files in os.walk(path):
-        for name in files:
-            with contextlib.suppress(OSError):  # removed while walking
-                total += (Path(folder) / name).stat().st_size
-    return total
-
-
-def cache_sizes() -> dict[str, int]:
-    """Bytes held by each cache a run reuses: the LLM generation cache (``$INFERQA_LLM_CACHE``,
-    default ``.cache/llm/cache.sqlite``) with its KV snapshots, the embedding vectors
-    (``.cache/embeddings``), and the stamped indexes, runs and built datasets under ``build/``.
-    Downloaded models are not counted: a run from empty caches still needs them."""
-    llm = Path(os.environ.get("INFERQA_LLM_CACHE", PATHS.cache / "llm" / "cache.sqlite"))
-    return {"llm": _bytes_under(llm) + _bytes_under(llm.parent / "kv"),
-            "embeddings": _bytes_under(PATHS.cache / "embeddings"), "indexes": _bytes_under(PATHS.indexes),
-            "runs": _bytes_under(PATHS.runs), "datasets": _bytes_under(PATHS.datasets)}
-
-
-def discover_notebooks(folder: Path | None = None) -> list[Path]:
-    folder = folder or PATHS.notebooks
-    return sorted(p for p in folder.glob("*.ipynb") if NOTEBOOK_RE.match(p.name))
+from ..record.run_dirs import (
+    OUTCOMES,
+    cache_sizes,
+    discover_notebooks,
+    finished_notebooks,
+    llama_cpp_build,
+    new_run_dir,
+)
 
 
 def parse_overrides(items: list[str] | None) -> dict[str, Any]:
@@ -178,19 +123,6 @@ def embed_backends(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return embed_backend_records(x for x in values if is_embedder(x))
 
 
-def llama_cpp_build() -> dict[str, Any] | None:
-    """The llama.cpp build that serves in-process LLMs: llama-cpp-python's version and the CPU
-    features it was compiled for (``llama_print_system_info``; ``AVX512 = 0`` in a portable x86-64
-    build made by ``scripts/setup_env.sh``) — greedy tokens can differ between builds."""
-    try:
-        import llama_cpp
-    except ImportError:
-        return None
-    return {
-        "version": llama_cpp.__version__,
-        "system_info": llama_cpp.llama_print_system_info().decode().strip(),
-    }
-
 
 def selected_notebooks(only: list[str] | None = None, notebooks_dir: Path | None = None,
                        profile_name: str | None = None) -> list[Path]:
@@ -263,6 +195,201 @@ def _kernel_path(folders: list[Path]) -> str | None:
     return os.pathsep.join([*add, *([current] if current else [])])
 
 
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run executes, checked before anything runs (:func:`plan_run`)."""
+
+    profile_name: str
+    #: the notebooks, in order (:func:`selected_notebooks`)
+    notebooks: tuple[Path, ...]
+    #: the ``--only`` prefixes (``None`` without)
+    only: tuple[str, ...] | None
+    #: the ``-p`` overrides, checked and coerced (:func:`checked_overrides`)
+    overrides: dict[str, Any]
+    #: the profile's values with the overrides over them: what the notebooks take theirs from
+    parameters: dict[str, Any]
+    #: ``PYTHONPATH`` for the kernels (:func:`_kernel_path`), ``None`` when it stays as it is
+    kernel_path: str | None
+    #: the run's ``outcome`` if every notebook finishes: ``complete`` or ``partial`` (:func:`_scope`)
+    scope: str
+
+
+def plan_run(profile_name: str = "default", only: list[str] | None = None,
+             overrides: dict[str, Any] | None = None, notebooks_dir: Path | None = None) -> RunPlan:
+    """The run of the profile's notebooks (those of ``only``, else all, or the profile's
+    ``notebooks``: :func:`selected_notebooks`), checked: an unknown profile
+    (:class:`~inferqa_utils.core.errors.UnknownProfileError`), an override that no notebook of the run
+    declares or of the wrong type (:class:`~inferqa_utils.core.errors.ParameterError`) and a component
+    spec that does not resolve (:func:`checked_components`) are refused here, before anything runs."""
+    if profile_name not in profile_names():
+        raise UnknownProfileError(
+            f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}"
+        )
+    nbs = selected_notebooks(only, notebooks_dir, profile_name)
+    checked = checked_overrides(overrides, nbs, only, notebooks_dir)
+    params = {**profile(profile_name), **checked}
+    kernel_path = _kernel_path(checked_components(params, nbs, checked, profile_name))
+    return RunPlan(profile_name, tuple(nbs), tuple(only) if only else None, checked, params, kernel_path,
+                   _scope(nbs, notebooks_dir, profile_name))
+
+
+def start_manifest(plan: RunPlan, out_dir: Path) -> Manifest:
+    """The manifest of the planned run in ``out_dir`` (its run id the folder's name) before any
+    notebook: the parameters, the selection, which backend serves each LLM and embedding model,
+    the llama.cpp build, the caches' sizes, and every data file as an input."""
+    manifest = Manifest(kind="notebook-run", parameters={"profile": plan.profile_name, **plan.parameters})
+    manifest.extra["run_id"] = out_dir.name
+    manifest.extra["only"] = list(plan.only) if plan.only else None
+    manifest.extra["notebooks_selected"] = [nb.name for nb in plan.notebooks]
+    manifest.extra["notebooks"] = {}
+    manifest.extra["llm_backends"] = llm_backends(plan.parameters)
+    manifest.extra["embed_backends"] = embed_backends(plan.parameters)
+    manifest.extra["llama_cpp"] = llama_cpp_build()
+    manifest.extra["caches_at_start"] = cache_sizes()
+    for p in sorted(PATHS.data.rglob("*.json")):
+        manifest.add_input(p)
+    return manifest
+
+
+@contextlib.contextmanager
+def kernel_environment(profile_name: str, out_dir: Path, kernel_path: str | None = None) -> Iterator[None]:
+    """The environment the kernels of a run into ``out_dir`` inherit, while the run lasts. Kept
+    after it: this environment's python first on ``PATH`` (papermill starts kernel ``python3``) and
+    the profile (``INFERQA_PROFILE``). Removed at the end: the run id (``INFERQA_RUN_ID``, the
+    folder's name), the cost log every LLM batch appends its counters to
+    (:mod:`inferqa_utils.llm.costs`, ``benchmarks/run_cost.py``), the ledger notebooks mark their
+    analyses in (:mod:`inferqa_utils.record.ledger`) and the notebook those count under
+    (``INFERQA_COST_STAGE``, set by :class:`NotebookExecutor`). Restored at the end: ``PYTHONPATH``
+    (``kernel_path`` while the run lasts, when given) and the SIGTERM handler (SIGTERM raises
+    :class:`KeyboardInterrupt` meanwhile, :func:`_raise_on_sigterm`)."""
+    from ..record import provenance
+
+    env_path = str(Path(sys.executable).parent)
+    if env_path not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = env_path + os.pathsep + os.environ.get("PATH", "")
+    os.environ[PROFILE_ENV] = profile_name
+    os.environ[provenance.RUN_ID_ENV] = out_dir.name
+    os.environ[COST_LOG_ENV] = str(out_dir / COST_LOG_NAME)
+    os.environ[LEDGER_ENV] = str(out_dir / LEDGER_NAME)
+    previous_path = os.environ.get("PYTHONPATH")
+    if kernel_path is not None:
+        os.environ["PYTHONPATH"] = kernel_path
+    previous_term = _raise_on_sigterm()
+    try:
+        yield
+    finally:
+        _restore_sigterm(previous_term)
+        if kernel_path is not None:
+            if previous_path is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = previous_path
+        for name in (COST_LOG_ENV, COST_STAGE_ENV, LEDGER_ENV, provenance.RUN_ID_ENV):
+            os.environ.pop(name, None)
+
+
+@dataclass
+class NotebookExecutor:
+    """Executes the planned notebooks one at a time into ``out_dir`` (:meth:`run`), recording each in
+    ``manifest``, and writes the manifest of the run when it ends (:meth:`finish`)."""
+
+    plan: RunPlan
+    out_dir: Path
+    manifest: Manifest
+    log: Callable[[str], Any] = print
+    #: the run's time projection (:mod:`inferqa_utils.record.projection`), or ``None``
+    projection: Any = None
+    #: when the run began (``time.perf_counter``), for the manifest's ``total``
+    started: float = field(default_factory=time.perf_counter)
+    #: how the run stands: ``ok``, ``failed in <notebook>``, ``interrupted in <notebook>``
+    status: str = "ok"
+    #: the notebook being run, for a run stopped between notebooks
+    current: str | None = None
+
+    def run(self, nb: Path, index: int) -> None:
+        """Execute notebook ``nb``, the ``index``-th of the plan, with the parameters it declares into
+        ``out_dir/<nb.name>``: the executed copy, how its kernel ended, the results tables and figures
+        it wrote (:func:`_record_outputs`), its time and the run's LLM costs go to the manifest, which
+        is written after it (a run stopped later keeps the times of what finished). A notebook that
+        raises sets :attr:`status` and raises a :class:`~inferqa_utils.core.errors.NotebookError`."""
+        import papermill as pm
+
+        from ..record import provenance
+        from .kernels import recording_manager
+
+        plan, out_dir, manifest, log, proj = self.plan, self.out_dir, self.manifest, self.log, self.projection
+        self.current = nb.name
+        params = _declared_params(notebook_parameters(nb), plan.parameters, plan.profile_name)
+        manifest.add_input(nb)
+        out = out_dir / nb.name
+        if proj is not None:
+            log(proj.before(nb.stem, index, len(plan.notebooks)))
+        log(f"[inferqa] {nb.name} with {params}")
+        os.environ[COST_STAGE_ENV] = nb.stem
+        notebook_event(out_dir / LEDGER_NAME, nb.stem, "start")
+        t0 = time.perf_counter()
+        nb_status = "ok"
+        km_class = recording_manager()
+        # registered first: a file changed after the snapshot was written while this notebook ran
+        window = _open_window(out_dir.name, nb.name, log)
+        before = provenance.snapshot()
+        try:
+            pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
+                                cwd=str(nb.parent), progress_bar=False, report_mode=False,
+                                kernel_manager_class=km_class)
+        except Exception as exc:
+            self.status = nb_status = f"failed in {nb.name}"
+            log(f"[inferqa] {nb.name} FAILED after {time.perf_counter() - t0:.1f} s; "
+                f"see the executed copy {out}")
+            raise _notebook_error(nb.name, out, exc) from exc
+        except BaseException:  # Ctrl-C, SIGTERM (see _raise_on_sigterm)
+            self.status = nb_status = f"interrupted in {nb.name}"
+            log(f"[inferqa] {nb.name} INTERRUPTED after {time.perf_counter() - t0:.1f} s")
+            raise
+        finally:
+            notebook_event(out_dir / LEDGER_NAME, nb.stem, "end")
+            dt = round(time.perf_counter() - t0, 1)
+            manifest.timings[nb.stem] = dt
+            record = {"parameters": params, "output": str(out), "status": nb_status,
+                      "kernel_exit": _kernel_exit(nb.name, km_class, log)}
+            record["outputs"], others = _record_outputs(
+                before, window, out_dir.name, plan.profile_name, nb.name, nb_status, plan.parameters, log
+            )
+            if others:
+                record["concurrent_runs"] = others
+            manifest.extra["notebooks"][nb.name] = record
+        manifest.extra["llm_costs"] = per_stage(read_log(out_dir / COST_LOG_NAME))
+        log(proj.after(nb.stem, dt) if proj is not None else f"[inferqa] {nb.name} done in {dt:.1f} s")
+        if proj is not None:
+            manifest.extra["projection"] = proj.summary()
+        manifest.timings["total"] = round(time.perf_counter() - self.started, 1)
+        _mark_progress(manifest, plan.notebooks, "running", plan.scope)
+        manifest.write(out_dir / "manifest.json")
+
+    def stopped(self, exc: BaseException) -> None:
+        """Record that ``exc`` stopped the run. Raised outside a notebook's execution (a notebook's own
+        failure set :attr:`status` already), it still never leaves the run recorded as finished:
+        ``failed in <notebook>`` or ``interrupted in <notebook>``, the notebook being the one run last."""
+        if self.status == "ok":
+            word = "failed" if isinstance(exc, Exception) else "interrupted"
+            self.status = f"{word} in {self.current}" if self.current else word
+
+    def finish(self) -> None:
+        """Write the run's manifest with its final :attr:`status` and total time, and point
+        ``build/executions/latest-<profile>`` at the run's folder (left as it is when it cannot be)."""
+        self.manifest.timings["total"] = round(time.perf_counter() - self.started, 1)
+        _mark_progress(self.manifest, self.plan.notebooks, self.status, self.plan.scope)
+        self.manifest.write(self.out_dir / "manifest.json")
+        latest = PATHS.executions / f"latest-{self.plan.profile_name}"
+        try:
+            if latest.is_symlink() or latest.exists():
+                latest.unlink()
+            latest.symlink_to(self.out_dir.name)
+        except OSError:
+            pass
+
+
 def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                   overrides: dict[str, Any] | None = None, out_dir: Path | None = None,
                   notebooks_dir: Path | None = None, log=print, projection: bool = False) -> Manifest:
@@ -279,132 +406,27 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     the profile's reference record (:mod:`inferqa_utils.record.projection`): printed before the first
     notebook, as an ETA after each, and against the actual time at the end (manifest
     ``projection``)."""
-    if profile_name not in profile_names():
-        raise UnknownProfileError(
-            f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}"
-        )
-    nbs = selected_notebooks(only, notebooks_dir, profile_name)
-    overrides = checked_overrides(overrides, nbs, only, notebooks_dir)
-    params_all = {**profile(profile_name), **overrides}
-    kernel_path = _kernel_path(checked_components(params_all, nbs, overrides, profile_name))
-
-    import papermill as pm
+    plan = plan_run(profile_name, only, overrides, notebooks_dir)
+    import papermill  # noqa: F401  (a missing papermill is refused before the run's folder is made)
 
     from ..record import projection as proj_mod
-    from ..record import provenance
-    from .kernels import recording_manager
 
-    proj = proj_mod.start(profile_name, [nb.stem for nb in nbs], log) if projection else None
-
+    proj = proj_mod.start(profile_name, [nb.stem for nb in plan.notebooks], log) if projection else None
     # a folder the caller names may exist already; a new run's own folder never does (new_run_dir)
     out_dir = out_dir or new_run_dir(profile_name)
     out_dir.mkdir(parents=True, exist_ok=True)
-    manifest = Manifest(kind="notebook-run", parameters={"profile": profile_name, **params_all})
-    manifest.extra["run_id"] = run_id = out_dir.name
-    manifest.extra["only"] = list(only) if only else None
-    manifest.extra["notebooks_selected"] = [nb.name for nb in nbs]
-    scope = _scope(nbs, notebooks_dir, profile_name)
-    manifest.extra["notebooks"] = {}
-    manifest.extra["llm_backends"] = llm_backends(params_all)
-    manifest.extra["embed_backends"] = embed_backends(params_all)
-    manifest.extra["llama_cpp"] = llama_cpp_build()
-    manifest.extra["caches_at_start"] = cache_sizes()
-    for p in sorted(PATHS.data.rglob("*.json")):
-        manifest.add_input(p)
-    # the kernel must be this environment's python (papermill uses kernel "python3")
-    env_path = str(Path(sys.executable).parent)
-    if env_path not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = env_path + os.pathsep + os.environ.get("PATH", "")
-    os.environ[PROFILE_ENV] = profile_name
-    os.environ[provenance.RUN_ID_ENV] = run_id
-    previous_path = os.environ.get("PYTHONPATH")
-    if kernel_path is not None:
-        os.environ["PYTHONPATH"] = kernel_path
-    log(f"[inferqa] profile {profile_name}: {len(nbs)} notebook(s) -> {out_dir}")
-    t_all = time.perf_counter()
-    status = "ok"
-    current: str | None = None  # the notebook being run, for a run stopped between notebooks
-    previous_term = _raise_on_sigterm()
+    manifest = start_manifest(plan, out_dir)
+    log(f"[inferqa] profile {profile_name}: {len(plan.notebooks)} notebook(s) -> {out_dir}")
+    executor = NotebookExecutor(plan, out_dir, manifest, log, proj)
     try:
-        for i, nb in enumerate(nbs, 1):
-            current = nb.name
-            declared = notebook_parameters(nb)
-            params = _declared_params(declared, params_all, profile_name)
-            manifest.add_input(nb)
-            out = out_dir / nb.name
-            if proj is not None:
-                log(proj.before(nb.stem, i, len(nbs)))
-            log(f"[inferqa] {nb.name} with {params}")
-            # the kernel inherits these: every LLM batch appends its counters (benchmarks/run_cost.py)
-            os.environ[COST_LOG_ENV] = str(out_dir / COST_LOG_NAME)
-            os.environ[COST_STAGE_ENV] = nb.stem
-            os.environ[LEDGER_ENV] = str(out_dir / LEDGER_NAME)  # notebooks mark their analyses here
-            notebook_event(out_dir / LEDGER_NAME, nb.stem, "start")
-            t0 = time.perf_counter()
-            nb_status = "ok"
-            km_class = recording_manager()
-            # registered first: a file changed after the snapshot was written while this notebook ran
-            window = _open_window(run_id, nb.name, log)
-            before = provenance.snapshot()
-            try:
-                pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
-                                    cwd=str(nb.parent), progress_bar=False, report_mode=False,
-                                    kernel_manager_class=km_class)
-            except Exception as exc:
-                status = nb_status = f"failed in {nb.name}"
-                log(f"[inferqa] {nb.name} FAILED after {time.perf_counter() - t0:.1f} s; "
-                    f"see the executed copy {out}")
-                raise _notebook_error(nb.name, out, exc) from exc
-            except BaseException:  # Ctrl-C, SIGTERM (see _raise_on_sigterm)
-                status = nb_status = f"interrupted in {nb.name}"
-                log(f"[inferqa] {nb.name} INTERRUPTED after {time.perf_counter() - t0:.1f} s")
-                raise
-            finally:
-                notebook_event(out_dir / LEDGER_NAME, nb.stem, "end")
-                dt = round(time.perf_counter() - t0, 1)
-                manifest.timings[nb.stem] = dt
-                record = {"parameters": params, "output": str(out), "status": nb_status,
-                          "kernel_exit": _kernel_exit(nb.name, km_class, log)}
-                record["outputs"], others = _record_outputs(
-                    before, window, run_id, profile_name, nb.name, nb_status, params_all, log
-                )
-                if others:
-                    record["concurrent_runs"] = others
-                manifest.extra["notebooks"][nb.name] = record
-            manifest.extra["llm_costs"] = per_stage(read_log(out_dir / COST_LOG_NAME))
-            log(proj.after(nb.stem, dt) if proj is not None else f"[inferqa] {nb.name} done in {dt:.1f} s")
-            if proj is not None:
-                manifest.extra["projection"] = proj.summary()
-            # written after every notebook: a run stopped later keeps the times of what finished
-            manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
-            _mark_progress(manifest, nbs, "running", scope)
-            manifest.write(out_dir / "manifest.json")
+        with kernel_environment(profile_name, out_dir, plan.kernel_path):
+            for i, nb in enumerate(plan.notebooks, 1):
+                executor.run(nb, i)
     except BaseException as exc:
-        if status == "ok":  # raised outside a notebook's execution: never recorded as a finished run
-            word = "failed" if isinstance(exc, Exception) else "interrupted"
-            status = f"{word} in {current}" if current else word
+        executor.stopped(exc)
         raise
     finally:
-        _restore_sigterm(previous_term)
-        if kernel_path is not None:
-            if previous_path is None:
-                os.environ.pop("PYTHONPATH", None)
-            else:
-                os.environ["PYTHONPATH"] = previous_path
-        os.environ.pop(COST_LOG_ENV, None)
-        os.environ.pop(COST_STAGE_ENV, None)
-        os.environ.pop(LEDGER_ENV, None)
-        os.environ.pop(provenance.RUN_ID_ENV, None)
-        manifest.timings["total"] = round(time.perf_counter() - t_all, 1)
-        _mark_progress(manifest, nbs, status, scope)
-        manifest.write(out_dir / "manifest.json")
-        latest = PATHS.executions / f"latest-{profile_name}"
-        try:
-            if latest.is_symlink() or latest.exists():
-                latest.unlink()
-            latest.symlink_to(out_dir.name)
-        except OSError:
-            pass
+        executor.finish()
     for line in proj.closing() if proj is not None else ():
         log(line)
     log(f"[inferqa] total {manifest.timings['total']:.1f} s; manifest {out_dir / 'manifest.json'}")
@@ -421,7 +443,7 @@ def _scope(nbs: list[Path], notebooks_dir: Path | None, profile_name: str) -> st
     return "complete" if {p.name for p in every} <= {p.name for p in nbs} else "partial"
 
 
-def _mark_progress(manifest: Manifest, nbs: list[Path], status: str, scope: str) -> None:
+def _mark_progress(manifest: Manifest, nbs: Sequence[Path], status: str, scope: str) -> None:
     """Set the manifest's ``status`` and say how far the run got (module docstring): its
     ``outcome``, the notebooks that finished and those that never started."""
     done = manifest.extra["notebooks"]
@@ -575,95 +597,3 @@ def _restore_sigterm(previous: Any) -> None:
 
     if previous is not None:
         signal.signal(signal.SIGTERM, previous)
-
-
-def run_manifests(profile_name: str, executions: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
-    """Every readable run manifest of the profile, newest first (:func:`run_order`),
-    ``[(path, content)]``: the ``manifest.json`` of each ``build/executions/<run id>/`` folder
-    (:data:`RUN_DIR_RE`; the ``latest-<profile>`` link is not followed: a test may have pointed it
-    elsewhere)."""
-    folder = executions or PATHS.executions
-    if not folder.is_dir():
-        return []
-    runs = []
-    for d in folder.iterdir():
-        m = RUN_DIR_RE.match(d.name)
-        if m and m["profile"] == profile_name and not d.is_symlink() and (d / "manifest.json").is_file():
-            runs.append((run_order(d.name), d / "manifest.json"))
-    out = []
-    for _order, path in sorted(runs, reverse=True):
-        try:
-            content = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(content, dict):
-            out.append((path, content))
-    return out
-
-
-def latest_run_manifest(
-    profile_name: str, executions: Path | None = None
-) -> tuple[Path, dict[str, Any]] | None:
-    """The newest readable run manifest of the profile, ``(path, content)``, or ``None``."""
-    found = run_manifests(profile_name, executions)
-    return found[0] if found else None
-
-
-def finished_notebooks(m: Mapping[str, Any]) -> list[str]:
-    """The notebooks (file names) a run manifest records as finished (their ``status`` ``ok``)."""
-    per_nb = m.get("notebooks") if isinstance(m.get("notebooks"), dict) else {}
-    return [name for name, info in per_nb.items() if isinstance(info, dict) and info.get("status") == "ok"]
-
-
-def unfinished_notebooks(m: Mapping[str, Any]) -> list[str]:
-    """The numbers of the notebooks a run selected but did not finish (the one that raised and those
-    that never started); a manifest without ``notebooks_selected`` gives those it recorded unfinished."""
-    selected = m.get("notebooks_selected")
-    if not isinstance(selected, list):
-        per_nb = m.get("notebooks") if isinstance(m.get("notebooks"), dict) else {}
-        selected = list(per_nb)
-    done = set(finished_notebooks(m))
-    return [str(name)[:2] for name in selected if name not in done]
-
-
-def run_outcome(m: Mapping[str, Any], profile_name: str | None = None) -> str:
-    """A run manifest's ``outcome`` (:data:`OUTCOMES`), or ``unknown``. A manifest that does not
-    record one (an older runner's, or the run ``paper-runs import`` files) is read off its status
-    and the notebooks it finished: ``complete`` when they cover every notebook the profile runs
-    (its ``notebooks`` list in ``profiles.yaml``, else every numbered notebook), else ``partial``."""
-    recorded = m.get("outcome")
-    if recorded in OUTCOMES:
-        return str(recorded)
-    status = m.get("status")
-    if not isinstance(status, str):
-        return "unknown"
-    if status != "ok":
-        word = status.split(" ", 1)[0]
-        return word if word in OUTCOMES else "unknown"
-    params = m.get("parameters") if isinstance(m.get("parameters"), dict) else {}
-    name = profile_name or params.get("profile")
-    try:
-        meant = profile_notebooks(name) if isinstance(name, str) else None
-    except UnknownProfileError:
-        return "unknown"
-    wanted = set(meant) if meant is not None else {nb.name[:2] for nb in discover_notebooks()}
-    done = {nb[:2] for nb in finished_notebooks(m)}
-    return "complete" if wanted and wanted <= done else "partial"
-
-
-def describe_outcome(m: Mapping[str, Any], profile_name: str | None = None) -> str:
-    """A run manifest's outcome in words (:func:`run_outcome`): ``complete``, ``partial: notebooks
-    02, 03 only``, the status of a run that stopped (``failed in 03_reranking.ipynb``,
-    ``interrupted in …``), ``not ended (status running)`` or ``outcome not recorded``."""
-    outcome = run_outcome(m, profile_name)
-    if outcome == "complete":
-        return outcome
-    if outcome == "partial":
-        done = sorted({nb[:2] for nb in finished_notebooks(m)})
-        return f"partial: notebook{'s' * (len(done) != 1)} {', '.join(done)} only" if done else outcome
-    if outcome in ("failed", "interrupted"):
-        status = m.get("status")
-        return status if isinstance(status, str) and status.startswith(outcome) else outcome
-    if outcome == "running":
-        return "not ended (status running)"
-    return "outcome not recorded"

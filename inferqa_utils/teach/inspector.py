@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import stages
 from ..construction.store import built_dir, built_labels, construction_table, load_built
-from ..core.config import PATHS, run_command
+from ..core.config import run_command
 from ..core.errors import UnknownNameError
 from ..ir.trec import read_run
 from ..present.show import question_label
@@ -549,11 +549,6 @@ class QuestionInspector:
         return box
 
 
-def inspect_question(dataset_name: str, qid: str, split: str = "test") -> QuestionReport:
-    """:meth:`QuestionInspector.report` of one question (files only, no model call)."""
-    return QuestionInspector(dataset_name, split).report(qid)
-
-
 def inspector_widget(dataset_name: str, question_id: str | None = None, split: str = "test"):
     """The inspector as an ipywidgets picker (see :meth:`QuestionInspector.widget`); on a dataset
     that is not built yet it says which notebook to run."""
@@ -586,14 +581,6 @@ def show_inspector(dataset_name: str, question_id: str | None = None, interactiv
     rep = ins.report(qid)
     rep.show()
     return rep
-
-
-def built_datasets() -> list[str]:
-    """Names of the datasets under ``build/datasets`` with a manifest (what the inspector can read)."""
-    root = PATHS.datasets
-    if not root.is_dir():
-        return []
-    return sorted(d.name for d in root.iterdir() if (d / "manifest.json").is_file())
 
 
 def describe_inputs(dataset_name: str, split: str = "test") -> dict[str, dict[str, Any]]:

@@ -45,6 +45,7 @@ from .. import stages
 from ..core.config import PATHS, profile, root_relative, run_command
 from ..core.errors import DataFormatError, UnknownNameError
 from ..record import provenance
+from ..record.run_dirs import describe_outcome, run_manifests, run_order, run_outcome, unfinished_notebooks
 
 MATRIX = Path(__file__).with_name("reproduction.yaml")
 #: version of the check record's layout (:func:`check_record`); readers refuse other versions
@@ -203,7 +204,6 @@ def runs_checked(profile_name: str, executions: Path | None = None) -> dict[str,
     """``{notebook number: {"run_id", "profile"}}``: for each notebook, the newest run of the profile
     (manifests under ``executions``, default ``build/executions``) in which it finished. One full
     run names itself for every notebook; a profile run a notebook at a time names each one's run."""
-    from ..run.runner import run_manifests
 
     out: dict[str, dict[str, Any]] = {}
     for path, m in run_manifests(profile_name, executions):
@@ -349,7 +349,6 @@ def no_run_message(profile_name: str, notebooks: Sequence[str] | None = None,
     """One line saying the profile has no run to check — no run manifest, or no run that finished
     a notebook (of ``notebooks`` when given) — and the command that makes one; ``None`` when there
     is a run (:func:`runs_checked`)."""
-    from ..run.runner import run_manifests
 
     folder = executions or PATHS.executions
     wanted = [str(nb)[:2] for nb in notebooks or []]
@@ -382,7 +381,6 @@ def newest_run_note(profile_name: str, executions: Path | None = None) -> str | 
     """One line when the newest run of the profile did not end well — it failed, was stopped, or
     has not ended — naming the notebooks it did not finish, whose tables count only from a run that
     finished them (:func:`runs_checked`); ``None`` otherwise (no run; a complete or partial one)."""
-    from ..run.runner import describe_outcome, run_manifests, run_outcome, unfinished_notebooks
 
     found = run_manifests(profile_name, executions)
     if not found or run_outcome(found[0][1], profile_name) not in ("failed", "interrupted", "running"):
@@ -473,7 +471,6 @@ def _llm_use(m: dict[str, Any], stems: Sequence[str]) -> tuple[int | None, int |
 def _first_run_in_folder(manifest: Path) -> bool:
     """Whether no run folder of any profile beside the manifest's run folder began before it (the
     caches of a fresh clone are empty at its first run)."""
-    from ..run.runner import run_order
 
     own = run_order(manifest.parent.name)
     if own is None:
@@ -490,7 +487,7 @@ def cache_use(allocated: Sequence[tuple[Path, dict[str, Any], dict[str, float]]]
     """Per manifest of :func:`_allocate`: its path (as ``names`` gives it, else relative to the
     checkout), its notebooks, their LLM model calls and cache hits (``None`` when the manifest
     predates the counts), the caches' sizes when the run began (``caches_at_start``,
-    :func:`inferqa_utils.run.runner.cache_sizes`; ``None`` in older manifests) and whether it was the
+    :func:`inferqa_utils.record.run_dirs.cache_sizes`; ``None`` in older manifests) and whether it was the
     first run in its folder of runs."""
     out = []
     for path, m, notebooks in allocated:
@@ -534,9 +531,8 @@ def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] |
     calls its notebooks made and what the caches held when it began (:func:`cache_use`).
     ``complete`` is true only when one run, the newest, supplies every time and finished every
     notebook of the profile; ``outcomes`` says in words how each manifest used ended and
-    ``newest_outcome`` how the newest did (:func:`inferqa_utils.run.runner.describe_outcome`). ``None``
+    ``newest_outcome`` how the newest did (:func:`inferqa_utils.record.run_dirs.describe_outcome`). ``None``
     when there is no manifest."""
-    from ..run.runner import describe_outcome, run_manifests, run_outcome
 
     found = run_manifests(profile_name, executions)
     if not found:
@@ -587,7 +583,6 @@ def run_ledger(profile_name: str, verdicts: Any, executions: Path | None = None)
     check reports (per notebook, the newest run manifest in which it finished), with the
     informative units and verdicts of ``verdicts`` (:func:`inferqa_utils.verdicts.findings.verdict_table`)."""
     from ..record.ledger import ledger_rows
-    from ..run.runner import run_manifests
 
     informative = {str(f): (None if _number(v) is None else int(v))
                    for f, v in verdicts["informative"].items()}

@@ -43,6 +43,7 @@ from ..core.errors import DataFormatError
 from ..measure.paper import Finding, load_paper_numbers
 from ..measure.verdict import CONTRADICTED, HOLDS, INCONCLUSIVE, MIN_UNITS
 from ..present.figures import ForestPoint, ForestRow
+from ..present.tables import markdown_table, p_value_text
 from ..record.provenance import describe_run
 from .check import RECORD_SCHEMA
 from .check import manifests_cache_use as check_cache_use
@@ -226,20 +227,6 @@ def _date(rec: Mapping[str, Any]) -> _dt.datetime:
 
 # ----------------------------------------------------------------------------- rendering
 
-def cell(v: Any) -> str:
-    """A Markdown table cell: pipes escaped, line breaks flattened, empty → "—"."""
-    text = "—" if v is None or v == "" else str(v)
-    return " ".join(text.split()).replace("|", "\\|")
-
-
-def _row(cells: Sequence[Any]) -> str:
-    return "| " + " | ".join(cell(c) for c in cells) + " |"
-
-
-def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
-    return [_row(header), "|" + "---|" * len(header), *(_row(r) for r in rows)]
-
-
 def _when(rec: Mapping[str, Any]) -> str:
     return _date(rec).astimezone(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
@@ -318,10 +305,6 @@ def _verdicts(rec: Mapping[str, Any]) -> str:
         return "not scored"
     counts = {v: sum(f["verdict"] == v for f in rec["findings"]) for v in VERDICTS}
     return ", ".join(f"{n} {v}" for v, n in counts.items())
-
-
-def _p(v: float | None) -> str:
-    return "—" if v is None else f"{v:.4f}"
 
 
 def _value(label: str, v: float | None) -> str:
@@ -522,7 +505,7 @@ def _scoreboard(
                 else ["—", "not scored"]
             )
         rows.append(row)
-    return _table(header, rows)
+    return markdown_table(header, rows)
 
 
 def _checked_at(rec: Mapping[str, Any]) -> str:
@@ -687,7 +670,7 @@ def _runs_table(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str
                     _conditions(r), _verdicts(r), _runs_checked(r),
                 ]
             )
-    return _table(["profile", "dataset", "split", "checked", "commit", "machine", "notebook time",
+    return markdown_table(["profile", "dataset", "split", "checked", "commit", "machine", "notebook time",
                    "conditions", "findings", "runs checked"], runs)
 
 
@@ -731,11 +714,11 @@ def _finding_section(
         if row is None:
             rows.append([p, "—", "—", "—", "—", "—", "not scored", ""])
         else:
-            rows.append([p, row["ours_a"], row["ours_b"], row["statistic"], _p(row.get("p_holm")),
+            rows.append([p, row["ours_a"], row["ours_b"], row["statistic"], p_value_text(row.get("p_holm")),
                          _units(row), f"**{row['verdict']}**", row["why"]])
     return [
         *lines,
-        *_table(
+        *markdown_table(
             ["profile", "ours a", "ours b", "statistic [95 % interval]", "p (Holm)", "n (informative)",
              "verdict", "why"],
             rows,
@@ -778,7 +761,10 @@ def _appendix(
                     _link(sec.id),
                     p,
                     *(
-                        (row["statistic"], _p(row.get("p_holm")), f"**{row['verdict']}**", row["why"])
+                        (
+                            row["statistic"], p_value_text(row.get("p_holm")), f"**{row['verdict']}**",
+                            row["why"],
+                        )
                         if row
                         else ("—", "—", "not scored", "")
                     ),
@@ -786,7 +772,9 @@ def _appendix(
             )
     return [
         *lines,
-        *_table(["finding", "profile", "statistic [95 % interval]", "p (Holm)", "verdict", "why"], rows),
+        *markdown_table(
+            ["finding", "profile", "statistic [95 % interval]", "p (Holm)", "verdict", "why"], rows
+        ),
         "",
     ]
 

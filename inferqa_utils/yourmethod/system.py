@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,9 +31,8 @@ from ..retrieval.registry import retrieve, retriever_spec
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..answering.reader import KnownAnswers
     from ..ir.datamodel import Dataset
-    from ..llm.base import LLM
+    from ..reading.setup import ReadingSetup
 
 #: what notebook 08 shows when no component is plugged in
 HOW_TO = """\
@@ -233,23 +232,24 @@ def _rerank(name: str, first: Run, corpus: dict[str, str], queries: dict[str, st
     return done.value
 
 
-def read_system(system: YourSystem, your_run: YourRun | None, reader: LLM | None, ds: Dataset,
-                qids: Sequence[str], k: int = 3, corpus: Mapping[str, str] | None = None,
-                known: KnownAnswers | None = None) -> pd.DataFrame:
-    """Per-question answers of your system: its run's top-``k`` passages as one Union_norm context
-    (paper 000 §5.4), read by your reader or the built-in one (strict EM; no judge), one row per
-    question (:func:`~inferqa_utils.reading.topk.read_runs`); no row when nothing is plugged in."""
+def read_system(system: YourSystem, your_run: YourRun | None, setup: ReadingSetup | None,
+                qids: Sequence[str]) -> pd.DataFrame:
+    """Per-question answers of your system: its run's top-``setup.k`` passages (their hints in
+    ``setup.corpus``) as one Union_norm context (paper 000 §5.4), read by your reader or the built-in
+    one with ``setup.reader`` (strict EM; no judge; answers in ``setup.known`` reused), one row per
+    question (:func:`~inferqa_utils.reading.topk.read_runs`); no row when nothing is plugged in
+    (``your_run`` or ``setup`` is ``None``)."""
     import pandas as pd
 
-    if your_run is None or reader is None:
+    if your_run is None or setup is None:
         return pd.DataFrame(columns=["system", "qid", "answer", "em", "no_answer", "k", "union", "reader"])
     t0 = time.perf_counter()
     strategy = reader_spec(system.reader) if system.reader else None
-    calls = reader.stats.model_calls
-    df = read_runs(reader, None, ds, {your_run.name: your_run.run}, list(qids), ks=(k,), unions=("norm",),
-                   corpus=corpus, progress=False, known=known, strategy=strategy)
+    calls = setup.reader.stats.model_calls
+    df = read_runs(replace(setup, judge=None, progress=False), {your_run.name: your_run.run}, list(qids),
+                   unions=("norm",), strategy=strategy)
     your_run.add("reader", system.reader or DEFAULT_READER, time.perf_counter() - t0, None,
-                 reader.stats.model_calls == calls)
+                 setup.reader.stats.model_calls == calls)
     return df
 
 
