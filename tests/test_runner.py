@@ -155,7 +155,7 @@ def test_a_run_projects_its_time_and_keeps_a_ledger(tmp_path, monkeypatch):
 
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
-    body = "from inferqa_utils import ledger\nledger.begin({key!r})\nimport time\ntime.sleep(0.5)"
+    body = "from inferqa_utils.record import ledger\nledger.begin({key!r})\nimport time\ntime.sleep(0.5)"
     _nb(nbdir / "00_first.ipynb", "x = 0", body.format(key="00.quickstart"))
     _nb(nbdir / "01_second.ipynb", "x = 0", body.format(key="01.release"))
     ref = {"commit": "0123456", "date": "2026-11-27", "machine": {"cpus": 2, "cpu_model": "AMD EPYC"},
