@@ -11,9 +11,9 @@ PROFILE ?= default
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup browser browser-if-possible run release smoke test browser-test lint models results-page llama-server clean-executions help
+.PHONY: setup browser browser-if-possible run release smoke test browser-test lint models results-page docs llama-server clean-executions help
 help:
-	@echo "make run | make release | make test | make smoke | make browser-test | make lint | make models | make results-page | make llama-server  (PROFILE=$(PROFILE))"
+	@echo "make run | make release | make test | make smoke | make browser-test | make lint | make models | make results-page | make docs | make llama-server  (PROFILE=$(PROFILE))"
 
 $(STAMP): requirements.txt requirements-models.txt pyproject.toml scripts/setup_env.sh
 	@bash scripts/setup_env.sh "$(PYTHON)" "$(VENV)"
@@ -70,6 +70,11 @@ browser-test: setup models browser
 RESULTS_PAGE_ARGS ?=
 results-page: setup
 	@$(PY) -m inferqa_utils results-page $(RESULTS_PAGE_ARGS)
+
+# the measured numbers of README.md and docs/*.md rewritten from the records under docs/records (and
+# docs/results.md from the check records there, when it holds some); tests/test_docs_records.py checks them
+docs: setup
+	@$(PY) -m inferqa_utils docs
 
 # llama.cpp's own llama-server (CPU, Release) from the llama.cpp tree vendored in the pinned
 # llama-cpp-python sdist, into build/llama-server/bin/ (for benchmarks/server_throughput.py).

@@ -27,7 +27,8 @@ Lucene break them differently). Reported:
 
 Timings are wall-clock on a shared 2-core machine: compare the engines within one run.
 
-    .venv/bin/python benchmarks/bm25_engines.py [--questions 1000] [--hints 3] [--depth 100] [--source NAME]
+    .venv/bin/python benchmarks/bm25_engines.py [--questions 1000] [--hints 3] [--depth 100] [--source NAME] \
+        [--record PATH]
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.core.config import PATHS
 from inferqa_utils.ir.lexical import EmptyQueryError
 from inferqa_utils.ir.trec import Run
+from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 from inferqa_utils.sources import load_source
 
 REL_TOL = 1e-6  # scores within this relative distance count as tied
@@ -142,6 +144,7 @@ def main() -> None:
     ap.add_argument(
         "--source", default=None, help="dataset (default: triviahg-validation if shared data, else embedded)"
     )
+    ap.add_argument("--record", metavar="PATH", help=RECORD_HELP)
     args = ap.parse_args()
 
     source = args.source or ("triviahg-validation" if PATHS.shared_data() else "embedded")
@@ -201,6 +204,18 @@ def main() -> None:
           f"{c2['top1_ties']:.3f} tie-aware")
     same = sum([d for d, _ in run_l1.get(q, [])] == [d for d, _ in run_l.get(q, [])] for q in qids)
     print(f"  pyserini 1 vs 2 threads: identical rankings for {same}/{len(qids)} queries")
+    if args.record:
+        record_measurement(args.record, {
+            "questions": len(queries), "passages": len(corpus),
+            "import_bm25s": round(t_import_bm25s, 2), "import_pyserini": round(t_jvm, 2),
+            "index_bm25s": round(t_index_bm25s, 2), "index_pyserini": round(lucene.build_seconds, 2),
+            "qps_bm25s": round(n_s / sec_s), "qps_pyserini": round(n_l / sec_l1),
+            "qps_pyserini_2threads": round(n_l / sec_l),
+            "overlap10": round(c["overlap"], 3), "overlap10_ties": round(c["overlap_ties"], 3),
+            "top1": round(c["top1"], 3), "top1_ties": round(c["top1_ties"], 3),
+            "lucene_overlap10": round(c2["overlap"], 3),
+            "lucene_overlap10_ties": round(c2["overlap_ties"], 3),
+        }, what="benchmarks/bm25_engines.py: bm25s vs Pyserini", script="benchmarks/bm25_engines.py")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ and prints each ratio to the 1-thread figure. If (i)-(iii) stay near 1.0 while (
 the two vCPUs share the vector units (SMT siblings): llama.cpp cannot use the second core, and
 neither threads nor parallel workers shorten the notebooks — only fewer prompt tokens do.
 
-    .venv/bin/python benchmarks/cpu_scaling.py [--model qwen2.5-coder-1.5b] [--tokens 400]
+    .venv/bin/python benchmarks/cpu_scaling.py [--model qwen2.5-coder-1.5b] [--tokens 400] [--record PATH]
 
 Run it on a quiet machine: any other job on the two cores invalidates every number.
 """
@@ -27,6 +27,7 @@ import sys
 import time
 
 from inferqa_utils.core import models
+from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 
 TEXT = "The sea and the mountains meet where the old road ends, and the river runs to the harbour. "
 
@@ -83,6 +84,7 @@ def main() -> None:
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--tokens", type=int, default=400)
     ap.add_argument("--gen", type=int, default=32)
+    ap.add_argument("--record", metavar="PATH", help=RECORD_HELP)
     ap.add_argument("--_child", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--_loop", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -111,6 +113,16 @@ def main() -> None:
             ("python loop throughput, 2 processes vs 1", 1.0, 2 * solo / both)]
     for name, a, b in rows:
         print(f"{name:44s} {a:10.1f} {b:10.1f} {b / a:7.2f}")
+    if args.record:
+        record_measurement(args.record, {
+            "model": args.model, "tokens": args.tokens,
+            "prefill_1": round(one["prefill"], 1), "prefill_2": round(two["prefill"], 1),
+            "prefill_ratio": round(two["prefill"] / one["prefill"], 2),
+            "gen_1": round(one["generation"], 1), "gen_2": round(two["generation"], 1),
+            "gen_ratio": round(two["generation"] / one["generation"], 2),
+            "pair": round(pair, 1), "pair_ratio": round(pair / one["prefill"], 2),
+            "loop_ratio": round(2 * solo / both, 2),
+        }, what="benchmarks/cpu_scaling.py: 1 vs 2 threads and processes", script="benchmarks/cpu_scaling.py")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ agreement column is the first check, a paired non-inferiority test of EM the nex
 
     .venv/bin/python benchmarks/engine.py [--questions 8] [--depth 5] [--label-questions 4]
         [--rerank-depth 20] [--settings today flash ...] [--out build/engine-bench/engine.json]
+        [--record PATH]
 """
 
 from __future__ import annotations
@@ -48,9 +49,12 @@ import numpy as np
 from inferqa_utils.core import models
 from inferqa_utils.core.config import PATHS
 from inferqa_utils.llm.llamacpp import LlamaCppLLM
+from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 
 READER, SCORER = "qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"
 OUT = PATHS.build / "engine-bench"
+#: seconds spent requantizing weights in this run (none when the requantized files were cached)
+QUANTIZE_SECONDS: list[float] = []
 
 PEAK_C = r"""
 #include <pthread.h>
@@ -185,7 +189,8 @@ def requantized(model: str, quant: str) -> Path:
     if rc != 0:
         raise RuntimeError(f"llama_model_quantize {model} → {quant} failed ({rc})")
     tmp.rename(out)
-    print(f"  requantized {model} to {quant} in {time.perf_counter() - t0:.0f} s: {out}")
+    QUANTIZE_SECONDS.append(time.perf_counter() - t0)
+    print(f"  requantized {model} to {quant} in {QUANTIZE_SECONDS[-1]:.0f} s: {out}")
     return out
 
 
@@ -395,7 +400,9 @@ def main() -> int:
     ap.add_argument("--rerank-depth", type=int, default=20, help="R: candidates per question, pointwise")
     ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS), metavar="NAME")
     ap.add_argument("--out", default=str(OUT / "engine.json"))
+    ap.add_argument("--record", metavar="PATH", help=RECORD_HELP)
     a = ap.parse_args()
+    started = time.perf_counter()
     from inferqa_utils.answering.reader import MAX_NEW_TOKENS
     from inferqa_utils.record.manifest import git_commit, machine_info
 
@@ -445,6 +452,14 @@ def main() -> int:
         "int8_peak": {"two_cores": peak, "one_core": one}, "rows": rows,
         "args": vars(a)}, indent=1) + "\n", encoding="utf-8")
     print(f"\nwritten to {a.out}")
+    if a.record:
+        record_measurement(a.record, {
+            "peak_gops": peak["gops"], "peak_gops_1": one["gops"], "reader_prompts": len(work["reader"]),
+            "labeler_prompts": len(work["labeler"]), "pointwise_prompts": len(work["pointwise"]),
+            "minutes": round((time.perf_counter() - started) / 60),
+            "requantize_minutes": round(sum(QUANTIZE_SECONDS) / 60, 1), "rows": rows,
+        }, what="benchmarks/engine.py: llama.cpp settings on a run's prompts", script="benchmarks/engine.py",
+            llm_models=[READER, SCORER])
     return 0
 
 

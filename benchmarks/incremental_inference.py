@@ -27,6 +27,7 @@ from inferqa_utils.construction.store import load_built
 from inferqa_utils.damaging.incremental import incremental_inference, patterns_of
 from inferqa_utils.llm import load_llm
 from inferqa_utils.reading.setup import ReadingSetup
+from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 
 
 def main() -> None:
@@ -41,6 +42,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=20, help="N: passages read incrementally")
     ap.add_argument("--questions", type=int, default=4)
     ap.add_argument("--n-ctx", type=int, default=4096)
+    ap.add_argument("--record", metavar="PATH", help=RECORD_HELP)
     args = ap.parse_args()
 
     ds = load_built(args.dataset)
@@ -71,6 +73,15 @@ def main() -> None:
         f"prompt tokens evaluated ÷{tn / max(1, tr):.2f}; wall time ×{dn / dr:.2f} faster; identical answers "
         f"{same}/{len(a)} (question, k); identical EM patterns {pats_same}/{len(qids)}"
     )
+    if args.record:
+        contexts = int(a["adds"].sum())  # distinct contexts: the prefixes whose passage added a sentence
+        record_measurement(args.record, {
+            "model": args.model, "n": args.n, "questions": len(qids), "contexts": contexts,
+            "tokens_naive": tn, "tokens_reuse": tr, "token_ratio": round(tn / max(1, tr), 2),
+            "seconds_naive": round(dn, 1), "seconds_reuse": round(dr, 1), "speedup": round(dn / dr, 2),
+            "identical": same, "answers": len(a), "patterns_identical": pats_same,
+        }, what=f"benchmarks/incremental_inference.py, {args.corpus} corpus",
+            script="benchmarks/incremental_inference.py", llm_models=[args.model])
 
 
 if __name__ == "__main__":

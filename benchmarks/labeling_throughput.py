@@ -10,7 +10,8 @@ strict EM; ``--judge`` adds the LLM judge). The generation cache is off in both 
 
 Prints passages/s, prompt tokens evaluated per passage and the speed-up, per labeler.
 
-    .venv/bin/python benchmarks/labeling_throughput.py [--labelers qwen2.5-coder-0.5b smollm2-135m]
+    .venv/bin/python benchmarks/labeling_throughput.py [--labelers qwen2.5-coder-0.5b smollm2-135m] \
+        [--record PATH]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import time
 from inferqa_utils.construction.labeling import label_question
 from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.llm import load_llm
+from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 from inferqa_utils.sources import load_source
 
 
@@ -31,6 +33,7 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=3)
     ap.add_argument("--hints", type=int, default=3)
     ap.add_argument("--judge", default=None, help="LLM judge model (default: strict EM only)")
+    ap.add_argument("--record", metavar="PATH", help=RECORD_HELP)
     args = ap.parse_args()
 
     ds = load_source(args.source)
@@ -40,6 +43,7 @@ def main() -> None:
     print(f"workload: {args.source}, {len(qs)} questions × {len(work[0][1])} passages = {n} passages; "
           f"judge {args.judge or 'strict EM only'}")
     print(f"{'labeler':<22}{'mode':<7}{'passages/s':>11}{'prompt tok/passage':>20}{'seconds':>9}")
+    rows = []
     for name in args.labelers:
         res = {}
         for mode, reuse in (("naive", False), ("reuse", True)):
@@ -57,6 +61,14 @@ def main() -> None:
                    for a, b in zip(qa.values(), qb.values(), strict=True))
         print(f"{name:<22}speed-up ×{res['reuse'][0] / res['naive'][0]:.2f}; prompt tokens "
               f"÷{res['naive'][1] / res['reuse'][1]:.2f}; identical answers {same}/{n}")
+        rows.append({"labeler": name, "naive_ps": round(res["naive"][0], 2),
+                     "naive_ptok": round(res["naive"][1], 1), "reuse_ps": round(res["reuse"][0], 2),
+                     "reuse_ptok": round(res["reuse"][1], 1),
+                     "speedup": round(res["reuse"][0] / res["naive"][0], 2), "identical": same})
+    if args.record:
+        record_measurement(args.record, {"questions": len(qs), "passages": n, "rows": rows},
+                           what="benchmarks/labeling_throughput.py: naive vs KV-prefix reuse per labeler",
+                           script="benchmarks/labeling_throughput.py", llm_models=args.labelers)
 
 
 if __name__ == "__main__":

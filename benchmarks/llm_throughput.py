@@ -12,7 +12,7 @@ the minimum prompt tokens any order must evaluate (distinct prefixes, i.e. nodes
 prompts' token trie) per item, divided by the measured prefill speed — the best items/s
 reachable without batching several sequences. The generation cache is off for both.
 
-    .venv/bin/python benchmarks/llm_throughput.py [--model qwen2.5-coder-0.5b] [--hints 4]
+    .venv/bin/python benchmarks/llm_throughput.py [--model qwen2.5-coder-0.5b] [--hints 4] [--record PATH]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from inferqa_utils.answering.prompts import reader_messages
 from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.core.config import PATHS, SEED
 from inferqa_utils.llm import load_llm
+from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 from inferqa_utils.sources import load_source
 
 
@@ -51,6 +52,7 @@ def main() -> None:
         "--source", default=None, help="dataset (default: TriviaHG validation if present, else embedded)"
     )
     ap.add_argument("--qid", default=None)
+    ap.add_argument("--record", metavar="PATH", help=RECORD_HELP)
     args = ap.parse_args()
 
     source = args.source or ("triviahg-validation" if PATHS.shared_data() else "embedded")
@@ -115,6 +117,17 @@ def main() -> None:
     )
     print(f"SPEED-UP reuse/naive: {speedup:.2f}x items/s; {tok_ratio:.1f}x fewer prompt tokens evaluated "
           f"(target >= 3x items/s: {'met' if speedup >= 3 else 'NOT met'})")
+    if args.record:
+        record_measurement(args.record, {
+            "model": args.model, "items": len(batch),
+            "naive_items_s": round(results["naive"]["items_s"], 3),
+            "naive_ptok": round(results["naive"]["ptok"], 1),
+            "reuse_items_s": round(results["reuse"]["items_s"], 3),
+            "reuse_ptok": round(results["reuse"]["ptok"], 1),
+            "floor_ptok": round(floor_tokens, 1), "speedup": round(speedup, 2),
+            "floor_share": round(results["reuse"]["items_s"] * floor_s, 2), "identical": agree,
+        }, what="benchmarks/llm_throughput.py: naive vs prefix reuse", script="benchmarks/llm_throughput.py",
+            llm_models=[args.model])
 
 
 if __name__ == "__main__":

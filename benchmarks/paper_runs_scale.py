@@ -33,6 +33,7 @@ from pathlib import Path
 import zstandard
 
 from inferqa_utils.paper_runs.importer import import_release
+from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 
 READERS = ("llama-32-1b", "gemma-3-4b", "qwen-3-8b")
 RETRIEVERS = ("bm25", "dpr", "colbert", "contriever", "bge")
@@ -146,21 +147,34 @@ def main() -> None:
     ap.add_argument(
         "--out", type=Path, default=None, help="where to write the release (default: a temporary folder)"
     )
+    ap.add_argument("--record", metavar="PATH", help=RECORD_HELP)
     args = ap.parse_args()
     base = args.out or Path(tempfile.mkdtemp(prefix="paper-runs-scale-"))
     t0 = time.perf_counter()
     make_release(base / "release", args.questions, args.rerankers, args.ctxs)
     size = sum(p.stat().st_size for p in (base / "release").rglob("*") if p.is_file())
-    print(f"[scale] release written: {size / 1e6:.0f} MB in {time.perf_counter() - t0:.0f} s")
+    write_s = time.perf_counter() - t0
+    print(f"[scale] release written: {size / 1e6:.0f} MB in {write_s:.0f} s")
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     done = import_release(base / "release", root=base / "root", log=lambda s: None)
     seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_s = after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     print(
         f"[scale] import: {seconds:.0f} s, peak RSS {peak:.1f} GB; {len(done.release.questions)} questions, "
         f"{len(done.release.rankings)} rankings, {len(done.release.readings)} rag files, "
         f"{len(done.tables.answers):,} answers, {len(done.tables.findings):,} comparisons"
     )
+    if args.record:
+        record_measurement(args.record, {
+            "questions": args.questions, "cpu_share_pct": round(100 * cpu_s / seconds),
+            "release_mb": round(size / 1e6), "write_s": round(write_s), "answers": len(done.tables.answers),
+            "comparisons": len(done.tables.findings), "import_s": round(seconds),
+            "peak_rss_gb": round(peak, 1),
+        }, what="benchmarks/paper_runs_scale.py: paper-runs import at full question count",
+            script="benchmarks/paper_runs_scale.py")
     if args.out is None:
         shutil.rmtree(base, ignore_errors=True)
 

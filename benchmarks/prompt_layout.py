@@ -18,7 +18,8 @@ Per workload: items, questions, EM of each layout, the paired difference per que
 the question's items) with its 95 % bootstrap interval and randomization p, seconds and prompt
 tokens evaluated.
 
-    .venv/bin/python benchmarks/prompt_layout.py [--built DIR] [--wikihint FILE] [--model qwen2.5-coder-1.5b]
+    .venv/bin/python benchmarks/prompt_layout.py [--built DIR] [--wikihint FILE] \
+        [--model qwen2.5-coder-1.5b] [--record PATH]
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 
 
 def write_wikihint(out: str, n: int) -> None:
@@ -115,6 +118,22 @@ def compare(name: str, items, model: str) -> dict:
         "question_first": b,
         "diff": [d.diff.value, d.diff.lo, d.diff.hi],
         "p": d.p_value,
+        "changed": changed,
+    }
+
+
+def record_row(workload: str, res: dict) -> dict:
+    """One row of the record ``--record`` writes (the views of docs/records/benchmarks/prompt_layout.json)."""
+    a, b = res["context_first"], res["question_first"]
+    ratio = a["prompt_tokens"] / max(1, b["prompt_tokens"])
+    return {
+        "workload": workload, "items": res["items"], "questions": res["questions"],
+        "em_context": round(100 * float(np.mean(a["em"])), 2),
+        "em_question": round(100 * float(np.mean(b["em"])), 2),
+        "diff": round(res["diff"][0], 2), "lo": round(res["diff"][1], 2), "hi": round(res["diff"][2], 2),
+        "p": round(res["p"], 3), "tokens_context": a["prompt_tokens"], "tokens_question": b["prompt_tokens"],
+        "tokens_note": f"{ratio:.2f}× fewer" if ratio >= 1.05 else "about as many", "changed": res["changed"],
+        "seconds_context": round(a["seconds"]), "seconds_question": round(b["seconds"]),
     }
 
 
@@ -130,17 +149,26 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--out", default=None, help="also write the answers and numbers as JSON")
+    ap.add_argument("--record", metavar="PATH", help=RECORD_HELP)
     a = ap.parse_args()
     if a.write_wikihint:
         write_wikihint(a.write_wikihint, a.n)
         return 0
-    results = []
+    results, rows = [], []
     if a.built:
         results.append(compare(f"built {a.built}", items_built(a.built), a.model))
+        rows.append(record_row(f"{Path(a.built).name} test split, every passage (the labelling workload)",
+                               results[-1]))
     if a.wikihint:
         results.append(compare(f"WikiHint-shaped {a.wikihint}", items_wikihint(a.wikihint), a.model))
+        rows.append(record_row(f"WikiHint-shaped file {Path(a.wikihint).name}, first five hints",
+                               results[-1]))
     if a.out:
         Path(a.out).write_text(json.dumps(results, indent=1), encoding="utf-8")
+    if a.record:
+        record_measurement(a.record, {"model": a.model, "rows": rows},
+                           what="benchmarks/prompt_layout.py: context first vs question first",
+                           script="benchmarks/prompt_layout.py", llm_models=[a.model])
     return 0
 
 

@@ -64,6 +64,7 @@ from inferqa_utils.construction.file_formats import quit_records
 from inferqa_utils.construction.passages import build_passages, n_subset_permutations
 from inferqa_utils.core.config import PATHS, SEED
 from inferqa_utils.ir.datamodel import Dataset, Hint, Question
+from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 from inferqa_utils.sources import load_quit, load_triviahg, shared_file
 from inferqa_utils.sources.quit import LABELER_KEYS, READER_KEYS
 
@@ -410,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="working folder for the release, index and run (default build/quit_scale)")
     ap.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
     ap.add_argument("--keep", action="store_true", help="keep the release, index and run afterwards")
+    ap.add_argument("--record", metavar="PATH", help=RECORD_HELP)
     args = ap.parse_args(argv)
     if args.questions < 1:
         ap.error("--questions must be ≥ 1")
@@ -463,6 +465,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"removed {args.out} (--keep keeps it)")
     for p in problems:
         print(f"PROBLEM: {p}")
+    if args.record and not problems:
+        rows = [{"step": s.name, "what": s.detail, "wall": round(s.seconds, 1),
+                 "cpu": round(s.cpu_seconds, 1), "rss_gb": round(s.peak_gb, 2)} for s in steps]
+        rows.append({"step": "**total**", "what": "", "wall": round(total, 1), "cpu": round(cpu, 1),
+                     "rss_gb": round(peak, 2)})
+        record_measurement(args.record, {
+            "questions": args.questions, "rows": rows, "verdict": "met" if ok_time and ok_mem else "missed",
+            "total_min": round(total / 60, 1), "peak_gb": round(peak, 1),
+            "without_write_s": round(measured_total, 1),
+        }, what="benchmarks/quit_scale.py at full size" if not scale else f"benchmarks/quit_scale.py{scale}",
+            script="benchmarks/quit_scale.py")
     return 1 if problems else 0
 
 

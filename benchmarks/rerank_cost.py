@@ -22,6 +22,7 @@ import time
 
 from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.llm import load_llm
+from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 from inferqa_utils.rerank import RERANKERS as REGISTRY
 from inferqa_utils.rerank import make_reranker
 from inferqa_utils.retrieval import BM25sRetriever
@@ -38,6 +39,7 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=100, help="candidates reranked per query")
     ap.add_argument("--queries", type=int, default=2, help="questions of the embedded dataset")
     ap.add_argument("--n-ctx", type=int, default=4096)
+    ap.add_argument("--record", metavar="PATH", help=RECORD_HELP)
     args = ap.parse_args()
 
     ds = load_source("embedded")
@@ -83,6 +85,14 @@ def main() -> None:
     print(fmt.format(*head))
     for m, r, d, s, pt, ptt, g, c in rows:
         print(fmt.format(m, r, d, f"{s:.1f}", f"{pt:.0f}", f"{ptt:.0f}", f"{g:.0f}", f"{c:.1f}"))
+    if args.record:  # seconds per query, one row per model, one column per reranker
+        per_model = {m: {"model": m} for m in args.models}
+        for m, r, _d, s, *_rest in rows:
+            per_model[m][r] = round(s, 1)
+        record_measurement(args.record, {"depth": args.depth, "questions": len(queries),
+                                         "candidates": round(n_cand), "rows": list(per_model.values())},
+                           what="benchmarks/rerank_cost.py: seconds per query per reranker",
+                           script="benchmarks/rerank_cost.py", llm_models=args.models)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ from inferqa_utils.core.config import PATHS
 from inferqa_utils.ir.datamodel import join_hints
 from inferqa_utils.llm.base import Messages
 from inferqa_utils.llm.server import ServerError, ServerLLM
+from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 from inferqa_utils.sources import load_source
 
 #: where ``scripts/build_llama_server.sh`` puts the binary
@@ -76,6 +77,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line (see ``--help``)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=64, help="prompts per run (default 64)")
+    ap.add_argument("--record", metavar="PATH",
+                    help=RECORD_HELP + "; this run is one row of its table, beside the rows of other runs "
+                    "the record holds from the same commit")
     ap.add_argument("--concurrency", type=int, default=8,
                     help="requests in flight in the concurrent run (default 8); the other run uses 1")
     ap.add_argument("--slots", type=int, default=None,
@@ -453,7 +457,37 @@ def _main(args: argparse.Namespace) -> int:
           f"{cmp['identical_answers']}/{cmp['n']}")
     print(f"RATIO concurrency {args.concurrency} / 1: {cmp['ratio']:.2f}x requests/s "
           f"(target >= {TARGET_RATIO:g}x: {'met' if cmp['ratio'] >= TARGET_RATIO else 'NOT met'})")
+    if args.record:
+        write_record(args, seq, par, cmp)
     return 0
+
+
+def write_record(args: argparse.Namespace, seq: RunResult, par: RunResult, cmp: dict[str, Any]) -> None:
+    """This run as one row of the record ``args.record`` (the table of docs/benchmarks.md): the rows of
+    other models or workloads are kept when the record was measured at the same commit."""
+    import json
+
+    from inferqa_utils.record.manifest import git_commit
+
+    n = len(seq.answers)
+    workload = "reader" if args.workload == "reader" else f"{args.workload}, `--max-tokens {args.max_tokens}`"
+    evaluated = seq.server.get("prompt_tokens_total")
+    row = {"model": args.model, "workload": workload, "requests": n,
+           "prompt_tokens": round(evaluated / n) if evaluated is not None else None,
+           "generated": round(seq.generated_tokens / n, 1),
+           "rps_1": round(seq.requests_per_s, 3), "rps_8": round(par.requests_per_s, 3),
+           "tok_s_1": round(seq.tokens_per_s, 1), "tok_s_8": round(par.tokens_per_s, 1),
+           "ratio": round(cmp["ratio"], 2), "decode_1": seq.server.get("n_decode_total"),
+           "decode_8": par.server.get("n_decode_total"), "raw_identical": cmp["identical_raw"],
+           "post_identical": cmp["identical_answers"]}
+    path = Path(args.record)
+    old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    same_code = old.get("commit") and old.get("commit") == git_commit()["commit"]
+    rows = [r for r in (old.get("values", {}).get("rows", []) if same_code else [])
+            if (r.get("model"), r.get("workload")) != (args.model, workload)]
+    record_measurement(path, {"slots": args.slots, "threads": args.threads, "rows": [*rows, row]},
+                       what=f"benchmarks/server_throughput.py: 1 vs {args.concurrency} requests in flight",
+                       script="benchmarks/server_throughput.py")
 
 
 if __name__ == "__main__":

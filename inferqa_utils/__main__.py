@@ -16,6 +16,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from .core.config import declared_profile_names
 from .core.errors import InferQAError, NotebookError
@@ -165,6 +166,55 @@ def _cmd_results_page(args: argparse.Namespace) -> int:
     return 0
 
 
+def docs_results_page(root: Path, write: bool) -> str | None:
+    """``docs/results.md`` from the check records ``check_<profile>.json`` under ``docs/records``
+    (dated by the newest of them, so a re-run writes the same page): written when ``write``,
+    otherwise compared with the committed page; the difference as a sentence, ``None`` when the page
+    matches or no check record is shipped (the page is then left alone)."""
+    import datetime as dt
+    import json
+
+    from .present.docs_blocks import RECORDS
+
+    checks = sorted((root / RECORDS).rglob("check_*.json"))
+    if not checks:
+        return None
+    from .paper_runs.page import section_for
+    from .verdicts import results_page as rpage
+
+    dates = [dt.datetime.fromisoformat(json.loads(p.read_text(encoding="utf-8"))["date"]) for p in checks]
+    newest = max(d if d.tzinfo else d.replace(tzinfo=dt.UTC) for d in dates)
+    folders = sorted({p.parent for p in checks})
+    out, command = root / "docs" / "results.md", "python -m inferqa_utils docs"
+    if write:
+        rpage.write_page(out, rpage.DEFAULT_PROFILES, folders, command, generated=newest)
+        return None
+    records = rpage.collect(folders, log=lambda _line: None)
+    main, _sample = rpage.split_profiles(records, rpage.DEFAULT_PROFILES)
+    figure = f"figures/{rpage.FIGURE_NAME}.png" if any(p in records for p in main) else None
+    page = rpage.render(records, rpage.DEFAULT_PROFILES, command, generated=newest, figure=figure,
+                        extra=section_for(folders))
+    committed = out.read_text(encoding="utf-8") if out.exists() else ""
+    return None if page == committed else (
+        f"docs/results.md differs from the page the check records under {RECORDS.as_posix()} give")
+
+
+def _cmd_docs(args: argparse.Namespace) -> int:
+    from .core.config import PATHS
+    from .present import docs_blocks
+
+    root = PATHS.root
+    if args.check:
+        problems = [str(d) for d in docs_blocks.differences(root)]
+        problems += [s.message for s in docs_blocks.stale(root) if s.status == "stale"]
+        problems += [m for m in [docs_results_page(root, write=False)] if m]
+        print("\n".join(problems) or "[docs] every generated block matches its record; no record is stale")
+        return 1 if problems else 0
+    docs_blocks.update(root)
+    docs_results_page(root, write=True)
+    return 0
+
+
 def _cmd_paper_runs(args: argparse.Namespace) -> int:
     if args.action == "fetch":
         from .paper_runs.fetch import fetch
@@ -275,6 +325,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", metavar="FILE.md", help="the page to write (default: docs/results.md)")
     rp.add_argument("--from", dest="sources", nargs="+", action="extend", default=[], metavar="DIR",
                     help="also read check records from these clones (their results/) or results folders")
+    dc = _add(sub, "docs", _cmd_docs,
+              "rewrite the generated blocks of README.md and docs/*.md from the records under docs/records "
+              "(and docs/results.md from the check records check_<profile>.json there, when it holds some)")
+    dc.add_argument("--check", action="store_true",
+                    help="write nothing: list each block that differs from its record and each record older "
+                         "than the code it describes; exit 1 when there is one")
     pr = _add(
         sub, "paper-runs", _cmd_paper_runs,
         "the paper authors' released runs (hub JamshidJDMY/InferentialQA, results/): fetch them, or import a "

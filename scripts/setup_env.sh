@@ -33,7 +33,7 @@ fi
 LLAMA_KEY=$(printf '%s %s' "$LLAMA_VERSION" "$LLAMA_FLAGS" | sha256sum | cut -c1-12)
 WHEELS=${INFERQA_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/inferqa/wheels}/llama-cpp-python-$LLAMA_VERSION-$LLAMA_KEY
 if ! ls "$WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
-  echo "[setup] compiling llama-cpp-python $LLAMA_VERSION ($LLAMA_BUILD: $LLAMA_FLAGS); ~6-17 min on 2 cores, once per machine"
+  echo "[setup] compiling llama-cpp-python $LLAMA_VERSION ($LLAMA_BUILD: $LLAMA_FLAGS); once per machine, minutes (measured set-up: README.md, Two commands)"
   CMAKE_ARGS="$LLAMA_FLAGS" CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
     "$PY" -m pip wheel --disable-pip-version-check -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
     "llama-cpp-python==$LLAMA_VERSION" -w "$WHEELS"

@@ -349,3 +349,104 @@ def test_verdict_changes_list_the_informative_units_before_and_after():
         {"id": "d", "before": "absent", "after": "holds", "informative_before": None,
          "informative_after": 40},
     ]
+
+
+# ----------------------------------------------------------------------------- where the values came from
+
+
+def _name_sources(matrix, sources):
+    """Give the hand-made matrix of :func:`_setup` the ``recorded_from`` list ``sources``."""
+    m = yaml.safe_load(matrix.read_text(encoding="utf-8"))
+    m["profiles"]["smoke"]["recorded_from"] = sources
+    matrix.write_text(yaml.safe_dump(m, sort_keys=False), encoding="utf-8")
+
+
+def test_each_condition_gets_the_source_that_names_it_or_the_rest():
+    sources = [{"run": "r1", "commit": "c1"}, {"run": "r2", "commit": "c2", "conditions": ["b"]}]
+    assert [s["run"] for s in chk.condition_sources(sources, ["a", "b", "c"])] == ["r1", "r2", "r1"]
+    assert chk.condition_sources([sources[1]], ["a", "b"]) == [None, sources[1]]  # no rest: a is unnamed
+    assert chk.condition_sources([], ["a"]) == [None]
+
+
+@pytest.mark.parametrize(("sources", "message"), [
+    ([{"run": "r1"}, {"run": "r2"}], "only one entry may omit 'conditions'"),
+    ([{"run": "r1", "conditions": ["nope"]}], "no condition 'nope' in the profile"),
+    ([{"run": "r1", "conditions": ["a"]}, {"run": "r2", "conditions": ["a"]}], "'a' is named by two runs"),
+    ([{"commit": "c1"}], "each entry needs a 'run'"),
+    ({"run": "r1"}, "recorded_from must be a list"),
+])
+def test_a_malformed_recorded_from_is_refused(sources, message):
+    with pytest.raises(DataFormatError, match=message):
+        chk.condition_sources(sources, ["a", "b"])
+
+
+def test_an_update_keeps_the_sources_of_the_values_it_did_not_rewrite():
+    old = [{"run": "r0", "commit": "c0"}, {"run": "r1", "commit": "c1", "conditions": ["b", "c"]}]
+    new = {"run": "r2", "commit": "c2"}
+    # r2 rewrote b: r1 keeps c, r0 the rest (a), r2 names b
+    assert chk.recorded_from(old, ["a", "b", "c"], {"b": new}) == [
+        {"run": "r0", "commit": "c0"}, {"run": "r1", "commit": "c1", "conditions": ["c"]},
+        {"run": "r2", "commit": "c2", "conditions": ["b"]}]
+    # r2 rewrote every value: one entry, every condition its own
+    assert chk.recorded_from(old, ["a", "b", "c"], dict.fromkeys("abc", new)) == [new]
+    # two runs rewrote every value (a profile run a notebook at a time): each names its conditions
+    other = {"run": "r3", "commit": "c3"}
+    assert chk.recorded_from(old, ["a", "b", "c"], {"a": new, "b": other, "c": new}) == [
+        {**new, "conditions": ["a", "c"]}, {**other, "conditions": ["b"]}]
+
+
+def test_update_names_the_run_it_read_the_values_from(tmp_path):
+    """``--update`` writes the run each value was read from (its id, the commit its manifest names,
+    this machine) into the profile's ``recorded_from``; a condition it could not read keeps the
+    source it had."""
+    results, matrix = _setup(tmp_path, expected=1.0)
+    manifest = tmp_path / "executions" / RUN_ID / "manifest.json"
+    m = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**m, "git": {"commit": "abc1234" + "0" * 33, "dirty": False}}))
+    m = yaml.safe_load(matrix.read_text())
+    m["profiles"]["smoke"]["conditions"].append({"id": "absent table", "table": "damaging_intervals",
+                                                 "row": {"system": "bm25"}, "column": "EM@N",
+                                                 "expected": 1.0})
+    matrix.write_text(yaml.safe_dump(m))
+    _name_sources(matrix, [{"run": "20261101-000000-smoke", "commit": "old"}])
+    chk.update("smoke", path=matrix, folder=results, executions=tmp_path / "executions")
+    spec = yaml.safe_load(matrix.read_text())["profiles"]["smoke"]
+    assert list(spec) == ["split", "recorded_from", "conditions"]
+    old, new = spec["recorded_from"]
+    assert old == {"run": "20261101-000000-smoke", "commit": "old"}  # still gives "absent table"
+    assert (new["run"], new["commit"], new["conditions"]) == (RUN_ID, "abc1234" + "0" * 33,
+                                                              ["bm25 k=3 EM", "Optimal"])
+    assert new["machine"]["cpus"] and "dirty" not in new
+    sources = {c.id: c.recorded_from["run"] for c in chk.load_matrix(matrix)["smoke"]["conditions"]}
+    assert sources == {"bm25 k=3 EM": RUN_ID, "Optimal": RUN_ID, "absent table": "20261101-000000-smoke"}
+
+
+def test_check_says_which_values_were_recorded_from_the_run_it_checks(tmp_path):
+    """Recorded from the run checked, OK is true by construction; the check says so, and its
+    record carries each condition's source."""
+    results, matrix = _setup(tmp_path)
+    _name_sources(matrix, [{"run": RUN_ID, "commit": "abc"},
+                           {"run": "20261101-000000-smoke", "commit": "old", "dirty": True,
+                            "conditions": ["Optimal"]}])
+    lines: list[str] = []
+    assert _check(tmp_path, results, matrix, lines, report=tmp_path / "check.md") == 0
+    assert ("[check] expected values recorded from the run checked: 1 (OK by construction); from another "
+            "run: 1; from a run the matrix does not name: 0") in lines
+    conds = json.loads((tmp_path / "check.json").read_text())["conditions"]
+    assert [c["recorded_from"] for c in conds] == [
+        {"run_id": RUN_ID, "commit": "abc", "dirty": False, "machine": None},
+        {"run_id": "20261101-000000-smoke", "commit": "old", "dirty": True, "machine": None}]
+    _name_sources(matrix, [])
+    lines = []
+    _check(tmp_path, results, matrix, lines)
+    assert any(x.endswith("from another run: 0; from a run the matrix does not name: 2") for x in lines)
+
+
+def test_the_packaged_matrix_names_its_sources():
+    """default and triviahg name the run each expected value was recorded from (default's four
+    recorded on a second clone name none: its run id is not in the matrix)."""
+    matrix = chk.load_matrix()
+    unnamed = {p: [c.id for c in matrix[p]["conditions"] if (c.recorded_from or {}).get("run") is None]
+               for p in ("default", "triviahg")}
+    assert unnamed == {"default": ["bm25s nDCG@10", "hybrid nDCG@10", "rrf nDCG@10",
+                                   "decomposition + CoT reader EM"], "triviahg": []}

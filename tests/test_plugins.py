@@ -39,7 +39,7 @@ from inferqa_utils.construction.passages import build_passages
 from inferqa_utils.construction.store import load_built
 from inferqa_utils.core import artifacts, config, plugins
 from inferqa_utils.core.config import PATHS
-from inferqa_utils.core.errors import PluginError, UnknownNameError
+from inferqa_utils.core.errors import MissingInputError, PluginError, UnknownNameError
 from inferqa_utils.ir.datamodel import Dataset, Hint, Question
 from inferqa_utils.ir.trec import read_run, write_run
 from inferqa_utils.llm.base import LLMStats
@@ -377,6 +377,57 @@ def test_run_refuses_a_wrong_spec_in_one_line_before_any_notebook(
     assert len(err.splitlines()) == 1 and words in err, err
     assert (sorted(PATHS.executions.glob("*")) if PATHS.executions.is_dir() else []) == executions
     assert no_notebook_runs == [], f"refused only after {no_notebook_runs}"
+
+
+def test_notebook_08_before_a_finished_run_is_refused_in_one_line_naming_what_is_missing(
+    capsys, no_notebook_runs
+):
+    """``run --only 08`` where no run stored the built dataset and the baselines' runs: one line
+    naming what is missing, the notebook that writes each and the commands that make them, before
+    the projection or any notebook. Break: without the check the run starts (the host's rates
+    measured, a kernel started) and notebook 08 fails inside it on the first missing file only."""
+    name = "never-built-08"
+    executions = sorted(PATHS.executions.glob("*")) if PATHS.executions.is_dir() else []
+    args = ["run", "--profile", "smoke", "--only", "08", "-p", f"dataset_name={name}",
+            "-p", "your_retriever=bm25s"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err == (
+        "error: notebook 08 compares your method with what a finished run stored, and this is missing: "
+        f"the built dataset '{name}' (notebook 01_dataset_construction); "
+        "e5-small, bm25, bm25s, minilm, hybrid, rrf (notebook 02_retrieval); "
+        "e5-small+pointwise, e5-small+upr, e5-small+listwise (notebook 03_reranking); "
+        "run `make run PROFILE=smoke` first, or python -m inferqa_utils run --profile smoke --only 01 02 03"
+    ), err
+    assert (sorted(PATHS.executions.glob("*")) if PATHS.executions.is_dir() else []) == executions
+    assert no_notebook_runs == [], f"refused only after {no_notebook_runs}"
+
+
+def test_notebook_08_s_stored_inputs_are_those_a_finished_run_writes_and_this_run_does_not():
+    name = "partly-run-08"
+    folder = stages.run_dir(name, stages.Corpus.SUPPORTING)
+    built = PATHS.datasets / name
+    try:
+        built.mkdir(parents=True, exist_ok=True)
+        (built / "manifest.json").write_text("{}", encoding="utf-8")
+        folder.mkdir(parents=True, exist_ok=True)
+        for run in ("bm25", "e5-small"):
+            (folder / f"{run}.trec").write_text("q1 Q0 p 1 1.0 x\n", encoding="utf-8")
+        args = (name, ["bm25", "e5-small"], "bm25", ["pointwise"])
+        assert cmp.missing_stored(*args) == {"03_reranking": ["bm25+pointwise"]}
+        assert cmp.missing_stored(*args, running={"03_reranking", "08_your_method"}) == {}
+        with pytest.raises(MissingInputError) as exc:
+            cmp.require_stored(*args, profile_name="default")
+        assert str(exc.value).endswith(
+            "bm25+pointwise (notebook 03_reranking); "
+            "run `make run` first, or python -m inferqa_utils run --only 03"
+        )
+        (folder / "bm25+pointwise.trec").write_text("q1 Q0 p 1 1.0 x\n", encoding="utf-8")
+        cmp.require_stored(*args)  # everything there: nothing raised
+    finally:
+        shutil.rmtree(PATHS.runs / name, ignore_errors=True)
+        shutil.rmtree(built, ignore_errors=True)
 
 
 #: libraries that load models or start a JVM: a refused spec must not have imported any

@@ -9,12 +9,15 @@ from typing import Any
 
 import pandas as pd
 import pytest
+import yaml
 from test_check import _setup  # the hand-written results folder and matrix of the check tests
 
 from inferqa_utils.core.errors import DataFormatError
 from inferqa_utils.verdicts import check as chk
 from inferqa_utils.verdicts import results_page as rp
 
+#: the conditions cell's mark for a record whose conditions name no run their values were recorded from
+NOT_NAMED = "the run the matrix was recorded from is not named"
 
 def _finding(
     fid: str, verdict: str, ours_a: str, why: str = "the interval lies inside the region"
@@ -128,7 +131,7 @@ def test_page_header_runs_table_and_no_record(page: str):
     assert smoke[1:5] == ["`ds-smoke`", "test", "2026-11-23 14:00 UTC", "`99a18c3`"]
     assert smoke[5] == "2 CPUs (AMD EPYC, x86_64), 23.5 GB RAM, Linux 6.1, Python 3.11.7"
     assert smoke[6] == "4,778 s (80 min), 8 notebooks; cache use unknown"  # the record predates the counts
-    assert smoke[7] == "2 OK, 1 FAIL"
+    assert smoke[7] == f"2 OK, 1 FAIL; {NOT_NAMED}"  # the record's conditions name no source
     assert smoke[8] == "0 holds, 0 contradicted, 2 inconclusive"
     assert smoke[9] == "`20261123-120000-smoke`" and runs["triviahg"][9] == "—"
     # the check ran on another (dirty) commit than the notebooks: both are shown
@@ -303,7 +306,7 @@ def test_check_report_writes_the_record_beside_it(tmp_path: Path):
     # the manifests predate the LLM counts: the time's cache use is unknown
     assert rec["run"]["cache_use"][0]["model_calls"] is None
     assert _rows(page, "## Runs")["smoke"][6:8] == ["4,778 s (80 min), 2 notebooks; cache use unknown",
-                                                   "2 OK, 0 FAIL"]
+                                                   f"2 OK, 0 FAIL; {NOT_NAMED}"]
     assert _rows(page, "### `optimal_far_above_pipeline`")["smoke"][6] == "**inconclusive**"
 
 
@@ -391,7 +394,7 @@ def test_a_failed_condition_may_name_another_run(tmp_path: Path):
     rec = _record("smoke", [], conditions=[_condition("c1", "FAIL", written="20261124-090000-default")])
     _write(tmp_path, rec)
     records = rp.collect([tmp_path], log=lambda *_: None)
-    assert _rows(rp.render(records, ["smoke"]), "## Runs")["smoke"][7] == "0 OK, 1 FAIL"
+    assert _rows(rp.render(records, ["smoke"]), "## Runs")["smoke"][7] == f"0 OK, 1 FAIL; {NOT_NAMED}"
 
 
 def test_an_unrecorded_table_is_refused_unless_the_check_accepted_it(tmp_path: Path):
@@ -401,7 +404,9 @@ def test_an_unrecorded_table_is_refused_unless_the_check_accepted_it(tmp_path: P
         rp.collect([tmp_path], log=lambda *_: None)
     _write(tmp_path, {**rec, "allow_unrecorded": True})
     page = rp.render(rp.collect([tmp_path], log=lambda *_: None), ["smoke"])
-    assert _rows(page, "## Runs")["smoke"][7] == "1 OK, 0 FAIL; tables with no run record accepted"
+    assert _rows(page, "## Runs")["smoke"][7] == (
+        f"1 OK, 0 FAIL; tables with no run record accepted; {NOT_NAMED}"
+    )
 
 
 def test_a_record_of_the_earlier_layout_is_refused(tmp_path: Path):
@@ -698,3 +703,125 @@ def test_the_header_says_whether_every_profile_comes_from_one_run_at_one_commit(
     records["triviahg"] = _record("triviahg", [], run=other)
     text = rp.provenance(records, ["default", "triviahg"])
     assert "**triviahg** from one complete run at `def5678`" in text
+
+
+# ----------------------------------------------------------------------------- recorded from the run checked?
+
+
+def _sourced(cid: str, run_checked: str, recorded: str | None,
+             commit: str | None = "0ld0000eeeeeeeee") -> dict[str, Any]:
+    """An OK condition checked on run ``run_checked`` whose expected value the matrix recorded from
+    run ``recorded`` (``None``: the matrix names no run) at ``commit``."""
+    return {**_condition(cid, "OK", run_checked),
+            "recorded_from": {"run_id": recorded, "commit": commit, "dirty": False, "machine": None}}
+
+
+_THIS = "20261123-120000-smoke"  # the run the hand-made records check (_condition)
+
+
+@pytest.mark.parametrize(("conditions", "mark"), [
+    ([_sourced("c1", _THIS, _THIS), _sourced("c2", _THIS, _THIS)],
+     "matrix recorded from this run (OK by construction)"),
+    ([_sourced("c1", _THIS, "20261101-000000-smoke"), _sourced("c2", _THIS, "20261102-000000-smoke")],
+     "checked on an independent run (recorded at `0ld0000`, checked at `99a18c3`)"),
+    ([_sourced("c1", _THIS, "20261101-000000-smoke", commit="aaaaaaa1"), _sourced("c2", _THIS, _THIS),
+      _sourced("c3", _THIS, "20261102-000000-smoke", commit=None), _sourced("c4", _THIS, None)],
+     "2 of 4 checked on an independent run (recorded at `aaaaaaa`, a commit not recorded, checked at "
+     "`99a18c3`); 1 of 4 recorded from this run (OK by construction); 1 of 4 from a run the matrix does "
+     "not name"),
+    ([_condition("c1", "OK")], NOT_NAMED),  # a record written before check copied the sources
+])
+def test_each_profile_says_whether_its_matrix_was_recorded_from_the_run_checked(
+        tmp_path: Path, conditions: list[dict[str, Any]], mark: str):
+    _write(tmp_path, _record("default", [], conditions=conditions))
+    page = rp.render(rp.collect([tmp_path], log=lambda *_: None), ["default"])
+    ok = len(conditions)
+    assert _rows(page, "## Runs")["default"][7] == f"{ok} OK, 0 FAIL; {mark}"
+    summary = next(line for line in page.splitlines() if line.startswith("- **default**"))
+    assert summary.endswith(f" Reproduction matrix: {ok} OK, 0 FAIL; {mark}.")
+
+
+def test_a_profile_without_conditions_has_no_matrix_mark(tmp_path: Path):
+    _write(tmp_path, _record("default", [], conditions=[]))
+    page = rp.render(rp.collect([tmp_path], log=lambda *_: None), ["default"])
+    assert _rows(page, "## Runs")["default"][7] == "0 OK, 0 FAIL"
+    summary = next(line for line in page.splitlines() if line.startswith("- **default**"))
+    assert "Reproduction matrix" not in summary
+
+
+def test_a_malformed_source_names_its_field(tmp_path: Path):
+    rec = _record("smoke", [], conditions=[_sourced("c1", _THIS, _THIS)])
+    rec["conditions"][0]["recorded_from"]["run_id"] = 7
+    path = _write(tmp_path, rec)
+    with pytest.raises(DataFormatError) as err:
+        rp.collect([tmp_path], log=lambda *_: None)
+    assert err.value.file == str(path) and err.value.field == "conditions[0].recorded_from.run_id"
+
+
+def test_the_record_of_a_check_on_the_run_the_matrix_came_from_is_marked(tmp_path: Path):
+    """End to end: ``check --report`` on the run the matrix names, then on a matrix recorded from
+    another run at another commit."""
+    results, matrix = _setup(tmp_path)
+    m = yaml.safe_load(matrix.read_text(encoding="utf-8"))
+    m["profiles"]["smoke"]["recorded_from"] = [{"run": "20261123-120000-smoke", "commit": "abc1234"}]
+    matrix.write_text(yaml.safe_dump(m), encoding="utf-8")
+    report = tmp_path / "out" / "check_smoke.md"
+    report.parent.mkdir()
+    chk.check("smoke", folder=results, path=matrix, report=report, executions=tmp_path / "executions",
+              findings_table=False, log=lambda *_: None)
+    page = rp.render(rp.collect([report.parent], log=lambda *_: None), ["smoke"])
+    assert _rows(page, "## Runs")["smoke"][7] == (
+        "2 OK, 0 FAIL; matrix recorded from this run (OK by construction)"
+    )
+    m["profiles"]["smoke"]["recorded_from"] = [{"run": "20261101-000000-smoke", "commit": "fedcba98"}]
+    matrix.write_text(yaml.safe_dump(m), encoding="utf-8")
+    chk.check("smoke", folder=results, path=matrix, report=report, executions=tmp_path / "executions",
+              findings_table=False, log=lambda *_: None)
+    page = rp.render(rp.collect([report.parent], log=lambda *_: None), ["smoke"])
+    cell = _rows(page, "## Runs")["smoke"][7]
+    # the hand-made run manifest names no commit; the check's own commit stands for it
+    assert cell.startswith("2 OK, 0 FAIL; checked on an independent run (recorded at `fedcba9`, checked at ")
+
+
+# ----------------------------------------------------------------------------- docs/artifact.md
+
+
+_DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def _verdict_word(cell: str) -> str:
+    """``holds`` of "✓ **holds**" or "✓ holds" (the results page's and the artifact page's cells)."""
+    return cell.replace("*", "").split()[-1]
+
+
+def _direction(verdicts: dict[str, str]) -> str:
+    """The artifact page's last column: on which profiles the paper's direction is reproduced,
+    contradicted and undecided."""
+    parts = []
+    words = (("holds", "reproduced"), ("contradicted", "contradicted"), ("inconclusive", "undecided"))
+    for verdict, word in words:
+        on = [p for p, v in verdicts.items() if v == verdict]
+        if on:
+            parts.append(f"{word} on {' and '.join(on)}")
+    return "; ".join(parts)
+
+
+def test_the_artifact_pages_verdicts_are_the_results_pages_scoreboard():
+    """docs/artifact.md lists each finding's verdict per main profile as the generated
+    docs/results.md shows it: regenerating the results page with other verdicts fails here until
+    the artifact page says the same."""
+    header, rows = _scoreboard((_DOCS / "results.md").read_text(encoding="utf-8"))
+    profiles = [h.split(":")[0] for h in header if h.endswith(": verdict")]
+    board = {fid: {p: _verdict_word(cells[header.index(f"{p}: verdict")]) for p in profiles}
+             for fid, cells in rows.items()}
+    text = (_DOCS / "artifact.md").read_text(encoding="utf-8")
+    block = ("| finding | source |" + text.split("\n| finding | source |", 1)[1]).split("\n\n", 1)[0]
+    table = block.splitlines()
+    assert [h.strip() for h in table[0].strip("|").split(" | ")][2:-1] == profiles
+    listed = {}
+    for line in table[2:]:
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        verdicts = dict(zip(profiles, map(_verdict_word, cells[2:-1]), strict=True))
+        listed[cells[0].split("`")[1]] = verdicts
+        assert cells[-1] == _direction(verdicts), cells[0]
+    assert list(listed) == list(board) and listed == board

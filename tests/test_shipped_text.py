@@ -33,7 +33,7 @@ HISTORY = [
 SHIPPED = [
     "README.md", "docs/*.md", "notebooks/*.ipynb", "inferqa_utils/**/*.py", "inferqa_utils/**/*.yaml",
     "benchmarks/*.py", "scripts/*.py", "scripts/*.sh", "Makefile", "examples/*/*.py", "examples/*/*.md",
-    "examples/*/*.toml",
+    "examples/*/*.toml", "LICENSE", "CITATION.cff",
 ]
 
 
@@ -61,9 +61,28 @@ def history_references(path: Path, root: Path = ROOT) -> list[str]:
 def test_the_shipped_files_are_found():
     names = {p.relative_to(ROOT).as_posix() for p in shipped_files()}
     for expected in ("README.md", "Makefile", "docs/methods.md", "notebooks/00_quickstart.ipynb",
-                     "inferqa_utils/core/profiles.yaml", "inferqa_utils/core/config.py"):
+                     "inferqa_utils/core/profiles.yaml", "inferqa_utils/core/config.py", "LICENSE",
+                     "CITATION.cff"):
         assert expected in names
     assert "docs/results.md" not in names
+
+
+def test_the_licence_and_the_citation_file_agree_with_pyproject():
+    """LICENSE is the MIT licence pyproject.toml names; CITATION.cff (CFF 1.2.0) cites the
+    compendium at pyproject's version under that licence and names paper 000 as the work it
+    reproduces."""
+    import tomllib
+
+    import yaml
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    licence = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert project["license"] == "MIT" and licence.startswith("MIT License\n")
+    assert "Copyright (c) 2026 the InferQA compendium authors" in licence
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0" and cff["license"] == project["license"]
+    assert cff["version"] == project["version"] and cff["title"] and cff["authors"]
+    assert [r["title"] for r in cff["references"]] == ["Inferential Question Answering"]
 
 
 @pytest.mark.parametrize("path", shipped_files(), ids=lambda p: p.relative_to(ROOT).as_posix())

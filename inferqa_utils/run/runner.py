@@ -180,6 +180,23 @@ def checked_components(params: dict[str, Any], nbs: list[Path], overrides: dict[
     return check_components(params, sorted(declared), list(overrides), profile_name)
 
 
+def checked_stored_inputs(params: dict[str, Any], nbs: list[Path], profile_name: str) -> None:
+    """Notebook 08 run without the notebooks that write what it reads (``--only 08``): the built
+    dataset and the baselines' runs a finished run stored must be there, else a one-line
+    :class:`~inferqa_utils.core.errors.MissingInputError` naming them and the command that makes
+    them, before anything runs (:func:`inferqa_utils.yourmethod.compare.require_stored`)."""
+    from ..stages import Stage
+
+    stems = {nb.stem for nb in nbs}
+    keys = ("dataset_name", "retrievers", "first_stage", "rerankers")
+    if Stage.YOUR_METHOD.notebook not in stems or any(params.get(k) is None for k in keys):
+        return
+    from ..yourmethod.compare import require_stored
+
+    require_stored(params["dataset_name"], list(params["retrievers"]), params["first_stage"],
+                   list(params["rerankers"]), profile_name, running=stems)
+
+
 def _kernel_path(folders: list[Path]) -> str | None:
     """``PYTHONPATH`` for the kernels: the folders plugged-in modules were imported from, before the
     value this process has — except the environment's own site-packages, where a kernel looks
@@ -220,8 +237,9 @@ def plan_run(profile_name: str = "default", only: list[str] | None = None,
     """The run of the profile's notebooks (those of ``only``, else all, or the profile's
     ``notebooks``: :func:`selected_notebooks`), checked: an unknown profile
     (:class:`~inferqa_utils.core.errors.UnknownProfileError`), an override that no notebook of the run
-    declares or of the wrong type (:class:`~inferqa_utils.core.errors.ParameterError`) and a component
-    spec that does not resolve (:func:`checked_components`) are refused here, before anything runs."""
+    declares or of the wrong type (:class:`~inferqa_utils.core.errors.ParameterError`), a component
+    spec that does not resolve (:func:`checked_components`) and a notebook 08 whose stored inputs are
+    missing (:func:`checked_stored_inputs`) are refused here, before anything runs."""
     if profile_name not in profile_names():
         raise UnknownProfileError(
             f"unknown profile {profile_name!r}; choose one of {', '.join(profile_names())}"
@@ -230,6 +248,7 @@ def plan_run(profile_name: str = "default", only: list[str] | None = None,
     checked = checked_overrides(overrides, nbs, only, notebooks_dir)
     params = {**profile(profile_name), **checked}
     kernel_path = _kernel_path(checked_components(params, nbs, checked, profile_name))
+    checked_stored_inputs(params, nbs, profile_name)
     return RunPlan(profile_name, tuple(nbs), tuple(only) if only else None, checked, params, kernel_path,
                    _scope(nbs, notebooks_dir, profile_name))
 

@@ -23,7 +23,11 @@ finish (:func:`newest_run_note`).
 
 Expected values are recorded from a real run and changed only deliberately:
 ``python -m inferqa_utils check --profile NAME --update`` rewrites them from the current results
-(the diff of ``reproduction.yaml`` then shows in review).
+(the diff of ``reproduction.yaml`` then shows in review) and names, in the profile's
+``recorded_from``, the runs they were read from (:func:`recorded_from`): per run its id, the commit
+it ran at, the machine (hostname-free) and the conditions it gave. :func:`check` copies each
+condition's source into the check record, so the results page can tell a check against the very run
+the values were recorded from (OK by construction) from a check on an independent run.
 
 With ``report=FILE.md`` :func:`check` also writes a machine-readable *check record* beside it,
 ``FILE.json`` (:func:`check_record`: profile, dataset, split, date, git commit, machine, the newest
@@ -76,6 +80,9 @@ HEADER = """\
 # pairs selecting one row), column, expected value, tolerance (absolute, in the column's unit).
 # Expected values come from a real run; rewrite them only deliberately with
 # `python -m inferqa_utils check --profile NAME --update` and review the diff.
+# recorded_from (per profile): the runs the expected values were read from: run id (null when
+# not named), commit, machine, and the condition ids it gave (omitted for the one source that gave
+# every condition no other source names); --update writes it.
 #
 # Tolerance: greedy llama.cpp decoding, fixed seeds and stamped caches make a run reproduce exactly.
 # llama-cpp-python is compiled for one fixed instruction set on every x86-64 machine
@@ -98,6 +105,9 @@ class Condition:
     column: str
     expected: float | None
     tolerance: float = 0.02
+    #: the source its expected value was recorded from (an entry of the profile's ``recorded_from``:
+    #: ``run``, ``commit``, ``machine``, …; ``None`` when the matrix names none)
+    recorded_from: dict[str, Any] | None = None
 
     @property
     def notebook(self) -> stages.Stage:
@@ -130,7 +140,8 @@ class Outcome:
 
 
 def load_matrix(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
-    """``{profile: {"split": …, "conditions": [Condition…]}}``; errors name the entry and field."""
+    """``{profile: {"split": …, "conditions": [Condition…], "recorded_from": [source…]}}``, each
+    condition with its source (:func:`condition_sources`); errors name the entry and field."""
     import yaml
 
     path = Path(path) if path is not None else MATRIX
@@ -160,8 +171,86 @@ def load_matrix(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
                                       field="expected")
             conds.append(Condition(str(e["id"]), table, dict(e["row"] or {}), str(e["column"]),
                                    None if exp is None else float(exp), float(e.get("tolerance", 0.02))))
-        out[str(profile_name)] = {"split": (spec or {}).get("split", "test"), "conditions": conds}
+        sources = (spec or {}).get("recorded_from") or []
+        named = condition_sources(sources, [c.id for c in conds], path, str(profile_name))
+        for c, source in zip(conds, named, strict=True):
+            c.recorded_from = source
+        out[str(profile_name)] = {"split": (spec or {}).get("split", "test"), "conditions": conds,
+                                  "recorded_from": list(sources)}
     return out
+
+
+def condition_sources(sources: Any, ids: Sequence[str], path: Path | None = None,
+                      profile_name: str = "") -> list[dict[str, Any] | None]:
+    """Per condition id, the entry of a profile's ``recorded_from`` that gave its expected value:
+    the entry naming the id in its ``conditions``, else the one entry without ``conditions`` (every
+    condition no other entry names), else ``None``. A :class:`DataFormatError` for a malformed
+    list, an id no condition has, an id named twice, or two entries without ``conditions``."""
+    where = Path(path) if path is not None else MATRIX
+    rec = f"profile {profile_name}, recorded_from"
+    if not isinstance(sources, list):
+        raise DataFormatError(where, "recorded_from must be a list of runs", record=rec,
+                              field="recorded_from")
+    named: dict[str, dict[str, Any]] = {}
+    rest: dict[str, Any] | None = None
+    for n, s in enumerate(sources):
+        if not isinstance(s, dict) or "run" not in s:
+            raise DataFormatError(where, "each entry needs a 'run' (a run id, or null)", record=f"{rec}[{n}]",
+                                  field="run")
+        if "conditions" not in s:
+            if rest is not None:
+                raise DataFormatError(where, "only one entry may omit 'conditions'", record=f"{rec}[{n}]",
+                                      field="conditions")
+            rest = s
+            continue
+        for cid in s["conditions"] or []:
+            if str(cid) not in ids:
+                raise DataFormatError(where, f"no condition {cid!r} in the profile", record=f"{rec}[{n}]",
+                                      field="conditions")
+            if str(cid) in named:
+                raise DataFormatError(where, f"condition {cid!r} is named by two runs", record=f"{rec}[{n}]",
+                                      field="conditions")
+            named[str(cid)] = s
+    return [named.get(cid, rest) for cid in ids]
+
+
+def source_entry(run_id: str | None, manifest: Mapping[str, Any] | None) -> dict[str, Any]:
+    """An entry of ``recorded_from`` for the run ``run_id`` (its manifest gives the commit it ran
+    at) on this machine (:func:`inferqa_utils.record.manifest.machine_info`, hostname-free)."""
+    from ..record.manifest import machine_info
+
+    git = (manifest or {}).get("git")
+    git = git if isinstance(git, dict) else {}
+    entry: dict[str, Any] = {"run": run_id, "commit": git.get("commit")}
+    if git.get("dirty"):
+        entry["dirty"] = True
+    entry["machine"] = machine_info()
+    return entry
+
+
+def recorded_from(old: Sequence[Mapping[str, Any]], ids: Sequence[str],
+                  set_by: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The profile's ``recorded_from`` after an update: ``set_by`` maps each condition id whose
+    value was rewritten to the entry of the run it was read from (:func:`source_entry`); the old
+    entries keep the conditions not rewritten (an entry left with none is dropped). A run that gave
+    every condition is one entry without ``conditions``."""
+    fresh: dict[Any, dict[str, Any]] = {}
+    for cid in ids:
+        if cid in set_by:
+            e = set_by[cid]
+            fresh.setdefault(e["run"], {**e, "conditions": []})["conditions"].append(cid)
+    if len(fresh) == 1 and len(set_by) == len(ids):
+        return [{k: v for k, v in next(iter(fresh.values())).items() if k != "conditions"}]
+    kept = []
+    for e in old:
+        if "conditions" not in e:
+            if any(cid not in set_by for cid in ids):
+                kept.append(dict(e))
+            continue
+        left = [cid for cid in e["conditions"] or [] if cid not in set_by]
+        if left:
+            kept.append({**e, "conditions": left})
+    return [*kept, *fresh.values()]
 
 
 def _matches(value: Any, wanted: Any) -> bool:
@@ -250,7 +339,8 @@ def update(profile_name: str, path: str | Path | None = None, folder: Path | Non
     conditions = load_matrix(path)[profile_name]["conditions"]
     dataset = profile(profile_name)["dataset_name"]
     split, runs = spec.get("split", "test"), runs_checked(profile_name, executions)
-    outcomes = []
+    manifests = {p.parent.name: m for p, m in run_manifests(profile_name, executions)}
+    outcomes, set_by, entries = [], {}, {}
     for entry, c in zip(spec["conditions"], conditions, strict=True):
         got, why = read_value(c, dataset, split, folder)
         if got is not None:
@@ -260,7 +350,16 @@ def update(profile_name: str, path: str | Path | None = None, folder: Path | Non
             got = None if why else got
         if got is not None:
             entry["expected"] = round(got, 4)
+            run_id = (runs.get(c.notebook) or {}).get("run_id")
+            if run_id not in entries:
+                entries[run_id] = source_entry(run_id, manifests.get(str(run_id)))
+            set_by[c.id] = entries[run_id]
         outcomes.append(Outcome(c, "SET" if got is not None else "FAIL", got, why))
+    sources = recorded_from(spec.get("recorded_from") or [], [c.id for c in conditions], set_by)
+    # recorded_from before the conditions, so the diff shows it at the top of the profile
+    rest = {k: v for k, v in spec.items() if k not in ("recorded_from", "conditions")}
+    raw["profiles"][profile_name] = {**rest, **({"recorded_from": sources} if sources else {}),
+                                     "conditions": spec["conditions"]}
     path.write_text(
         HEADER + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8"
     )
@@ -302,6 +401,10 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
         log(o.line())
     fails = sum(o.status == "FAIL" for o in outcomes)
     log(f"[check] {len(outcomes) - fails} OK, {fails} FAIL")
+    if outcomes:
+        n = source_counts(outcomes)
+        log(f"[check] expected values recorded from the run checked: {n['same']} (OK by construction); "
+            f"from another run: {n['independent']}; from a run the matrix does not name: {n['unnamed']}")
     verdicts = None
     if findings_table:
         from . import findings as fnd
@@ -612,7 +715,8 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
                    "file": o.condition.file(dataset, split), "column": o.condition.column, "status": o.status,
                    "expected": _number(o.condition.expected), "got": _number(o.got),
                    "tolerance": o.condition.tolerance, "why": o.why, "run_checked": o.run_checked,
-                   "written_by": o.written_by} for o in outcomes]
+                   "written_by": o.written_by, "recorded_from": _source(o.condition.recorded_from)}
+                  for o in outcomes]
     rows = None
     if verdicts is not None:
         rows = []
@@ -643,6 +747,34 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
         "findings": rows,
         "ledger": list(ledger or []),
     }
+
+
+def _source(entry: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A condition's ``recorded_from`` entry in the check record: the run id, commit, dirty flag
+    and machine (``None``: the matrix names no source)."""
+    if entry is None:
+        return None
+    machine = entry.get("machine")
+    return {"run_id": None if entry.get("run") is None else str(entry["run"]),
+            "commit": None if entry.get("commit") is None else str(entry["commit"]),
+            "dirty": bool(entry.get("dirty", False)),
+            "machine": dict(machine) if isinstance(machine, dict) else None}
+
+
+def source_counts(outcomes: Sequence[Outcome]) -> dict[str, int]:
+    """How many conditions were recorded from the run checked for them (``same``: their OK is true
+    by construction), from another run (``independent``) or from a source the matrix does not name
+    (``unnamed``)."""
+    out = {"same": 0, "independent": 0, "unnamed": 0}
+    for o in outcomes:
+        src = o.condition.recorded_from
+        if src is None or src.get("run") is None:
+            out["unnamed"] += 1
+        elif o.run_checked is not None and str(src["run"]) == str(o.run_checked.get("run_id")):
+            out["same"] += 1
+        else:
+            out["independent"] += 1
+    return out
 
 
 def _p(v: Any) -> str:

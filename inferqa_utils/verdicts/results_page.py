@@ -12,7 +12,9 @@ of a profile wins) and :func:`render` writes one self-contained Markdown page:
 * the forest plot of those estimates against each rule's region (:func:`write_forest`,
   :func:`inferqa_utils.present.figures.findings_forest`), written to ``figures/`` beside the page;
 * a *Runs* table with one row per main profile asked for ("no record" when none exists), the
-  notebook time labelled from empty caches, cached re-run or partly cached (:func:`cache_label`);
+  notebook time labelled from empty caches, cached re-run or partly cached (:func:`cache_label`),
+  and whether the reproduction matrix was recorded from the run checked, so that its OK is true by
+  construction, or checked on an independent run (:func:`matrix_source`);
 * one section per finding (its text, the paper's source and numbers, the rule) with one row per
   main profile;
 * an appendix with the *sample runs* (:func:`is_sample`: too few questions to decide any finding,
@@ -123,6 +125,11 @@ def load_record(path: str | Path) -> dict[str, Any]:
             raise DataFormatError(path, f"status {c['status']!r} is not one of {', '.join(_STATUSES)}",
                                   field=f"{where}status")
         _check_condition_run(path, c, where, allow_unrecorded)
+        if "recorded_from" in c:  # absent in a record written before check copied it
+            source = _need(path, c, "recorded_from", dict, where, nullable=True)
+            if source is not None:
+                _need(path, source, "run_id", str, f"{where}recorded_from.", nullable=True)
+                _need(path, source, "commit", str, f"{where}recorded_from.", nullable=True)
     for n, f in enumerate(_need(path, rec, "findings", list, nullable=True) or []):
         where = f"findings[{n}]."
         if not isinstance(f, dict):
@@ -291,7 +298,46 @@ def _conditions(rec: Mapping[str, Any]) -> str:
         text += f" (notebooks {', '.join(map(str, rec['notebooks']))} only)"
     if rec.get("allow_unrecorded"):
         text += "; tables with no run record accepted"
-    return text
+    source = matrix_source(rec)
+    return f"{text}; {source}" if source else text
+
+
+def matrix_source(rec: Mapping[str, Any]) -> str:
+    """Whether the record's conditions were checked on the run their expected values were recorded
+    from (each condition's ``recorded_from``, which ``check`` copies from ``reproduction.yaml``,
+    against its ``run_checked``): ``matrix recorded from this run (OK by construction)``,
+    ``checked on an independent run (recorded at `abc1234`, checked at `def5678`)``, the counts of
+    each when they are mixed, and which conditions name no source (a matrix that does not name
+    it, or a record written before ``check`` copied it); ``""`` without conditions."""
+    conds = rec["conditions"]
+    same, independent, unnamed = [], [], []
+    for c in conds:
+        src = c.get("recorded_from")
+        run = c.get("run_checked")
+        if not isinstance(src, dict) or not src.get("run_id"):
+            unnamed.append(c)
+        elif isinstance(run, dict) and str(run.get("run_id")) == str(src["run_id"]):
+            same.append(c)
+        else:
+            independent.append(c)
+    if not conds:
+        return ""
+    parts = []
+    if independent:
+        known = dict.fromkeys(_commit(c["recorded_from"]) for c in independent)
+        recorded = [k for k in known if k != "unknown"] + ["a commit not recorded"] * ("unknown" in known)
+        run_git = (rec.get("run") or {}).get("git")
+        checked = _commit(run_git if isinstance(run_git, dict) else rec["git"])
+        text = (f"checked on an independent run (recorded at {', '.join(recorded)}, "
+                f"checked at {'a commit not recorded' if checked == 'unknown' else checked})")
+        parts.append(text if len(independent) == len(conds) else f"{len(independent)} of {len(conds)} {text}")
+    if same:
+        parts.append("matrix recorded from this run (OK by construction)" if len(same) == len(conds)
+                     else f"{len(same)} of {len(conds)} recorded from this run (OK by construction)")
+    if unnamed:
+        parts.append("the run the matrix was recorded from is not named" if len(unnamed) == len(conds)
+                     else f"{len(unnamed)} of {len(conds)} from a run the matrix does not name")
+    return "; ".join(parts)
 
 
 def _runs_checked(rec: Mapping[str, Any]) -> str:
@@ -526,12 +572,13 @@ def _summary(p: str, rec: Mapping[str, Any] | None) -> str:
         f"- **{p}** (`{rec['dataset']}`): {_verdicts(rec)} of {len(rec['findings'] or [])} findings. "
         f"{_checked_at(rec)}"
     )
+    matrix = f" Reproduction matrix: {_conditions(rec)}." if rec["conditions"] else ""
     if not run or run.get("total_s") is None:
-        return f"{text}; no run manifest."
+        return f"{text}; no run manifest.{matrix}"
     runs = len(run.get("manifests") or []) or 1
     return (
         f"{text}; {_duration({**run, 'manifests': []})} from {runs} run{'s' * (runs != 1)}, "
-        f"{cache_label(run)}."
+        f"{cache_label(run)}.{matrix}"
     )
 
 
@@ -680,7 +727,10 @@ _RUNS_NOTE = (
     "A *condition* is one expected number of the reproduction matrix "
     "(`inferqa_utils/verdicts/reproduction.yaml`), "
     "OK when the run reproduces it within its tolerance, read from a table the run checked wrote (*runs "
-    "checked*: the run folders `build/executions/<run>` whose tables the conditions read). *Commit*: the "
+    "checked*: the run folders `build/executions/<run>` whose tables the conditions read), and whether "
+    "the matrix's expected values were *recorded from this run* — the run `check --update` read them "
+    "from, so that OK is true by construction — or the conditions were *checked on an independent run* "
+    "(the commits of the runs the values were recorded from and of the run checked). *Commit*: the "
     "commit the check ran at, and the one the notebooks ran at when they differ. *Notebook time*: the sum "
     "of the notebooks' times, each from the newest run that finished it, and what it measured: *from empty "
     "caches* (each run timed began with empty LLM, embedding, index and run caches, as its manifest "
@@ -836,9 +886,10 @@ def write_page(
     folders: Iterable[str | Path] = (),
     command: str = "python -m inferqa_utils results-page",
     log: Any = print,
+    generated: _dt.datetime | None = None,
 ) -> Path:
     """Collect the records of ``folders``, draw the forest plot into ``figures/`` beside ``out``,
-    render the page for ``profiles`` and write it to ``out``."""
+    render the page for ``profiles`` and write it to ``out`` (dated ``generated``, by default now)."""
     folders = list(folders)
     records = collect(folders, log=log)
     ignored = sorted(set(records) - set(profiles))
@@ -853,7 +904,7 @@ def write_page(
         log(f"[results-page] {drawn[0]}: forest plot of {len(drawn[1])} estimate(s)")
     from ..paper_runs.page import section_for
 
-    page = render(records, profiles, command, figure=figure, extra=section_for(folders))
+    page = render(records, profiles, command, generated=generated, figure=figure, extra=section_for(folders))
     out.write_text(page, encoding="utf-8")
     ran = [p for p in profiles if p in records]
     log(f"[results-page] {out}: {len(ran)} of {len(profiles)} profile(s) with a record"

@@ -5,7 +5,9 @@ The baselines are runs the earlier notebooks stored — never recomputed: the pr
 07 ran, its methods (read from ``build/runs/<dataset>/supporting/``, :func:`baselines`); their
 answers are the ones notebooks 04 and 07 stored for the same reader, ``k`` and Union_norm
 (:func:`stored_answers`), so reading them costs no model call. A baseline neither notebook read
-has retrieval metrics only.
+has retrieval metrics only. A run of notebook 08 without the notebooks that write what it reads
+(``--only 08`` before a finished run) is refused in one line before anything runs
+(:func:`require_stored`).
 
 For each metric — graded nDCG@10 (gain 2^label − 1, paper 000 §4), Hit@10 with a passage of label
 ≥ ``hit_label`` counted as found (paper 000 §5.1 uses label 2) and the pipeline's strict EM (paper
@@ -19,10 +21,12 @@ randomization (sign-flip) test and that p Holm-adjusted over every comparison of
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import stages
+from ..core.config import run_command
+from ..core.errors import MissingInputError
 from ..ir.trec import Run, read_run
 from ..measure.metrics import per_query
 from ..measure.uncertainty import as_outcome, holm, mean_ci, paired_difference
@@ -85,6 +89,48 @@ def baselines(dataset_name: str, kinds: Mapping[str, str], qids: Sequence[str], 
         runs[name] = {q: found.get(q, []) for q in qids}
         kinds[name] = "method"
     return runs, kinds
+
+
+def missing_stored(dataset_name: str, retrievers: Sequence[str], first_stage: str, rerankers: Sequence[str],
+                   running: Collection[str] = ()) -> dict[str, list[str]]:
+    """What notebook 08 reads from a finished run and is missing now, per notebook that writes it
+    (``{"01_dataset_construction": ["the built dataset 'embedded'"], "02_retrieval": ["bm25", …]}``):
+    the built dataset (notebook 01), ``first_stage`` and the baselines' runs (:func:`baseline_names`:
+    notebooks 02 and 03). A notebook in ``running`` (the stems of the run about to start) writes its
+    part itself and is left out. Notebook 04's and 07's answers are not required: without them the
+    baselines have no EM."""
+    from ..construction.store import built_dir
+
+    out: dict[str, list[str]] = {}
+
+    def need(stage: stages.Stage, what: str) -> None:
+        if stage.notebook not in running:
+            out.setdefault(stage.notebook, []).append(what)
+
+    if not (built_dir(dataset_name) / "manifest.json").is_file():
+        need(stages.Stage.CONSTRUCTION, f"the built dataset {dataset_name!r}")
+    for name in dict.fromkeys([first_stage, *baseline_names(retrievers, first_stage, rerankers)]):
+        if not stages.run_path(dataset_name, stages.Corpus.SUPPORTING, name).is_file():
+            need(stages.run_stage(name), name)
+    return out
+
+
+def require_stored(dataset_name: str, retrievers: Sequence[str], first_stage: str, rerankers: Sequence[str],
+                   profile_name: str | None = None, running: Collection[str] = ()) -> None:
+    """Refuse a notebook 08 whose stored inputs are missing (:func:`missing_stored`) with one line
+    naming them, the notebooks that write them and the commands that make them: ``make run`` (a
+    finished run of the profile) or a run of just those notebooks
+    (:class:`~inferqa_utils.core.errors.MissingInputError`)."""
+    missing = missing_stored(dataset_name, retrievers, first_stage, rerankers, running)
+    if not missing:
+        return
+    chosen = None if profile_name in (None, "default") else profile_name
+    make = "make run" + (f" PROFILE={chosen}" if chosen else "")
+    what = "; ".join(f"{', '.join(names)} (notebook {nb})" for nb, names in missing.items())
+    raise MissingInputError(
+        f"notebook 08 compares your method with what a finished run stored, and this is missing: {what}; "
+        f"run `{make}` first, or {run_command(list(missing), chosen)}"
+    )
 
 
 def stored_answers(dataset_name: str, split: str, reader: str, k: int, systems: Sequence[str],

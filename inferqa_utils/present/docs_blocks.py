@@ -1,0 +1,394 @@
+"""Measured numbers of the documentation pages, generated from the records under ``docs/records/``.
+
+The contract, once:
+
+* A **record** is one JSON file under ``docs/records/`` (``benchmarks/<script>.json``,
+  ``runs/<name>.json``, ``releases/<dataset>.json``): ``what`` (one line), ``commit`` (the code
+  measured; ``null`` when it was not recorded, then ``commit_note`` says so), ``date``
+  (``YYYY-MM-DD``), ``machine`` (``cpus``, ``cpu_model``, ``ram_gb``, ``os``, ``python``;
+  ``llm_rates`` ``{model: {prefill_tok_s, decode_tok_s}}`` when the numbers are LLM timings;
+  ``load``, what else ran), ``values`` (the measured numbers), ``views`` (how a page shows them,
+  below), optionally ``command``, ``commit_note``, ``from``, ``describes`` and
+  ``still_valid_after``. ``from`` reads further values out of other JSON files of the repository
+  (``{"file": PATH, "values": {NAME: [KEY, ...]}}`` or a list of them: a dataset release's manifest,
+  the run records of ``inferqa_utils/record/reference_costs.json``, another record), so a number the
+  repository already records is not copied; a record read so is listed in the page's table of
+  records beside the one that reads it. A benchmark's ``--record PATH`` rewrites
+  ``commit``, ``date``, ``machine`` and ``values`` and keeps the rest (:func:`write_record`).
+* A **view** is ``{"text": TEMPLATE}`` (a string or a list of lines, filled by
+  :meth:`str.format` from ``values``: ``{name}``, ``{name:,.1f}``, ``{rows[0][key]}``; a negative
+  number is printed with "−", a missing one as "—"), ``{"table": {"rows": NAME, "columns":
+  [[HEADER, CELL TEMPLATE], ...]}}`` (one Markdown row per item of ``values[NAME]``, each cell
+  filled from the item and ``values``) or ``{"code": NAME}`` (the lines of ``values[NAME]`` as a
+  fenced block).
+* A **page** (README.md, docs/*.md) marks a generated block with
+  ``<!-- record: <path under docs/records> [view] -->`` … ``<!-- /record -->`` (view ``text`` when
+  none is named), and once near its top ``<!-- records -->`` … ``<!-- /records -->``: the table of
+  every record the page's blocks quote, with its date, commit and machine, so no sentence of the
+  page repeats them.
+* ``describes`` (paths of the repository) says which code a record measured: :func:`stale` reports
+  a record whose described paths changed in a commit after ``commit`` (``git log
+  <commit>..HEAD -- <paths>``), unless ``still_valid_after`` names a commit after which they did
+  not change (set after reading those changes; a re-run with ``--record`` clears it).
+
+:func:`render_page` rewrites a page's blocks; :func:`update` (``python -m inferqa_utils docs``,
+``make docs``) writes every page whose blocks changed; :func:`differences` names each block whose
+committed text differs from its record (``tests/test_docs_records.py``). Nothing here runs a model.
+The same command writes ``docs/results.md`` from the check records ``check_<profile>.json`` kept under
+``docs/records`` when there are some (``inferqa_utils.__main__.docs_results_page``, dated by the newest
+record, so a re-run writes the same page), and leaves it alone otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from collections import ChainMap
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .tables import MISSING, markdown_table
+
+#: the records' folder, relative to the repository root
+RECORDS = Path("docs") / "records"
+#: the pages that may hold generated blocks, relative to the repository root (glob patterns)
+PAGES = ("README.md", "docs/*.md")
+#: a generated block: the record, the view, the generated text
+BLOCK = re.compile(r"<!-- record: (?P<record>\S+)(?: (?P<view>\S+))? -->\n(?P<body>.*?)<!-- /record -->",
+                   re.DOTALL)
+#: the page's table of records
+HEADER = re.compile(r"<!-- records -->\n(?P<body>.*?)<!-- /records -->", re.DOTALL)
+REQUIRED = ("what", "commit", "date", "machine", "views")
+#: the label of a page's table of records among its blocks
+HEADER_LABEL = "table of records"
+
+
+class RecordError(ValueError):
+    """A record that cannot be read or rendered; the message names the record (and the view)."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A generated block of a committed page that differs from what its record renders."""
+
+    page: str
+    block: str
+    record: str
+    view: str
+    committed: str
+    rendered: str
+
+    def __str__(self) -> str:
+        if self.block == HEADER_LABEL:
+            return f"{self.page}: the table of records differs from the records the page quotes"
+        where = f"block {self.block} (record {self.record}, view {self.view})"
+        return f"{self.page}: {where} differs from its record"
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A record checked against the code it describes: ``status`` is ``stale`` (changed after it),
+    ``valid`` or ``unknown`` (no git, or its commit is not in this clone's history)."""
+
+    record: str
+    status: str
+    message: str
+
+
+# ----------------------------------------------------------------------------- records
+
+def load_record(path: str | Path, root: str | Path = ".") -> dict[str, Any]:
+    """The record at ``path`` (absolute, or relative to ``root/docs/records``), with the values of
+    its ``from`` file merged into ``values``."""
+    root = Path(root)
+    path = Path(path) if Path(path).is_absolute() else root / RECORDS / path
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RecordError(f"{path}: cannot be read as a record ({exc})") from exc
+    missing = [k for k in REQUIRED if k not in rec]
+    if not isinstance(rec, dict) or missing:
+        raise RecordError(f"{path}: a record needs {', '.join(REQUIRED)}; missing {', '.join(missing)}")
+    values = dict(rec.get("values") or {})
+    for source in _sources(rec):
+        src_path = root / source["file"]
+        try:
+            src = json.loads(src_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise RecordError(f"{path}: its 'from' file {source['file']} cannot be read ({exc})") from exc
+        for name, keys in source["values"].items():
+            node = src
+            for key in keys:
+                try:
+                    node = node[key]
+                except (KeyError, IndexError, TypeError) as exc:
+                    raise RecordError(f"{path}: {source['file']} has no {keys!r} (value {name!r})") from exc
+            values[name] = node
+    rec["values"] = values
+    return rec
+
+
+def _sources(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The record's ``from`` entries (one or a list)."""
+    source = rec.get("from") or []
+    return [source] if isinstance(source, dict) else list(source)
+
+
+def write_record(path: str | Path, values: Mapping[str, Any], *, what: str, commit: str | None, date: str,
+                 machine: Mapping[str, Any], command: str | None = None, commit_note: str | None = None,
+                 describes: Iterable[str] = ()) -> Path:
+    """Write a measurement as the record ``path``: ``commit``, ``date``, ``machine`` and ``values``
+    from this run; the ``views`` (and ``describes``, when the file names some) of the record already
+    there are kept, ``still_valid_after`` is dropped (the record is new)."""
+    path = Path(path)
+    old: dict[str, Any] = {}
+    if path.exists():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            old = {}
+    rec = {
+        "what": old.get("what") or what,
+        "command": command or old.get("command"),
+        "commit": commit,
+        "commit_note": commit_note,
+        "date": date,
+        "machine": dict(machine),
+        "describes": old.get("describes") or list(describes),
+        "values": dict(values),
+        "views": old.get("views") or {},
+    }
+    rec = {k: v for k, v in rec.items() if v not in (None, [])}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rec, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+class _Formatter(string.Formatter):
+    """:meth:`str.format` with "—" for a missing value and "−" for a negative number."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if value is None:
+            return MISSING
+        text = format(value, format_spec)
+        return text.replace("-", "−") if isinstance(value, int | float) else text
+
+
+_FORMAT = _Formatter()
+
+
+def _fill(template: str | list[str], values: Mapping[str, Any], where: str) -> str:
+    text = "\n".join(template) if isinstance(template, list) else template
+    try:
+        return _FORMAT.vformat(text, (), values)
+    except (KeyError, IndexError, ValueError, TypeError) as exc:
+        raise RecordError(f"{where}: cannot fill {text[:60]!r}… ({type(exc).__name__}: {exc})") from exc
+
+
+def render_view(rec: Mapping[str, Any], view: str, where: str = "record") -> str:
+    """The Markdown of view ``view`` of the record ``rec`` (module docstring)."""
+    spec = rec["views"].get(view)
+    if spec is None:
+        raise RecordError(f"{where}: no view {view!r} (views: {', '.join(rec['views']) or 'none'})")
+    where = f"{where}, view {view}"
+    values = rec["values"]
+    if "text" in spec:
+        return _fill(spec["text"], values, where)
+    if "table" in spec:
+        table = spec["table"]
+        rows = values.get(table["rows"])
+        if not isinstance(rows, list):
+            raise RecordError(f"{where}: values[{table['rows']!r}] is not a list of rows")
+        header = [h for h, _ in table["columns"]]
+        body = [[_fill(cell, ChainMap(row, values), where) for _, cell in table["columns"]] for row in rows]
+        return "\n".join(markdown_table(header, body))
+    if "code" in spec:
+        lines = values.get(spec["code"])
+        if not isinstance(lines, list):
+            raise RecordError(f"{where}: values[{spec['code']!r}] is not a list of lines")
+        return "\n".join(["```", *map(str, lines), "```"])
+    raise RecordError(f"{where}: a view is one of text, table, code")
+
+
+def _hardware(machine: Mapping[str, Any]) -> str:
+    """``2 cores AMD EPYC, 23.5 GB RAM, Linux, Python 3.11.7`` (what the machine description has)."""
+    parts = [f"{machine['cpus']} cores" if machine.get("cpus") else None, machine.get("cpu_model")]
+    text = " ".join(str(p) for p in parts if p)
+    system = str(machine.get("os") or "").split(" ")[0]  # the kernel's version is left out
+    rest = [f"{machine['ram_gb']:g} GB RAM" if machine.get("ram_gb") else None, system,
+            f"Python {machine['python']}" if machine.get("python") else None]
+    return ", ".join(str(p) for p in [text, *rest] if p)
+
+
+def _conditions(machine: Mapping[str, Any]) -> str:
+    """The LLM rates (when the record has them) and what else ran."""
+    parts = []
+    rates = machine.get("llm_rates") or {}
+    if "llm_rates" in machine and not rates:
+        parts.append("LLM rates not recorded")
+    if rates:
+        parts.append("LLM prefill / decode tok/s: " + ", ".join(
+            f"{m} {r['prefill_tok_s']:g} / {r['decode_tok_s']:g}" for m, r in rates.items()))
+    if machine.get("load"):
+        parts.append(str(machine["load"]))
+    return "; ".join(parts) or MISSING
+
+
+def _commit_text(rec: Mapping[str, Any]) -> str:
+    commit = f"`{str(rec['commit'])[:7]}`" if rec.get("commit") else "not recorded"
+    return f"{commit} ({rec['commit_note']})" if rec.get("commit_note") else commit
+
+
+def header(records: Iterable[tuple[str, Mapping[str, Any]]], page: str) -> str:
+    """The page's table of records: each record the page quotes, linked, with its date, commit,
+    machine and run conditions (LLM rates, other load); a machine all records share is named once,
+    above the table. ``page`` is the page's path relative to the root, for the links."""
+    import os
+
+    records = list(records)
+    folder = Path(page).parent
+    hardware = {_hardware(rec["machine"]) for _name, rec in records}
+    shared = hardware.pop() if len(hardware) == 1 else None
+    columns = ["record", "date", "commit", *([] if shared else ["machine"]), "conditions"]
+    rows = [[f"[{rec['what']}]({Path(os.path.relpath(RECORDS / name, folder)).as_posix()})", str(rec["date"]),
+             _commit_text(rec), *([] if shared else [_hardware(rec["machine"])]), _conditions(rec["machine"])]
+            for name, rec in records]
+    machine = f" on one machine: {shared}" if shared else " on the machine it names"
+    return "\n".join([
+        "*The measured numbers on this page are generated from these records (`make docs` rewrites them; "
+        "a benchmark's `--record` re-measures one). Each was measured at the commit it names"
+        f"{machine}.*",
+        "",
+        *markdown_table(columns, rows),
+    ])
+
+
+# ----------------------------------------------------------------------------- pages
+
+def render_page(text: str, page: str, root: str | Path = ".") -> str:
+    """``text`` (the page ``page``, relative to ``root``) with every block and its table of records
+    generated from the records."""
+    root = Path(root)
+    used: dict[str, dict[str, Any]] = {}
+
+    def block(m: re.Match[str]) -> str:
+        name, view = m["record"], m["view"] or "text"
+        if name not in used:
+            used[name] = load_record(name, root)
+        body = render_view(used[name], view, f"{page}: record {name}")
+        opening = f"<!-- record: {m['record']}{' ' + m['view'] if m['view'] else ''} -->"
+        return f"{opening}\n\n{body}\n\n<!-- /record -->"
+
+    out = BLOCK.sub(block, text)
+    if used and HEADER.search(out):
+        listed: dict[str, dict[str, Any]] = {}
+        for name, rec in used.items():
+            listed[name] = rec
+            for source in _sources(rec):  # records a record reads from, listed after it
+                file = Path(source["file"])
+                if file.parts[: len(RECORDS.parts)] == RECORDS.parts:
+                    inner = file.relative_to(RECORDS).as_posix()
+                    listed.setdefault(inner, load_record(inner, root))
+        table = header(listed.items(), page)
+        out = HEADER.sub(lambda _m: f"<!-- records -->\n\n{table}\n\n<!-- /records -->", out, count=1)
+    return out
+
+
+def pages(root: str | Path = ".") -> list[Path]:
+    """The pages of ``root`` that hold a generated block."""
+    root = Path(root)
+    found = sorted({p for pattern in PAGES for p in root.glob(pattern) if p.is_file()})
+    return [p for p in found if "<!-- record: " in p.read_text(encoding="utf-8")]
+
+
+def update(root: str | Path = ".", log: Any = print) -> list[Path]:
+    """Rewrite every page of ``root`` whose generated blocks differ from their records; returns the
+    pages written."""
+    root = Path(root)
+    written = []
+    for path in pages(root):
+        text = path.read_text(encoding="utf-8")
+        new = render_page(text, path.relative_to(root).as_posix(), root)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            written.append(path)
+        log(f"[docs] {path.relative_to(root).as_posix()}: {'rewritten' if new != text else 'up to date'}")
+    return written
+
+
+def _blocks(text: str) -> list[tuple[str, str, str, str]]:
+    """``(label, record, view, text)`` of the table of records and each generated block (numbered
+    from 1 in page order)."""
+    found = enumerate(BLOCK.finditer(text), start=1)
+    out = [(str(n), m["record"], m["view"] or "text", m[0]) for n, m in found]
+    head = HEADER.search(text)
+    return [*((HEADER_LABEL, "every record of the page", "", head[0]) for _ in [head] if head), *out]
+
+
+def differences(root: str | Path = ".") -> list[Difference]:
+    """Every generated block (and table of records) of ``root``'s pages whose committed text differs
+    from what its record renders."""
+    root = Path(root)
+    found = []
+    for path in pages(root):
+        page = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8")
+        committed, rendered = _blocks(text), _blocks(render_page(text, page, root))
+        for (label, record, view, old), (*_same, new) in zip(committed, rendered, strict=True):
+            if old != new:
+                found.append(Difference(page, label, record, view, old, new))
+    return found
+
+
+def record_paths(root: str | Path = ".") -> list[Path]:
+    """The record files under ``root/docs/records`` (check records of the results page excluded)."""
+    folder = Path(root) / RECORDS
+    return sorted(p for p in folder.rglob("*.json") if not p.name.startswith("check_"))
+
+
+# ----------------------------------------------------------------------------- staleness
+
+def _git(root: Path, *args: str) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def stale(root: str | Path = ".") -> list[Stale]:
+    """Each record that names the code it ``describes``, checked against the history of that code
+    (module docstring)."""
+    root = Path(root)
+    out = []
+    for path in record_paths(root):
+        name = path.relative_to(root / RECORDS).as_posix()
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        paths = rec.get("describes") or []
+        if not paths:
+            continue
+        since = rec.get("still_valid_after") or rec.get("commit")
+        if not since:
+            out.append(Stale(name, "unknown", f"{name}: describes {', '.join(paths)} but names no commit"))
+            continue
+        if _git(root, "cat-file", "-e", f"{since}^{{commit}}") is None:
+            out.append(Stale(name, "unknown", f"{name}: commit {since[:7]} is not in this clone's history "
+                                              "(a shallow clone?), or git is unavailable"))
+            continue
+        log = _git(root, "log", "--format=%h %cs %s", f"{since}..HEAD", "--", *paths)
+        if log is None:
+            out.append(Stale(name, "unknown", f"{name}: git log failed"))
+        elif log.strip():
+            out.append(Stale(name, "stale", (
+                f"{name} measured {', '.join(paths)} at {since[:7]}; they changed after it:\n  "
+                + "\n  ".join(log.strip().splitlines())
+                + "\n  re-run the benchmark with --record, or, when these changes leave its numbers as "
+                  f"they are, add \"still_valid_after\": \"<the newest of these commits>\" to {name}")))
+        else:
+            out.append(Stale(name, "valid", f"{name}: {', '.join(paths)} unchanged since {since[:7]}"))
+    return out
