@@ -21,6 +21,32 @@ RECORD_HELP = ("also write the measurement as this record of docs/records (e.g. 
                "quote it")
 
 
+def measured_command(argv: Sequence[str]) -> str:
+    """The command a record names: ``.venv/bin/python`` and the script with the options that shape
+    the measurement — without ``--record PATH`` and without any option whose value is a path of
+    this machine (an absolute path: a working folder, a cache), which say nothing of the numbers.
+
+    >>> measured_command(["benchmarks/quit_scale.py", "--out", "/tmp/q", "--questions", "100",
+    ...                   "--record", "docs/records/benchmarks/quit_scale.json"])
+    '.venv/bin/python benchmarks/quit_scale.py --questions 100'
+    """
+    kept: list[str] = []
+    args = list(argv[1:])
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, value = arg.partition("=")
+        if name == "--record" or (eq and Path(value).is_absolute()):
+            i += 1 if eq else 2
+            continue
+        if arg.startswith("--") and i + 1 < len(args) and Path(args[i + 1]).is_absolute():
+            i += 2
+            continue
+        kept.append(arg)
+        i += 1
+    return " ".join([".venv/bin/python", str(argv[0]), *kept])
+
+
 def record_measurement(path: str | Path, values: Mapping[str, Any], *, what: str, script: str,
                        llm_models: Sequence[str] = (), load: str | None = None) -> Path:
     """Write ``values`` as the record ``path`` (see the module docstring); ``script`` is the
@@ -40,7 +66,7 @@ def record_measurement(path: str | Path, values: Mapping[str, Any], *, what: str
                                     "decode_tok_s": rates[m]["decode_tok_s"]} for m in llm_models}
     machine["load"] = load or f"load average {os.getloadavg()[0]:.1f} at the end of the run"
     git = git_commit()
-    command = " ".join([Path(sys.executable).name, *sys.argv])
+    command = measured_command(sys.argv)
     out = write_record(path, values, what=what, commit=git["commit"],
                        commit_note="with uncommitted changes" if git["dirty"] else None,
                        date=_dt.datetime.now(_dt.UTC).date().isoformat(), machine=machine,
