@@ -208,7 +208,10 @@ def _cmd_docs(args: argparse.Namespace) -> int:
         problems = [str(d) for d in docs_blocks.differences(root)]
         problems += [s.message for s in docs_blocks.stale(root) if s.status == "stale"]
         problems += [m for m in [docs_results_page(root, write=False)] if m]
-        print("\n".join(problems) or "[docs] every generated block matches its record; no record is stale")
+        problems += [f"{where} (a commit in the prose: it belongs in a record)"
+                     for where in docs_blocks.prose_commits(root) or []]
+        print("\n".join(problems) or "[docs] every generated block matches its record; no record is stale; "
+              "no prose names a commit")
         return 1 if problems else 0
     docs_blocks.update(root)
     docs_results_page(root, write=True)

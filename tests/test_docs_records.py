@@ -43,6 +43,14 @@ def test_no_record_is_older_than_the_code_it_describes():
     assert not stale, "records older than the code they describe:\n" + "\n".join(stale)
 
 
+def test_no_prose_names_a_commit():
+    found = db.prose_commits(ROOT)
+    if found is None:
+        pytest.skip("git cannot tell which hexadecimal words are commits here (no git, or not a clone)")
+    assert not found, ("a measurement's commit belongs in its record (a generated block and the page's "
+                       "table of records), not in the prose:\n" + "\n".join(found))
+
+
 def test_results_page_matches_the_shipped_check_records():
     if not list((ROOT / db.RECORDS).rglob("check_*.json")):
         pytest.skip("no check record under docs/records: docs/results.md is written by `make results-page`")
@@ -229,3 +237,20 @@ def test_a_record_names_its_command_without_this_machines_paths():
     assert measured_command(argv) == ".venv/bin/python benchmarks/quit_scale.py --overwrite --questions 100"
     assert measured_command(["benchmarks/x.py", "--record=r.json", "--cache=/root/c", "--k", "3"]) == (
         ".venv/bin/python benchmarks/x.py --k 3")
+
+
+def test_prose_commits_skip_blocks_tables_code_and_foreign_hashes(root: Path):
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    first = _git(root, "rev-parse", "HEAD").strip()
+    page = root / "docs" / "page.md"
+    page.write_text(db.render_page(page.read_text(encoding="utf-8"), "docs/page.md", root)
+                    + f"\nllama.cpp at `0c1e570`, sha `deadbeefcafe`, and in a fence:\n"
+                    f"```\n{first[:7]}\n```\n", encoding="utf-8")
+    assert db.prose_commits(root) == []  # the table of records names it; the rest are no commits here
+    text = page.read_text(encoding="utf-8") + f"Measured at commit `{first[:9]}`.\n"
+    page.write_text(text, encoding="utf-8")
+    (root / "README.md").write_text(f"see {first}\n", encoding="utf-8")
+    last = len(text.splitlines())
+    assert db.prose_commits(root) == [f"README.md:1: {first}", f"docs/page.md:{last}: {first[:9]}"]

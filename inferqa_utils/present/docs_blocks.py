@@ -31,6 +31,9 @@ The contract, once:
   <commit>..HEAD -- <paths>``), unless ``still_valid_after`` names a commit after which they did
   not change (set after reading those changes; a re-run with ``--record`` clears it).
 
+A measurement's commit is named only there: :func:`prose_commits` lists each commit of this clone
+that the prose of a page names outside its blocks, its table of records and its fenced code.
+
 :func:`render_page` rewrites a page's blocks; :func:`update` (``python -m inferqa_utils docs``,
 ``make docs``) writes every page whose blocks changed; :func:`differences` names each block whose
 committed text differs from its record (``tests/test_docs_records.py``). Nothing here runs a model.
@@ -392,3 +395,45 @@ def stale(root: str | Path = ".") -> list[Stale]:
         else:
             out.append(Stale(name, "valid", f"{name}: {', '.join(paths)} unchanged since {since[:7]}"))
     return out
+
+
+# ----------------------------------------------------------------------------- commits in prose
+
+#: a hexadecimal word that may be a commit: 7 to 40 hex digits, at least one of them a letter
+HEX_WORD = re.compile(r"(?<![\w/.-])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w/-])")
+FENCE = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
+#: pages generated as a whole (their commits come from the check records they are made of)
+GENERATED_PAGES = ("docs/results.md",)
+
+
+def prose_commits(root: str | Path = ".") -> list[str] | None:
+    """``page:line: hash`` for each commit of this repository named in the prose of README.md and
+    docs/*.md — outside the generated blocks, the tables of records and fenced code, where a
+    measurement's commit belongs in its record. ``None`` when git cannot tell (no git, not a clone).
+    A hexadecimal word git does not know as a commit of this clone (llama.cpp's commit, a checksum)
+    is not reported."""
+    root = Path(root)
+    if _git(root, "rev-parse", "HEAD") is None:
+        return None
+    found: list[tuple[str, int, str]] = []
+    for path in sorted({p for pattern in PAGES for p in root.glob(pattern) if p.is_file()}):
+        page = path.relative_to(root).as_posix()
+        if page in GENERATED_PAGES:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for pattern in (BLOCK, HEADER, FENCE):  # blank out, keeping line numbers
+            text = pattern.sub(lambda m: "\n" * m[0].count("\n"), text)
+        for number, line in enumerate(text.splitlines(), start=1):
+            found += [(page, number, m[0]) for m in HEX_WORD.finditer(line)]
+    if not found:
+        return []
+    import subprocess
+
+    words = sorted({word for *_, word in found})
+    try:
+        done = subprocess.run(["git", "cat-file", "--batch-check"], cwd=root, capture_output=True, text=True,
+                              input="".join(f"{w}^{{commit}}\n" for w in words), timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commits = {w for w, answer in zip(words, done.stdout.splitlines(), strict=False) if " commit " in answer}
+    return [f"{page}:{number}: {word}" for page, number, word in found if word in commits]
