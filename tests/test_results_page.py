@@ -647,6 +647,20 @@ def test_check_records_the_model_calls_and_cache_state_of_the_runs_timed(tmp_pat
     assert rp._time_cell(run) == "300 s (5 min), 1 notebook; cached re-run (0 model calls, 4,119 cache hits)"
 
 
+def test_check_records_the_llm_rates_the_run_measured_and_the_page_shows_them(tmp_path: Path):
+    executions = tmp_path / "executions"
+    path = _manifest(executions, "20261125-100000", "default", 3407, 712, {"llm": 0})
+    assert chk._run_summary("default", executions)["llm_rates"] is None  # not measured: none claimed
+    m = json.loads(path.read_text(encoding="utf-8"))
+    rate = {"prefill_tok_s": 74.1, "decode_tok_s": 26.3, "prefix": 256}
+    m["projection"] = {"rates": {"qwen2.5-coder-1.5b": rate, "broken": {"prefill_tok_s": "fast"}}}
+    path.write_text(json.dumps(m), encoding="utf-8")
+    run = chk._run_summary("default", executions)
+    assert run["llm_rates"] == {"qwen2.5-coder-1.5b": {"prefill_tok_s": 74.1, "decode_tok_s": 26.3}}
+    assert rp._time_cell(run) == ("300 s (5 min), 1 notebook; from empty caches (3,407 model calls); "
+                                  "host LLM prefill / decode tok/s: qwen2.5-coder-1.5b 74.1 / 26.3")
+
+
 def test_a_record_from_before_the_counts_reads_them_from_its_clone(tmp_path: Path):
     """An older record names its manifests only: the page reads their counts from the clone given
     with --from; with the manifests gone the cache use is unknown."""

@@ -660,7 +660,22 @@ def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] |
         "notebooks_s": dict(sorted(notebooks.items())),
         "git": git,
         "cache_use": cache_use(allocated),
+        "llm_rates": llm_rates(m),
     }
+
+
+def llm_rates(manifest: Mapping[str, Any]) -> dict[str, dict[str, float]] | None:
+    """The LLM rates the run measured on its host before its first notebook (the manifest's
+    ``projection.rates``: ``{model: {prefill_tok_s, decode_tok_s}}``), so a time is read beside the
+    speed of the host that took it; ``None`` when the run did not measure them."""
+    projection = manifest.get("projection")
+    rates = projection.get("rates") if isinstance(projection, Mapping) else None
+    if not isinstance(rates, Mapping):
+        return None
+    keys = ("prefill_tok_s", "decode_tok_s")
+    out = {str(model): {k: float(r[k]) for k in keys} for model, r in rates.items()
+           if isinstance(r, Mapping) and all(isinstance(r.get(k), int | float) for k in keys)}
+    return out or None
 
 
 def verdict_changes(before: Sequence[Mapping[str, Any]], verdicts: Any) -> list[dict[str, Any]]:
@@ -704,7 +719,8 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
     """The machine-readable record of one check (JSON-safe): profile, dataset, split, date (UTC),
     git commit and dirty flag at check time, the machine (:func:`inferqa_utils.record.manifest.machine_info`),
     the newest run manifest of the profile (``run``: total and per-notebook seconds, status, its
-    commit, the model calls and cache state of the runs timed; ``None`` when no run folder exists), the
+    commit, the model calls and cache state of the runs timed, the LLM rates it measured; ``None`` when no
+    run folder exists), the
     notebooks filter, whether tables with no run record were accepted, the condition outcomes (each with its
     table's file, the run checked and the run that wrote the table), the findings verdict table as records
     (``None`` when findings were not scored) and the run's ledger (:func:`run_ledger`; ``[]`` when the run

@@ -384,9 +384,19 @@ def cache_label(run: Mapping[str, Any] | None) -> str:
     return f"partly cached ({calls:,} model calls, {hits:,} cache hits)"
 
 
+def rates_text(run: Mapping[str, Any] | None) -> str:
+    """``host LLM prefill / decode tok/s: qwen2.5-coder-1.5b 74.1 / 26.3, …`` from the rates the run
+    measured before its first notebook (``""`` when its record has none)."""
+    rates = (run or {}).get("llm_rates") or {}
+    return ("host LLM prefill / decode tok/s: " + ", ".join(
+        f"{m} {r['prefill_tok_s']:g} / {r['decode_tok_s']:g}" for m, r in rates.items())) if rates else ""
+
+
 def _time_cell(run: Mapping[str, Any] | None) -> str:
     text = _duration(run)
-    return text if not run or run.get("total_s") is None else f"{text}; {cache_label(run)}"
+    if not run or run.get("total_s") is None:
+        return text
+    return "; ".join(t for t in (text, cache_label(run), rates_text(run)) if t)
 
 
 # ----------------------------------------------------------------------------- main and sample runs
@@ -737,7 +747,8 @@ _RUNS_NOTE = (
     "records, or, for a manifest from before that record, it was the first run in its clone), a *cached "
     "re-run* (the notebooks made no model call: every LLM answer came from the cache), *partly cached* "
     "(model calls, and caches not empty at the start), or *cache use unknown* (the record predates these "
-    "counts and its run manifests are not at hand)."
+    "counts and its run manifests are not at hand); then the LLM rates the run measured on its host "
+    "before its first notebook, as hosts of one kind differ up to twofold in them."
 )
 
 _FINDINGS_NOTE = (
