@@ -748,7 +748,7 @@ _RUNS_NOTE = (
     "re-run* (the notebooks made no model call: every LLM answer came from the cache), *partly cached* "
     "(model calls, and caches not empty at the start), or *cache use unknown* (the record predates these "
     "counts and its run manifests are not at hand); then the LLM rates the run measured on its host "
-    "before its first notebook, as hosts of one kind differ up to twofold in them."
+    "before its first notebook, on which the time depends: hosts of one kind differ in them."
 )
 
 _FINDINGS_NOTE = (
