@@ -185,7 +185,7 @@ def docs_results_page(root: Path, write: bool) -> str | None:
     dates = [dt.datetime.fromisoformat(json.loads(p.read_text(encoding="utf-8"))["date"]) for p in checks]
     newest = max(d if d.tzinfo else d.replace(tzinfo=dt.UTC) for d in dates)
     folders = sorted({p.parent for p in checks})
-    out, command = root / "docs" / "results.md", "python -m inferqa_utils docs"
+    out, command = root / "docs" / "results.md", rpage.DOCS_COMMAND
     if write:
         rpage.write_page(out, rpage.DEFAULT_PROFILES, folders, command, generated=newest)
         return None
