@@ -168,6 +168,15 @@ def test_values_from_another_file_and_its_record_listed(root: Path):
     assert "\n210 and 1,234.5\n" in text
     assert "[an outer record](records/bench/outer.json)" in text
     assert "[an inner record](records/bench/inner.json)" in text  # the record it reads from
+    # a check record read so is the results page's, not a record of the table
+    (root / "docs" / "records" / "checks").mkdir()
+    (root / "docs" / "records" / "checks" / "check_x.json").write_text(json.dumps({"run": {"total_s": 9.5}}),
+                                                                       encoding="utf-8")
+    outer["from"][0] = {"file": "docs/records/checks/check_x.json", "values": {"test": ["run", "total_s"]}}
+    (root / "docs" / "records" / "bench" / "outer.json").write_text(json.dumps(outer), encoding="utf-8")
+    db.update(root, log=lambda _line: None)
+    text = (root / "docs" / "p2.md").read_text(encoding="utf-8")
+    assert "\n9.5 and 1,234.5\n" in text and "check_x" not in text
 
 
 def test_write_record_keeps_views_and_describes(root: Path):

@@ -292,7 +292,8 @@ def render_page(text: str, page: str, root: str | Path = ".") -> str:
             listed[name] = rec
             for source in _sources(rec):  # records a record reads from, listed after it
                 file = Path(source["file"])
-                if file.parts[: len(RECORDS.parts)] == RECORDS.parts:
+                # a check record (``check_<profile>.json``) is the results page's, not a record
+                if file.parts[: len(RECORDS.parts)] == RECORDS.parts and not file.name.startswith("check_"):
                     inner = file.relative_to(RECORDS).as_posix()
                     listed.setdefault(inner, load_record(inner, root))
         table = header(listed.items(), page)
