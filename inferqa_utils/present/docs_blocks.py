@@ -226,6 +226,13 @@ def _hardware(machine: Mapping[str, Any]) -> str:
     return ", ".join(str(p) for p in [text, *rest] if p)
 
 
+def rates_phrase(rates: Mapping[str, Mapping[str, float]]) -> str:
+    """``LLM prefill / decode tok/s: qwen2.5-coder-1.5b 74.1 / 26.3, …`` of ``{model: {prefill_tok_s,
+    decode_tok_s}}``."""
+    return "LLM prefill / decode tok/s: " + ", ".join(
+        f"{m} {r['prefill_tok_s']:g} / {r['decode_tok_s']:g}" for m, r in rates.items())
+
+
 def _conditions(machine: Mapping[str, Any]) -> str:
     """The LLM rates (when the record has them) and what else ran."""
     parts = []
@@ -233,8 +240,7 @@ def _conditions(machine: Mapping[str, Any]) -> str:
     if "llm_rates" in machine and not rates:
         parts.append("LLM rates not recorded")
     if rates:
-        parts.append("LLM prefill / decode tok/s: " + ", ".join(
-            f"{m} {r['prefill_tok_s']:g} / {r['decode_tok_s']:g}" for m, r in rates.items()))
+        parts.append(rates_phrase(rates))
     if machine.get("load"):
         parts.append(str(machine["load"]))
     return "; ".join(parts) or MISSING

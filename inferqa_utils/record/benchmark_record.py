@@ -26,7 +26,7 @@ def measured_command(argv: Sequence[str]) -> str:
     the measurement — without ``--record PATH`` and without any option whose value is a path of
     this machine (an absolute path: a working folder, a cache), which say nothing of the numbers.
 
-    >>> measured_command(["benchmarks/quit_scale.py", "--out", "/tmp/q", "--questions", "100",
+    >>> measured_command(["benchmarks/quit_scale.py", "--out", "/scratch/q", "--questions", "100",
     ...                   "--record", "docs/records/benchmarks/quit_scale.json"])
     '.venv/bin/python benchmarks/quit_scale.py --questions 100'
     """

@@ -387,9 +387,10 @@ def cache_label(run: Mapping[str, Any] | None) -> str:
 def rates_text(run: Mapping[str, Any] | None) -> str:
     """``host LLM prefill / decode tok/s: qwen2.5-coder-1.5b 74.1 / 26.3, …`` from the rates the run
     measured before its first notebook (``""`` when its record has none)."""
+    from ..present.docs_blocks import rates_phrase
+
     rates = (run or {}).get("llm_rates") or {}
-    return ("host LLM prefill / decode tok/s: " + ", ".join(
-        f"{m} {r['prefill_tok_s']:g} / {r['decode_tok_s']:g}" for m, r in rates.items())) if rates else ""
+    return f"host {rates_phrase(rates)}" if rates else ""
 
 
 def _time_cell(run: Mapping[str, Any] | None) -> str:
