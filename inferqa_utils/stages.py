@@ -260,6 +260,8 @@ TABLE8 = _table("table8", Stage.READING, "table8")
 HINTS_DISTRIBUTION = _table("hints_distribution", Stage.READING, "hints_distribution",
                             columns=("source", "n"),
                             column_patterns=(r"[0-9]+ hints",))
+HINT_PASSAGES = _table("hint_passages", Stage.READING, "hint_passages",
+                       columns=("source", "reader", "qid", "n_hints"))
 
 FT_TRAINING_TIMES = _table("ft_training_times", Stage.FINETUNING, "training_times", per_split=False)
 FT_RETRIEVAL = _table("ft_retrieval", Stage.FINETUNING, "retrieval",
@@ -551,6 +553,15 @@ def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
 def reference_id(qid: str, i: int) -> str:
     """Control-corpus id of reference ``i`` (0-based) of a question: ``ref:<qid>``, ``ref:<qid>:2``, …"""
     return f"ref:{qid}" if i == 0 else f"ref:{qid}:{i + 1}"
+
+
+def reference_question(pid: str) -> str | None:
+    """The question a control-corpus id names (:func:`reference_id` read back), whether or not it was
+    built: ``ref:Q_1:2`` → ``Q_1``; ``None`` for an id that is not a reference."""
+    if not pid.startswith("ref:"):
+        return None
+    head, _, tail = pid[4:].rpartition(":")
+    return head if head and tail.isdigit() else pid[4:]
 
 
 def built_source(ds: Dataset) -> Dataset | None:

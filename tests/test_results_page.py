@@ -31,11 +31,13 @@ def _finding(
         "ours_a": ours_a,
         "ours_b": "6.25 [0.00, 14.58]",
         "statistic": "diff 45.83 [31.25, 60.42]",
+        "test": "exact sign test",
         "p": 0.0001,
         "p_holm": 0.0013,
         "n": 48,
         "informative": 22,
-        "rule": "a − b ≥ 10",
+        "rule": "a − b > 10",
+        "unadjusted": verdict,
         "verdict": verdict,
         "why": why,
         "ours_is": "ours",
@@ -143,10 +145,11 @@ def test_page_header_runs_table_and_no_record(page: str):
 def test_finding_sections_have_one_row_per_profile_run(page: str):
     rows = _rows(page, "### `optimal_far_above_pipeline`")
     assert list(rows) == ["smoke", "default"]  # triviahg was never run: no row
-    assert rows["default"][1:8] == ["52.08 [37.50, 66.67]", "6.25 [0.00, 14.58]", "diff 45.83 [31.25, 60.42]",
-                                    "0.0013", "48 (22)", "**holds**", "the interval lies inside the region"]
-    assert rows["smoke"][6] == "**inconclusive**"
-    assert _rows(page, "### `damaging_passages`")["default"][6] == "**contradicted**"
+    assert rows["default"][1:11] == ["52.08 [37.50, 66.67]", "6.25 [0.00, 14.58]",
+                                     "diff 45.83 [31.25, 60.42]", "exact sign test", "0.0001", "0.0013",
+                                     "48 (22)", "holds", "**holds**", "the interval lies inside the region"]
+    assert rows["smoke"][9] == "**inconclusive**"
+    assert _rows(page, "### `damaging_passages`")["default"][9] == "**contradicted**"
     # the finding's text, source and paper numbers come from paper_numbers.yaml
     section = page.split("### `optimal_far_above_pipeline`", 1)[1].split("\n### ", 1)[0]
     assert (
@@ -155,14 +158,14 @@ def test_finding_sections_have_one_row_per_profile_run(page: str):
     )
     assert "*a* = Optimal EM: 90.16" in section
     # a finding no record scored shows "not scored"; the cited papers are listed at the end
-    assert _rows(page, "### `dense_beats_bm25`")["default"][6] == "not scored"
+    assert _rows(page, "### `dense_beats_bm25`")["default"][9] == "not scored"
     assert "- **000** — *Inferential Question Answering*" in page and "- **004** — Oh et al." in page
 
 
 def test_pipes_are_escaped(page: str):
     assert "too few questions: 4 < 10 (a\\|b)" in page
     line = next(line for line in page.splitlines() if "4 < 10" in line)
-    assert line.count(" | ") == 7  # eight cells, the escaped pipe is not a separator
+    assert line.count(" | ") == 10  # eleven cells, the escaped pipe is not a separator
 
 
 @pytest.mark.parametrize(("p", "text"), [
@@ -200,8 +203,8 @@ def test_the_page_prints_p_values_in_one_format(tmp_path: Path):
         {**_finding("optimal_far_above_pipeline", "holds", "1.00 [0.00, 2.00]"), "p_holm": 0.0},
         {**_finding("damaging_passages", "holds", "1.00 [0.00, 2.00]"), "p_holm": 2e-05}]))
     page = rp.render(rp.collect([tmp_path], log=lambda *_: None), ["default"])
-    assert _rows(page, "### `optimal_far_above_pipeline`")["default"][4] == "< 0.0001"
-    assert _rows(page, "### `damaging_passages`")["default"][4] == "2.0e-05"
+    assert _rows(page, "### `optimal_far_above_pipeline`")["default"][6] == "< 0.0001"
+    assert _rows(page, "### `damaging_passages`")["default"][6] == "2.0e-05"
 
 
 def test_every_paper_cited_in_paper_numbers_has_a_reference():
@@ -261,7 +264,7 @@ def test_cli_writes_the_page_from_other_clones(tmp_path: Path, capsys: pytest.Ca
     )
     assert str(tmp_path) not in page
     assert _rows(page, "## Runs")["rp-never-run"][1] == "no record"
-    assert _rows(page, "### `damaging_passages`")["rp-test-profile"][6] == "**holds**"
+    assert _rows(page, "### `damaging_passages`")["rp-test-profile"][9] == "**holds**"
     assert "1 of 2 profile(s) with a record" in capsys.readouterr().out
     assert (out.parent / "figures" / "results_forest.png").is_file()
 
@@ -307,7 +310,7 @@ def test_check_report_writes_the_record_beside_it(tmp_path: Path):
     assert rec["run"]["cache_use"][0]["model_calls"] is None
     assert _rows(page, "## Runs")["smoke"][6:8] == ["4,778 s (80 min), 2 notebooks; cache use unknown",
                                                    f"2 OK, 0 FAIL; {NOT_NAMED}"]
-    assert _rows(page, "### `optimal_far_above_pipeline`")["smoke"][6] == "**inconclusive**"
+    assert _rows(page, "### `optimal_far_above_pipeline`")["smoke"][9] == "**inconclusive**"
 
 
 def test_check_without_report_writes_no_record(tmp_path: Path):
@@ -479,16 +482,16 @@ def test_scoreboard_has_one_row_per_finding_and_a_column_group_per_main_profile(
         "[`containing_beats_supporting`](#containing_beats_supporting)", "68.63 vs 30.23", "a > b",
         "+79.9 [68.8, 89.6]", "✓ **holds**", "+81.1 [66.7, 93.3]", "✓ **holds**"]
     assert rows["oracle_half_of_optimal"][1:] == [
-        "words vs 90.16", "a / b ∈ [0.25, 0.75]", "0.68 [0.48, 0.86]", "○ inconclusive", "0.62 [0.50, 0.74]",
+        "50.41 vs 90.16", "0.4977 < a/b < 0.5592", "0.68 [0.48, 0.86]", "○ inconclusive", "0.62 [0.50, 0.74]",
         "✓ **holds**",
     ]
     assert rows["similar_passage_length"][2:5] == [
-        "\\|a − b\\| / b ≤ 0.25",
+        "\\|a − b\\| / b < 0.0363",
         "0.27 [0.25, 0.28]",
         "✗ **contradicted**",
     ]
     assert rows["similar_passage_length"][5:] == ["—", "not scored"]
-    assert rows["rerankers_marginal_ranking"][2] == "\\|a − b\\| ≤ 5, not < 0"
+    assert rows["rerankers_marginal_ranking"][2] == "\\|a − b\\| < 1.22, not < 0"
     assert rows["rerankers_marginal_ranking"][5:] == ["−6.2 [−12.7, −0.2]", "✗ **contradicted**"]
     assert rows["pointwise_best_reranker"][3:5] == ["—", "○ inconclusive"]
     # every finding link has its section
@@ -561,10 +564,10 @@ def test_forest_rows_carry_each_rules_region():
     assert points == [] and len(rows) == len(load_paper_numbers())
     assert by_id["containing_beats_supporting"].region == (0.0, float("inf"))
     assert by_id["oracle_half_of_optimal"].kind == "ratio" and by_id["oracle_half_of_optimal"].region == (
-        0.25,
-        0.75,
+        0.4977,
+        0.5592,
     )
-    assert by_id["rerankers_marginal"].region == (-5.0, 5.0) and by_id["rerankers_marginal"].marks == (0.0,)
+    assert by_id["rerankers_marginal"].region == (-2.16, 2.16) and by_id["rerankers_marginal"].marks == (0.0,)
     assert by_id["similar_passage_length"].kind == "relative"
 
 
@@ -804,15 +807,18 @@ _DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def _verdict_word(cell: str) -> str:
-    """``holds`` of "✓ **holds**" or "✓ holds" (the results page's and the artifact page's cells)."""
-    return cell.replace("*", "").split()[-1]
+    """``holds`` of "✓ **holds**" or "✓ holds", ``by construction`` of "≡ by construction" (the results
+    page's and the artifact page's cells)."""
+    words = cell.replace("*", "").split()
+    return " ".join(words[-2:]) if words[-1] == "construction" else words[-1]
 
 
 def _direction(verdicts: dict[str, str]) -> str:
     """The artifact page's last column: on which profiles the paper's direction is reproduced,
     contradicted and undecided."""
     parts = []
-    words = (("holds", "reproduced"), ("contradicted", "contradicted"), ("inconclusive", "undecided"))
+    words = (("holds", "reproduced"), ("contradicted", "contradicted"), ("inconclusive", "undecided"),
+             ("by construction", "by construction (not counted)"))
     for verdict, word in words:
         on = [p for p, v in verdicts.items() if v == verdict]
         if on:
@@ -839,3 +845,29 @@ def test_the_artifact_pages_verdicts_are_the_results_pages_scoreboard():
         listed[cells[0].split("`")[1]] = verdicts
         assert cells[-1] == _direction(verdicts), cells[0]
     assert list(listed) == list(board) and listed == board
+
+
+def test_by_construction_is_shown_apart_and_the_decidability_and_not_scored_sections(tmp_path: Path):
+    """A finding by construction is shown with its reason but not counted; the page lists the claims
+    not scored with why, and per main profile the decidability rows of its record."""
+    rec = _record("default", [
+        _finding("optimal_far_above_pipeline", "by construction", "54.17 [39.58, 68.75]",
+                 why="by construction: the reader labelled the passages"),
+        _finding("damaging_passages", "holds", "100.00 [100.00, 100.00]")])
+    rec["decidability"] = [
+        {"id": "damaging_passages", "verdict": "holds", "rests_on": 11, "n": 11, "units_needed": 10,
+         "questions_needed": 44, "how": "normal approximation", "reached_by": "profile default",
+         "projected_s": 930.0, "projected_slow_s": 1850.0, "note": ""},
+        {"id": "optimal_far_above_pipeline", "verdict": "by construction", "rests_on": 20, "n": 48,
+         "units_needed": None, "questions_needed": None, "how": "", "reached_by": None, "projected_s": None,
+         "projected_slow_s": None, "note": "by construction: more questions do not change it"}]
+    _write(tmp_path, rec)
+    page = rp.render(rp.collect([tmp_path], log=lambda *_: None), ["default"])
+    _header, rows = _scoreboard(page)
+    assert rows["optimal_far_above_pipeline"][4] == "≡ by construction"
+    assert "1 holds, 0 contradicted, 0 inconclusive (1 by construction, not counted) of 1 findings" in page
+    decide = _rows(page.split("## Decidability", 1)[1], "### default")
+    assert decide["`damaging_passages`"][1:8] == ["holds", "11", "10", "44", "profile default", "16 min",
+                                                  "31 min"]
+    assert decide["`optimal_far_above_pipeline`"][5] == "by construction: more questions do not change it"
+    assert "## Claims not scored" in page and "`best_reranker_differs`" in page
