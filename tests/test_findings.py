@@ -468,6 +468,26 @@ def test_units_needed_scale_with_the_family():
     assert units_needed(vr.judge(f, flat), flat).units is None
 
 
+def test_units_needed_never_fewer_questions_than_the_guard_needs():
+    """3 discordant of 210, all for a: the sign test rejects at 6, the guard needs 10 discordant,
+    so 10 · 210 / 3 = 700 questions. A weighted share with 2 of 30 questions counting and a large
+    effect: the normal approximation asks for 10 questions, the guard for 10 · 30 / 2 = 150."""
+    f = _finding("a > b")
+    s = vr.Sample(*_pairs(3, 0, 207), True, "n")
+    need = units_needed(vr.judge(f, s), s)
+    assert (need.units, need.questions) == (10, 700)
+    a, b = np.zeros(30), np.zeros(30)
+    a[:2] = 1.0
+    wa = np.zeros(30)
+    wa[:2] = 1.0
+    b[10:12] = 1.0
+    ws = vr.Sample(a, b, True, "share", a_weight=wa, b_weight=np.ones(30))
+    scored = vr.judge(f, ws)
+    assert scored.verdict == vr.INCONCLUSIVE and scored.informative == 2
+    need = units_needed(scored, ws)
+    assert need.units == 10 and need.questions == 150
+
+
 # ----------------------------------------------------------------------------- measures on result files
 
 

@@ -9,10 +9,12 @@ Bonferroni bound) rejects with probability :data:`POWER` when the true statistic
 * **exact sign test** (paired 0/1 outcomes against 0): with ``π̂ = n₁₀ / m`` the share of the ``m``
   discordant units won by a, the smallest ``M`` discordant units whose exact two-sided binomial test
   at ``α'`` rejects with probability ≥ :data:`POWER` under ``Binomial(M, π̂)`` (computed exactly);
-  questions needed ``= ⌈M · n / m⌉`` (``n``: the questions read for the sample);
+  questions needed ``= ⌈max(M, 10) · n / m⌉`` (``n``: the questions read for the sample);
 * **every other test** (Tango's score test, exact binomial shares, bootstraps): the normal
   approximation ``N = ((z_{1−α'/2} + z_{power}) · σ / |ŝ − e|)²`` with ``σ`` the per-unit standard
-  deviation implied by the interval at hand (``σ = √n · (hi − lo) / (2 z_{0.975})``).
+  deviation implied by the interval at hand (``σ = √n · (hi − lo) / (2 z_{0.975})``); for paired
+  samples at least the questions that give the guard's 10 informative units at this run's rate
+  (``⌈10 · n / u⌉``, ``u`` the informative units of the ``n`` paired questions).
 
 A finding whose estimate sits on an edge (``ŝ = e``) has no effect to detect: no number of units
 decides it at that effect (``None``). A finding by construction, or with nothing measured, is not
@@ -124,9 +126,10 @@ def units_needed(
             return Need(
                 None, None, f"exact sign test at π = {n10}/{n10 + n01}: not within {MAX_UNITS:,} units"
             )
+        m = max(m, MIN_UNITS)
         q = math.ceil(m * (s.read or len(s.a)) / (n10 + n01))
         return Need(
-            max(m, MIN_UNITS),
+            m,
             q,
             f"exact sign test, π = {n10}/{n10 + n01} of the discordant units won by a; {how_level}",
         )
@@ -137,6 +140,8 @@ def units_needed(
         return Need(None, None, "the interval has no width: the normal approximation does not apply")
     needed = ((_z(1 - level / 2) + _z(power)) * sigma / abs(value - edge)) ** 2
     n_needed = max(MIN_UNITS, math.ceil(needed))
+    if s.paired:  # enough questions for the guard's MIN_UNITS informative units too
+        n_needed = max(n_needed, math.ceil(MIN_UNITS * len(s.a) / units_now))
     units = max(MIN_UNITS, math.ceil(n_needed * per_question)) if s.paired else n_needed
     questions = math.ceil(n_needed * (s.read or n) / n)
     return Need(

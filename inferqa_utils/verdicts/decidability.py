@@ -271,14 +271,14 @@ def _time(s: float | None) -> str:
 def decidability_text(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """The table as aligned text lines (``check``'s output)."""
     lines = [
-        f"{'finding':34} {'verdict':15} {'units now':>9} {'needed':>8} {'questions':>9}  "
-        f"{'reached by':50} {'here':>9} {'slow host':>9}"
+        f"{'finding':40} {'verdict':15} {'units now':>9} {'needed':>8} {'questions':>9}  "
+        f"{'here':>9} {'slow host':>9}  reached by"
     ]
     for r in rows:
         lines.append(
-            f"{r['id']:34} {r['verdict']:15} {_cell(r['rests_on']):>9} {_cell(r['units_needed']):>8} "
-            f"{_cell(r['questions_needed']):>9}  {(r['reached_by'] or r['note'])[:50]:50} "
-            f"{_time(r['projected_s']):>9} {_time(r['projected_slow_s']):>9}"
+            f"{r['id']:40} {r['verdict']:15} {_cell(r['rests_on']):>9} {_cell(r['units_needed']):>8} "
+            f"{_cell(r['questions_needed']):>9}  "
+            f"{_time(r['projected_s']):>9} {_time(r['projected_slow_s']):>9}  {r['reached_by'] or r['note']}"
         )
     return lines
 
