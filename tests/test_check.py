@@ -450,3 +450,80 @@ def test_the_packaged_matrix_names_its_sources():
                for p in ("default", "triviahg")}
     assert unnamed == {"default": ["bm25s nDCG@10", "hybrid nDCG@10", "rrf nDCG@10",
                                    "decomposition + CoT reader EM"], "triviahg": []}
+
+
+# ----------------------------------------------------------------------------- the report, the ledger, --against
+
+def _toy_answers(results) -> None:
+    """04 answers of the smoke dataset in which two findings are tested (see tests/test_findings.py):
+    pipeline_below_oracle p = 2/1024, union_freq_beats_norm p = 26/4096."""
+    rows = []
+    for i in range(40):
+        q = f"q{i:02d}"
+        oracle, freq = i < 10, (i < 9 or 10 <= i <= 20)
+        rows += [{"qid": q, "answer": "x", "em": oracle, "judged": oracle, "setting": "oracle",
+                  "system": "oracle+pointwise", "k": 3, "union": "norm", "reader": "smollm2-135m"},
+                 {"qid": q, "answer": "x", "em": False, "judged": False, "setting": "pipeline",
+                  "system": "e5-small", "k": 3, "union": "norm", "reader": "smollm2-135m"},
+                 {"qid": q, "answer": "x", "em": freq, "judged": freq, "setting": "oracle",
+                  "system": "oracle+pointwise", "k": 3, "union": "freq", "reader": "smollm2-135m"}]
+    name = "04_embedded-smoke_test_answers.csv"
+    pd.DataFrame(rows).to_csv(results / name, index=False)
+    record_table(results, name)
+
+
+def test_the_report_prints_holms_p_as_p_holm(tmp_path):
+    """The report's *p (Holm)* column is Holm's, not the raw p (pipeline_below_oracle: raw 0.0020,
+    Holm over the two tested findings 0.0039)."""
+    results, matrix = _setup(tmp_path)
+    _toy_answers(results)
+    chk.check("smoke", folder=results, path=matrix, executions=tmp_path / "executions",
+              report=tmp_path / "check.md", log=lambda *_: None)
+    line = next(x for x in (tmp_path / "check.md").read_text().splitlines() if x.startswith("| F3. Retriever-only"))
+    cells = [c.strip() for c in line.strip("|").split(" | ")]
+    assert cells[7:9] == ["0.0020", "0.0039"] and cells[-2] == "**holds**"
+    rec = json.loads((tmp_path / "check.json").read_text())
+    row = next(f for f in rec["findings"] if f["id"] == "pipeline_below_oracle")
+    assert (row["p"], row["p_holm"], row["discordant"], row["unadjusted"]) == (0.002, 0.0039, 10, "holds")
+    assert rec["decidability"] and {d["id"] for d in rec["decidability"]} == {f["id"] for f in rec["findings"]}
+
+
+def test_check_against_an_earlier_record_lists_the_changes(tmp_path):
+    results, matrix = _setup(tmp_path)
+    _toy_answers(results)
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"git": {"commit": "abc1234def"}, "date": "2026-11-01T00:00:00+00:00",
+                                   "findings": [{"id": "pipeline_below_oracle", "verdict": "contradicted",
+                                                 "informative": 3}]}), encoding="utf-8")
+    lines: list[str] = []
+    chk.check("smoke", folder=results, path=matrix, executions=tmp_path / "executions", against=earlier,
+              log=lines.append)
+    head = next(x for x in lines if x.startswith("[check] verdicts against"))
+    assert "(abc1234, 2026-11-01)" in head
+    change = next(x for x in lines if x.strip().startswith("pipeline_below_oracle") and "→" in x)
+    assert "contradicted (3) → holds (10)" in change
+
+
+def test_a_notebook_rerun_in_a_newer_run_is_counted_once_in_the_ledger(tmp_path):
+    """Notebook 04 finished in an older and in a newer run: the ledger takes its analyses from the
+    newer run only (the run whose time the check reports), not from both."""
+    marks = [{"event": "start", "stage": "04_reading", "at": 0.0},
+             {"event": "begin", "stage": "04_reading", "analysis": "04.reading", "at": 1.0},
+             {"event": "end", "stage": "04_reading", "at": 11.0}]
+    for run_id in ("20261123-120000-smoke", "20261124-120000-smoke"):
+        executions = record_run(tmp_path, run_id=run_id)
+        (executions / run_id / "analyses.jsonl").write_text("".join(json.dumps(m) + "\n" for m in marks))
+    verdicts = pd.DataFrame({"verdict": ["holds"], "informative": [12]}, index=["rerankers_marginal"])
+    rows = chk.run_ledger("smoke", verdicts, tmp_path / "executions")
+    assert [r["analysis"] for r in rows] == ["04.setup", "04.reading"]
+    assert rows[1]["seconds"] == 10.0
+
+
+def test_a_failed_newest_run_is_noted(tmp_path):
+    record_run(tmp_path, run_id="20261123-120000-smoke", notebooks=("02_retrieval", "04_reading"))
+    executions = record_run(tmp_path, run_id="20261124-120000-smoke", notebooks=("02_retrieval", "04_reading"),
+                            status="failed in 04_reading.ipynb")
+    note = chk.newest_run_note("smoke", executions)
+    assert note is not None and note.startswith("[check] newest run 20261124-120000-smoke")
+    assert "04_reading" in note and "count only from a run that finished them" in note
+    assert chk.newest_run_note("smoke", record_run(tmp_path / "ok")) is None

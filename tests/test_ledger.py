@@ -73,10 +73,16 @@ def test_ledger_rows_join_marks_batches_and_informative_units(tmp_path):
     sup, con = rows["06.incremental.supporting"], rows["06.incremental.containing"]
     assert (sup["seconds"], sup["llm_s"], sup["evaluated"], sup["reused"], sup["generated"]) == (
         60.0, 50.0, 1000, 8000, 40)
-    assert sup["informative"] == 8 + 8 + 9 and sup["s_per_unit"] == round(60 / 25, 1)
+    # the findings one analysis feeds read the same questions: the most units any of them rests on
+    assert sup["informative"] == 9 and sup["s_per_unit"] == round(60 / 9, 1)
     assert (con["seconds"], con["llm_s"], con["evaluated"]) == (120.0, 110.0, 2000)
     # the containing corpus's own findings rest on 1 unit each; the comparison finding on 9
-    assert con["informative"] == 1 + 1 + 9 and con["s_per_unit"] == round(120 / 11, 1)
+    assert con["informative"] == 9 and con["s_per_unit"] == round(120 / 9, 1)
+    # a finding by construction rests on no unit
+    built = {r["analysis"]: r for r in ledger.ledger_rows(
+        tmp_path, {**informative, "damaging_larger_when_supporting": 9},
+        {"damaging_larger_when_supporting": "by construction"})}
+    assert built["06.incremental.supporting"]["informative"] == 8
     assert rows["06.report"]["feeds"] == [] and rows["06.report"]["s_per_unit"] is None
     assert rows["06.setup"]["seconds"] == 10.0
     # a finding not measured on the run counts no unit

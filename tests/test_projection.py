@@ -53,7 +53,9 @@ def test_projection_announces_a_slow_host_and_gives_an_eta(tmp_path, monkeypatch
     projected = projection.minutes(p.per_notebook["03_reranking"])
     assert p.before("03_reranking", 2, 2).endswith(f"projected {projected}")
     after = p.after("02_retrieval", 61.0)
-    assert "done in 61.0 s (projected 60 s); 1 left, projected" in after and "ETA" in after
+    left = projection.minutes(p.per_notebook["03_reranking"])  # only the notebooks left, not every one
+    assert f"done in 61.0 s (projected 60 s); 1 left, projected {left}, ETA" in after
+    assert left != projection.minutes(p.total)
     p.after("03_reranking", 400.0)
     s = p.summary()
     assert s["actual_s"] == 461.0
@@ -92,3 +94,21 @@ def test_rates_are_measured_once_per_host_and_model(tmp_path, monkeypatch):
 def test_minutes():
     assert [projection.minutes(s) for s in (40, 89.6, 119, 150, 3599, 4320)] == [
         "40 s", "90 s", "119 s", "2 min", "1 h 00 min", "1 h 12 min"]
+
+
+def test_reference_from_run_keeps_each_notebooks_seconds_and_llm_use():
+    """A reference record from a run manifest and its LLM cost log: per notebook its seconds and, per
+    model that made calls, the tokens evaluated and generated and the seconds inside it."""
+    manifest = {"run_id": "r1", "git": {"commit": "c" * 40}, "finished": "2026-11-29T05:00:00",
+                "timings_s": {"02_retrieval": 60.0, "03_reranking": 120.0, "total": 180.0}}
+    log = [{"stage": "03_reranking", "model": "big", "model_calls": 4, "prompt_tokens": 800,
+            "generated_tokens": 40, "seconds": 30.0},
+           {"stage": "03_reranking", "model": "small", "model_calls": 0, "prompt_tokens": 0,
+            "generated_tokens": 0, "seconds": 0.0}]
+    ref = projection.reference_from_run(manifest, log, {"big": {"prefill_tok_s": 40.0, "decode_tok_s": 10.0,
+                                                               "measured": "x"}})
+    assert (ref["run"], ref["commit"], ref["date"]) == ("r1", "c" * 40, "2026-11-29T05:00:00")
+    assert ref["rates"] == {"big": {"prefill_tok_s": 40.0, "decode_tok_s": 10.0}}
+    assert ref["notebooks"] == {"02_retrieval": {"seconds": 60.0, "llm": {}},
+                                "03_reranking": {"seconds": 120.0, "llm": {"big": {
+                                    "evaluated": 800, "generated": 40, "seconds": 30.0}}}}

@@ -115,10 +115,14 @@ def test_hint_distribution_counts_first_passages_and_correct_optimal_passages():
     runs = {"bm25": {"q1": [("q1_111_012", 1.0)], "q2": [("q2_10_0", 1.0)]}}
     first = rr.first_passage_hints(ds, runs, ["q1", "q2"])
     assert first["n_hints"].tolist() == [3, 1]
-    opt = pd.DataFrame({"n_hints": [1, 2, 2], "judged": [True, True, False]})
-    dist = rr.hint_distribution(first, opt)
+    opt = pd.DataFrame({"qid": ["q1", "q1", "q2"], "n_hints": [1, 2, 2], "judged": [True, True, False],
+                        "reader": "r"})
+    passages = rr.hint_passages(first, opt)
+    assert passages["source"].tolist() == ["bm25", "bm25", rr.OPTIMAL_CORRECT, rr.OPTIMAL_CORRECT]
+    assert passages["reader"].tolist() == ["", "", "r", "r"] and passages["qid"].tolist() == ["q1", "q2", "q1", "q1"]
+    dist = rr.hint_distribution(passages)
     assert dist.loc["bm25", "1 hints"] == 50.0 and dist.loc["bm25", "3 hints"] == 50.0
-    assert dist.loc["Optimal: correct passages", "2 hints"] == 50.0
+    assert dist.loc["Optimal: correct passages", "2 hints"] == 50.0 and dist.loc["bm25", "n"] == 2
 
 
 def test_read_run_with_real_tiny_reader_is_cached(tmp_path, monkeypatch):

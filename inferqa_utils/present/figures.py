@@ -71,7 +71,8 @@ STATISTICS = {"diff": "a − b: difference of the means (points on a 0–100 sca
 #: colour-blind safe colours (Okabe–Ito) of the profiles, in the order they are given
 PROFILE_COLOURS = ("#0072B2", "#D55E00", "#CC79A7", "#E69F00", "#56B4E9")
 #: marker and whether it is filled, per verdict
-VERDICT_MARKERS = {"holds": ("o", True), "contradicted": ("X", True), "inconclusive": ("o", False)}
+VERDICT_MARKERS = {"holds": ("o", True), "contradicted": ("X", True), "inconclusive": ("o", False),
+                   "by construction": ("s", False)}
 REGION_COLOUR = "#009E73"
 
 

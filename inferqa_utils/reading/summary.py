@@ -115,16 +115,31 @@ def first_passage_hints(
     return pd.DataFrame(rows, columns=["source", "qid", "n_hints"])
 
 
-def hint_distribution(first: pd.DataFrame, optimal_rows: pd.DataFrame) -> pd.DataFrame:
-    """Share (%) of passages with 1, 2, … hints: ranked first by each run vs read correctly
-    (judged) under Optimal."""
-    correct = optimal_rows[optimal_rows["judged"]].assign(source="Optimal: correct passages")
-    both = pd.concat([first[["source", "n_hints"]], correct[["source", "n_hints"]]], ignore_index=True)
-    if both.empty:
+#: the ``source`` of the passages read correctly under Optimal in :func:`hint_passages`
+OPTIMAL_CORRECT = "Optimal: correct passages"
+
+
+def hint_passages(first: pd.DataFrame, optimal_rows: pd.DataFrame) -> pd.DataFrame:
+    """Paper 000 Fig. 6 per passage: ``source, reader, qid, n_hints`` of the passages each run ranks
+    first (:func:`first_passage_hints`; no reader) and of those read correctly (judged) under
+    Optimal (source :data:`OPTIMAL_CORRECT`, per reader) — what :func:`hint_distribution` counts and
+    the finding ``full_passages_under_optimal`` compares."""
+    correct = optimal_rows[optimal_rows["judged"].astype(bool)] if len(optimal_rows) else optimal_rows
+    cols = ["source", "reader", "qid", "n_hints"]
+    return pd.concat([
+        first.assign(reader="")[cols] if len(first) else pd.DataFrame(columns=cols),
+        correct.assign(source=OPTIMAL_CORRECT)[cols] if len(correct) else pd.DataFrame(columns=cols),
+    ], ignore_index=True)
+
+
+def hint_distribution(passages: pd.DataFrame) -> pd.DataFrame:
+    """Share (%) of passages with 1, 2, … hints per source of :func:`hint_passages`: ranked first
+    by each run vs read correctly (judged) under Optimal."""
+    if passages.empty:
         return pd.DataFrame()
-    t = pd.crosstab(both["source"], both["n_hints"], normalize="index") * 100
+    t = pd.crosstab(passages["source"], passages["n_hints"], normalize="index") * 100
     t.columns = [f"{c} hints" for c in t.columns]
-    t["n"] = both.groupby("source").size()
+    t["n"] = passages.groupby("source").size()
     return t.round(1)
 
 

@@ -7,12 +7,14 @@ A notebook marks where each of its analyses begins (:func:`begin`; a no-op outsi
 verdicts of the findings: per analysis its wall seconds (from its mark to the next mark or the end
 of the notebook; the time before a notebook's first mark is its ``NN.setup``), the seconds inside
 the models, the prompt tokens evaluated and reused (prefix reuse, KV snapshots), the tokens
-generated, the findings it feeds (:data:`ANALYSES`) with the informative units each verdict rests
-on (:func:`inferqa_utils.measure.verdict.informative_units`), and
+generated, the findings it feeds (:data:`ANALYSES`) with the units each verdict rests on
+(``informative``, :func:`inferqa_utils.measure.verdict.rests_on`), and
 
-    seconds per informative unit = seconds / Σ informative units of the findings it feeds
+    seconds per unit = seconds / the most units any finding it feeds rests on
 
 (``None`` when it feeds no finding or its findings rest on no unit: the analysis decides nothing).
+The findings one analysis feeds read the same questions, so their units are not added up (a
+question would count once per finding); a finding by construction rests on no unit.
 An analysis *feeds* a finding when the finding's measure reads what it wrote, directly or through a
 later notebook (notebook 03's pointwise reranking feeds notebook 04's reading of
 ``bm25+pointwise``).
@@ -47,7 +49,8 @@ class Analysis:
     feeds: tuple[str, ...] = ()
 
 
-_SUP_06 = ("damaging_passages", "probe3_recovers", "damaging_larger_when_supporting")
+_SUP_06 = ("damaging_passages", "damage_remains_under_seem", "probe3_recovers", "probe3_at_5",
+           "damaging_larger_when_supporting")
 _CON_06 = ("damaging_passages_containing", "probe3_recovers_containing", "damaging_larger_when_supporting")
 
 #: every analysis a notebook marks, by key ``<notebook>.<name>[.<corpus>]``
@@ -63,7 +66,7 @@ ANALYSES: dict[str, Analysis] = {
     ),
     "02.fair_control": Analysis(
         "02", "the fair control: pooled LLM judgments in both corpora, size-matched",
-        ("containing_beats_supporting", "containing_beats_supporting_size_matched"),
+        ("containing_beats_supporting", "containing_beats_supporting_size_matched", "best_retriever_differs"),
     ),
     "03.rerank": Analysis(
         "03", "LLM rerankers over the first stage's top candidates",
@@ -72,23 +75,26 @@ ANALYSES: dict[str, Analysis] = {
     ),
     "03.oracle": Analysis(
         "03", "the oracle reranker over each question's own passages",
-        ("oracle_half_of_optimal", "pipeline_below_oracle"),
+        ("oracle_half_of_optimal", "pipeline_below_oracle", "union_freq_beats_norm"),
     ),
     "04.reading": Analysis(
         "04", "every run, the oracle setting and Optimal read at every k and union",
         ("rerankers_marginal", "optimal_far_above_pipeline", "oracle_half_of_optimal",
-         "pipeline_below_oracle", "ft_reranker_oracle_only"),
+         "pipeline_below_oracle", "ft_reranker_oracle_only", "union_freq_beats_norm",
+         "full_passages_under_optimal"),
     ),
     "04.report": Analysis("04", "Table 8, EM across settings, hints of useful passages, paper numbers"),
     "05.training": Analysis(
         "05", "training data sampled, bi-encoders and cross-encoders trained, N chosen on dev",
-        ("finetuning_small_gains", "ft_reranker_oracle_only"),
+        ("finetuning_small_gains", "more_positives_help", "ft_reranker_oracle_only", "ft_pipeline_best"),
     ),
-    "05.retrieval": Analysis("05", "fine-tuned retrievers against MiniLM", ("finetuning_small_gains",)),
+    "05.retrieval": Analysis("05", "fine-tuned retrievers against MiniLM",
+                             ("finetuning_small_gains", "more_positives_help")),
     "05.oracle": Analysis("05", "the cross-encoders as oracle rerankers"),
-    "05.rerank": Analysis("05", "the cross-encoder reranking two first stages", ("ft_reranker_oracle_only",)),
+    "05.rerank": Analysis("05", "the cross-encoder reranking two first stages",
+                          ("ft_reranker_oracle_only", "ft_pipeline_best")),
     "05.reading": Analysis(
-        "05", "the fine-tuned systems read, figure and summary", ("ft_reranker_oracle_only",)
+        "05", "the fine-tuned systems read, figure and summary", ("ft_reranker_oracle_only", "ft_pipeline_best")
     ),
     "06.incremental.supporting": Analysis(
         "06", "EM pattern and probes, answer-supporting corpus", _SUP_06
@@ -98,7 +104,7 @@ ANALYSES: dict[str, Analysis] = {
     ),
     "06.report": Analysis("06", "EM and AcEM curves, passage types, probe tables"),
     "06.ser.supporting": Analysis(
-        "06", "Stability Error Ratio, answer-supporting corpus", ("ser_bm25_above_random",)
+        "06", "Stability Error Ratio, answer-supporting corpus", ("ser_bm25_above_random", "ser_rises_with_negatives")
     ),
     "06.ser.containing": Analysis(
         "06", "Stability Error Ratio, answer-containing corpus", ("ser_bm25_above_random_containing",)
@@ -203,8 +209,8 @@ def segments(events: list[dict[str, Any]]) -> list[tuple[str, str, float]]:
 def ledger_rows(run_dir: str | Path, informative: Mapping[str, int | None],
                 verdicts: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The ledger of a run folder (``build/executions/<run>``): one row per analysis (module
-    docstring), in notebook order. ``informative`` maps finding ids to the informative units of
-    their verdicts on this run (``None``/absent: the finding was not measured), ``verdicts`` to
+    docstring), in notebook order. ``informative`` maps finding ids to the units
+    their verdicts on this run rest on (``None``/absent: the finding was not measured), ``verdicts`` to
     the verdicts."""
     run_dir = Path(run_dir)
     llm: dict[tuple[str, str], dict[str, float]] = {}
@@ -227,8 +233,8 @@ def ledger_rows(run_dir: str | Path, informative: Mapping[str, int | None],
     for stage, key in sorted(set(wall) | set(llm), key=lambda sk: (sk[0], _order(sk[1]))):
         spent = llm.get((stage, key), {})
         feeds = ANALYSES[key].feeds if key in ANALYSES else ()
-        units = {f: informative.get(f) for f in feeds}
-        decided = sum(int(u) for u in units.values() if u)
+        units = {f: (0 if (verdicts or {}).get(f) == "by construction" else informative.get(f)) for f in feeds}
+        decided = max((int(u) for u in units.values() if u), default=0)
         secs = round(max(wall.get((stage, key), 0.0), spent.get("seconds", 0.0)), 1)
         rows.append({
             "notebook": stage[:2], "analysis": key,
@@ -257,7 +263,7 @@ def _order(key: str) -> int:
 def ledger_text(rows: list[dict[str, Any]]) -> list[str]:
     """The ledger as fixed-width text lines (``check``, ``benchmarks/run_cost.py``)."""
     head = (f"{'analysis':34} {'seconds':>8} {'LLM s':>7} {'evaluated':>9} {'reused':>9} {'generated':>9} "
-            f"{'units':>5} {'s/unit':>7}  findings fed (informative units)")
+            f"{'units':>5} {'s/unit':>7}  findings fed (units each rests on)")
     lines = [head]
     for r in rows:
         spu = f"{r['s_per_unit']:.1f}" if r["s_per_unit"] is not None else "—"
@@ -275,7 +281,7 @@ def ledger_text(rows: list[dict[str, Any]]) -> list[str]:
 def ledger_markdown(rows: list[dict[str, Any]]) -> list[str]:
     """The ledger as a Markdown table (the check report)."""
     lines = ["| analysis | what | seconds | LLM s | prompt tokens evaluated | reused | generated | "
-             "findings fed (informative units) | s per informative unit |",
+             "findings fed (units each rests on) | s per unit |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         fed = ", ".join(f"`{f['finding']}` {f['informative'] if f['informative'] is not None else '–'}"

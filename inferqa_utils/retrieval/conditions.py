@@ -8,11 +8,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
 from ..construction.stats import n_tokens
+from ..ir.datamodel import Dataset
 from ..ir.trec import Run
 from ..measure.metrics import hit_curve, hit_per_query
 from ..measure.uncertainty import interval_columns
@@ -61,12 +62,27 @@ def mean_length(corpus: dict[str, str]) -> float:
     return round(sum(n_tokens(t) for t in corpus.values()) / max(1, len(corpus)), 2)
 
 
-def passage_lengths(corpus: dict[str, str], label: str) -> pd.DataFrame:
-    """One row per passage: ``corpus`` (label), ``pid``, ``tokens`` (as :func:`mean_length` counts them),
-    the sample the passage-length finding compares."""
+def passage_lengths(corpus: dict[str, str], label: str, owner: Callable[[str], str | None] | None = None
+                    ) -> pd.DataFrame:
+    """One row per passage: ``corpus`` (label), ``pid``, ``qid`` (the question it belongs to, by
+    ``owner``; empty without one), ``tokens`` (as :func:`mean_length` counts them), the sample the
+    passage-length finding compares (resampled by question: a question's passages share its hints)."""
     return pd.DataFrame(
-        {"corpus": label, "pid": list(corpus), "tokens": [n_tokens(t) for t in corpus.values()]}
+        {"corpus": label, "pid": list(corpus), "qid": [(owner(p) if owner else None) for p in corpus],
+         "tokens": [n_tokens(t) for t in corpus.values()]}
     )
+
+
+def corpora_lengths(ds: Dataset, corpus: dict[str, str], control: dict[str, str]) -> pd.DataFrame:
+    """:func:`passage_lengths` of the answer-supporting corpus and the answer-containing control, each
+    passage with its question (its owner in the dataset; a control reference's ``ref:<qid>`` id)."""
+    from .pooled import reference_owner
+
+    qids = set(ds.questions)
+    return pd.concat([
+        passage_lengths(corpus, SUPPORTING, lambda p: ds.passages[p].qid if p in ds.passages else None),
+        passage_lengths(control, CONTAINING, lambda p: reference_owner(p, qids)),
+    ], ignore_index=True)
 
 
 def plot_hit_curves(curves: pd.DataFrame, title: str):

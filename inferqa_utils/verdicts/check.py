@@ -53,7 +53,7 @@ from ..record.run_dirs import describe_outcome, run_manifests, run_order, run_ou
 
 MATRIX = Path(__file__).with_name("reproduction.yaml")
 #: version of the check record's layout (:func:`check_record`); readers refuse other versions
-RECORD_SCHEMA = 2
+RECORD_SCHEMA = 3
 #: verdict table column → check record key
 _FINDING_KEYS = {
     "finding": "finding",
@@ -63,15 +63,25 @@ _FINDING_KEYS = {
     "ours a": "ours_a",
     "ours b": "ours_b",
     "statistic": "statistic",
+    "test": "test",
     "p": "p",
     "p (Holm)": "p_holm",
     "n": "n",
+    "discordant": "discordant",
+    "moved": "moved",
     "informative": "informative",
+    "units needed": "units_needed",
+    "questions needed": "questions_needed",
+    "needed how": "needed_how",
     "rule": "rule",
+    "margin from": "margin_from",
+    "unadjusted": "unadjusted",
     "verdict": "verdict",
     "why": "why",
     "ours is": "ours_is",
 }
+#: record keys holding whole numbers (``None`` when not measured)
+_INT_KEYS = ("n", "discordant", "moved", "informative", "units_needed", "questions_needed")
 HEADER = """\
 # Reproduction matrix (read by `python -m inferqa_utils check --profile NAME`; see
 # inferqa_utils/verdicts/check.py).
@@ -406,40 +416,54 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
         log(f"[check] expected values recorded from the run checked: {n['same']} (OK by construction); "
             f"from another run: {n['independent']}; from a run the matrix does not name: {n['unnamed']}")
     verdicts = None
+    decidability: list[dict[str, Any]] = []
     if findings_table:
         from . import findings as fnd
 
         verdicts = fnd.verdict_table(
             fnd.Results(dataset, split, {**params, "reading_k": params.get("read_k", 3)}, folder)
         )
-        log(f"[check] findings on this run: {fnd.verdict_counts(verdicts)}")
+        log(f"[check] findings on this run: {fnd.verdict_counts(verdicts)}; verdicts after Holm's adjustment "
+            f"over the {int(verdicts['p (Holm)'].notna().sum())} findings tested")
         for fid, r in verdicts.iterrows():
-            log(f"  {r['verdict']:12} {fid:32} a {r['ours a']:>24}  b {r['ours b']:>24}  "
-                f"{r['statistic']:>30}  p(Holm) {_p(r['p (Holm)'])}  [{r['rule']}]")
-            log(f"  {'':12} {'':32} {r['why']}")
+            log(f"  {r['verdict']:15} {fid:34} a {r['ours a']:>24}  b {r['ours b']:>24}  "
+                f"{r['statistic']:>30}  p {_p(r['p'])}  p(Holm) {_p(r['p (Holm)'])}  [{r['rule']}]")
+            log(f"  {'':15} {'':34} {r['test']}; {r['why']}")
+        for ns in fnd.not_scored():
+            log(f"  {'not scored':15} {ns.id:34} {ns.why}")
     if against is not None and verdicts is not None:
         before = json.loads(Path(against).read_text(encoding="utf-8"))
         changes = verdict_changes(before.get("findings") or [], verdicts)
         log(f"[check] verdicts against {against} ({str((before.get('git') or {}).get('commit', ''))[:7]}, "
             f"{before.get('date', '')[:10]}): {len(changes)} changed")
         for c in changes:
-            log(f"  {c['id']:36} {c['before']:>12} ({c['informative_before']}) → {c['after']} "
+            log(f"  {c['id']:36} {c['before']:>15} ({c['informative_before']}) → {c['after']} "
                 f"({c['informative_after']})")
     ledger_rows = run_ledger(profile_name, verdicts, executions) if verdicts is not None else []
     if ledger_rows:
         from ..record.ledger import ledger_text
 
-        log("[check] the run's ledger: seconds per analysis, the informative units of the findings it feeds")
+        log("[check] the run's ledger: seconds per analysis, the units the verdicts of the findings it feeds "
+            "rest on")
         for line in ledger_text(ledger_rows):
+            log(f"  {line}")
+    if verdicts is not None:
+        from .decidability import decidability_rows, decidability_text
+
+        decidability = decidability_rows(profile_name, verdicts, ledger_rows, executions)
+        log("[check] decidability: per finding the units its verdict rests on, the units and questions a "
+            "decision would need at the observed effect, and the cheapest shipped profile or data that has them")
+        for line in decidability_text(decidability):
             log(f"  {line}")
     if report:
         Path(report).write_text(
-            markdown_report(profile_name, dataset, split, outcomes, verdicts, ledger_rows), encoding="utf-8"
+            markdown_report(profile_name, dataset, split, outcomes, verdicts, ledger_rows, decidability),
+            encoding="utf-8",
         )
         log(f"[check] report written to {report}")
         rec = record_path(report)
         record = check_record(profile_name, dataset, split, outcomes, verdicts, notebooks, executions,
-                              allow_unrecorded, ledger_rows)
+                              allow_unrecorded, ledger_rows, decidability)
         rec.write_text(
             json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
         )
@@ -715,7 +739,8 @@ def run_ledger(profile_name: str, verdicts: Any, executions: Path | None = None)
 def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any,
                  notebooks: Sequence[str] | None = None, executions: Path | None = None,
                  allow_unrecorded: bool = False,
-                 ledger: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+                 ledger: Sequence[dict[str, Any]] | None = None,
+                 decidability: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The machine-readable record of one check (JSON-safe): profile, dataset, split, date (UTC),
     git commit and dirty flag at check time, the machine (:func:`inferqa_utils.record.manifest.machine_info`),
     the newest run manifest of the profile (``run``: total and per-notebook seconds, status, its
@@ -723,8 +748,9 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
     run folder exists), the
     notebooks filter, whether tables with no run record were accepted, the condition outcomes (each with its
     table's file, the run checked and the run that wrote the table), the findings verdict table as records
-    (``None`` when findings were not scored) and the run's ledger (:func:`run_ledger`; ``[]`` when the run
-    folders hold no ledger log)."""
+    (``None`` when findings were not scored), the run's ledger (:func:`run_ledger`; ``[]`` when the run
+    folders hold no ledger log) and the decidability rows
+    (:func:`inferqa_utils.verdicts.decidability.decidability_rows`)."""
     from ..record.manifest import git_commit, machine_info
 
     conditions = [{"id": o.condition.id, "notebook": o.condition.notebook, "table": o.condition.table.key,
@@ -742,7 +768,7 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
                 v = r.get(col)
                 if key in ("p", "p_holm"):
                     row[key] = _number(v)
-                elif key in ("n", "informative"):
+                elif key in _INT_KEYS:
                     row[key] = None if _number(v) is None else int(v)
                 else:
                     row[key] = "" if v is None else str(v)
@@ -762,6 +788,7 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
         "conditions": conditions,
         "findings": rows,
         "ledger": list(ledger or []),
+        "decidability": list(decidability or []),
     }
 
 
@@ -802,7 +829,7 @@ def _p(v: Any) -> str:
 
 def markdown_report(
     profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any,
-    ledger: Sequence[dict[str, Any]] | None = None,
+    ledger: Sequence[dict[str, Any]] | None = None, decidability: Sequence[dict[str, Any]] | None = None,
 ) -> str:
     lines = [
         f"# Reproduction check: profile `{profile_name}`",
@@ -819,20 +846,30 @@ def markdown_report(
             f"{'—' if o.got is None else f'{o.got:g}'} | ±{c.tolerance:g} | {o.why} |"
         )
     if verdicts is not None:
+        from .findings import not_scored
+
         lines += [
             "", "## Findings", "",
-            "| finding | paper a | paper b | ours a | ours b | statistic | p (Holm) | rule | verdict | why |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "Verdicts after Holm's adjustment over the findings tested; *p*: the p of the verdict's test "
+            "before the adjustment.", "",
+            "| finding | paper a | paper b | ours a | ours b | statistic | test | p | p (Holm) | rule | "
+            "before Holm | verdict | why |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for _fid, r in verdicts.iterrows():
-            cells = [r["finding"], r["paper a"], r["paper b"], r["ours a"], r["ours b"], r["statistic"],
-                     _p(r["p (Holm)"]), r["rule"], f"**{r['verdict']}**", r["why"]]
+            cells = [r["finding"], r["paper a"], r["paper b"], r["ours a"], r["ours b"], r["statistic"], r["test"],
+                     _p(r["p"]), _p(r["p (Holm)"]), r["rule"], r["unadjusted"], f"**{r['verdict']}**", r["why"]]
             lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in cells) + " |")
+        lines += ["", "Not scored:", ""] + [f"- `{n.id}` ({n.source}): {n.why}" for n in not_scored()]
+    if decidability:
+        from .decidability import decidability_markdown
+
+        lines += ["", "## Decidability", "", *decidability_markdown(list(decidability))]
     if ledger:
         from ..record.ledger import ledger_markdown
 
         lines += ["", "## Ledger", "",
                   "Per analysis of the run: its seconds, what it spent in the models, the findings it feeds "
-                  "with the informative units each verdict rests on, and seconds per informative unit.", "",
+                  "with the units each verdict rests on, and seconds per unit.", "",
                   *ledger_markdown(list(ledger))]
     return "\n".join(lines) + "\n"

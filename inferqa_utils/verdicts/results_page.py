@@ -43,7 +43,7 @@ from typing import Any
 
 from ..core.errors import DataFormatError
 from ..measure.paper import Finding, load_paper_numbers
-from ..measure.verdict import CONTRADICTED, HOLDS, INCONCLUSIVE, MIN_UNITS
+from ..measure.verdict import ALPHA, BY_CONSTRUCTION, CONTRADICTED, HOLDS, INCONCLUSIVE, MIN_UNITS
 from ..present.figures import ForestPoint, ForestRow
 from ..present.tables import markdown_table, p_value_text
 from ..record.provenance import describe_run
@@ -54,7 +54,8 @@ from .check import manifests_cache_use as check_cache_use
 DEFAULT_PROFILES = ("smoke", "default", "triviahg", "wikihint")
 #: the check records a results folder holds
 RECORD_GLOB = "check_*.json"
-VERDICTS = (HOLDS, CONTRADICTED, INCONCLUSIVE)
+#: the verdicts a record may hold; the first three are counted
+VERDICTS = (HOLDS, CONTRADICTED, INCONCLUSIVE, BY_CONSTRUCTION)
 #: the papers ``paper_numbers.yaml`` cites by number ("paper 000 §5.1"), as the README lists them
 PAPERS = {
     "000": "*Inferential Question Answering* (the QUIT benchmark), arXiv 2602.01239, 2026.",
@@ -64,7 +65,8 @@ _PAPER_RE = re.compile(r"\bpaper (\d{3})\b")
 #: a record's statistic cell, e.g. ``diff 75.69 [63.19, 86.81]`` or ``ratio nan [nan, nan]``
 _STAT_RE = re.compile(r"^(?P<kind>[a-z]+) (?P<value>\S+) \[(?P<lo>\S+), (?P<hi>\S+)\]$")
 #: the scoreboard's verdict cells
-VERDICT_CELLS = {HOLDS: "✓ **holds**", CONTRADICTED: "✗ **contradicted**", INCONCLUSIVE: "○ inconclusive"}
+VERDICT_CELLS = {HOLDS: "✓ **holds**", CONTRADICTED: "✗ **contradicted**", INCONCLUSIVE: "○ inconclusive",
+                 BY_CONSTRUCTION: "≡ by construction"}
 #: the forest plot's file name (``.png`` and ``.svg``) in the ``figures/`` folder beside the page
 FIGURE_NAME = "results_forest"
 _STATUSES = ("OK", "FAIL")
@@ -347,10 +349,17 @@ def _runs_checked(rec: Mapping[str, Any]) -> str:
 
 
 def _verdicts(rec: Mapping[str, Any]) -> str:
+    """``3 holds, 1 contradicted, 20 inconclusive (4 by construction, not counted)``."""
     if rec["findings"] is None:
         return "not scored"
     counts = {v: sum(f["verdict"] == v for f in rec["findings"]) for v in VERDICTS}
-    return ", ".join(f"{n} {v}" for v, n in counts.items())
+    text = ", ".join(f"{counts[v]} {v}" for v in (HOLDS, CONTRADICTED, INCONCLUSIVE))
+    return text + (f" ({counts[BY_CONSTRUCTION]} by construction, not counted)" if counts[BY_CONSTRUCTION] else "")
+
+
+def counted(rec: Mapping[str, Any]) -> int:
+    """The findings a record counts (those by construction apart)."""
+    return sum(f["verdict"] != BY_CONSTRUCTION for f in rec["findings"] or [])
 
 
 def _value(label: str, v: float | None) -> str:
@@ -448,6 +457,7 @@ class Section:
     kind: str = "diff"
     region: tuple[float, float] | None = None
     marks: tuple[float, ...] = ()
+    margin_source: str = ""
 
 
 def _paper_short(a: float | None, b: float | None) -> str:
@@ -466,6 +476,7 @@ def _sections(findings: Sequence[Finding], records: Mapping[str, Mapping[str, An
             f.ours, _paper_short(f.a_value, f.b_value), f.statistic,
             f.region()[:2],
             (0.0,) if f.relation == "adds little" else (),
+            f.margin_source,
         )
         for f in findings
     ]
@@ -517,16 +528,16 @@ def stat_cell(text: str) -> str:
 
 
 def verdict_cell(verdict: str | None) -> str:
-    """✓ **holds**, ✗ **contradicted**, ○ inconclusive; "—" when the finding was not scored."""
+    """✓ **holds**, ✗ **contradicted**, ○ inconclusive, ≡ by construction; "—" when the finding was not
+    scored."""
     return VERDICT_CELLS.get(verdict or "", "—")
 
 
 def _short_rule(rule: str) -> str:
-    """The rule in a scoreboard cell: ``a − b ≥ 10``, ``|a − b| ≤ 5, not < 0``, ``a / b ∈ [0.25, 0.75]``."""
+    """The rule in a scoreboard cell: ``a − b > 35.7``, ``|a − b| < 2.16, not < 0``, ``0.4977 < a/b < 0.5592``."""
     for old, new in (
         ("abs(a - b)", "|a − b|"),
         (" and not significantly < 0", ", not < 0"),
-        ("ratio a/b in", "a / b ∈"),
         (" - ", " − "),
         (">=", "≥"),
         ("<=", "≤"),
@@ -580,7 +591,7 @@ def _summary(p: str, rec: Mapping[str, Any] | None) -> str:
         return f"- **{p}**: no check record."
     run = rec.get("run")
     text = (
-        f"- **{p}** (`{rec['dataset']}`): {_verdicts(rec)} of {len(rec['findings'] or [])} findings. "
+        f"- **{p}** (`{rec['dataset']}`): {_verdicts(rec)} of {counted(rec)} findings. "
         f"{_checked_at(rec)}"
     )
     matrix = f" Reproduction matrix: {_conditions(rec)}." if rec["conditions"] else ""
@@ -625,11 +636,19 @@ def _header(command: str, generated: _dt.datetime) -> list[str]:
         f"by hand: `make {'docs' if shipped else 'results-page'}` regenerates this page.*",
         "",
         "The claims of the source papers, each scored on our runs from per-question data: a statistic of two "
-        "of our quantities *a* and *b* with its seeded 95 % bootstrap interval, which **holds** when the "
-        "interval lies inside the region the claim's rule states, is **contradicted** when it lies outside, "
-        "and is **inconclusive** when it straddles a boundary or an input is missing or constant. Only "
-        "directions and size classes are compared with the papers, never absolute numbers: our corpora, "
-        "models and question counts are far smaller.",
+        "of our quantities *a* and *b* with its 95 % interval, which **holds** when the statistic lies "
+        "significantly inside the region the claim's rule states, is **contradicted** when it lies "
+        "significantly outside, and is **inconclusive** otherwise — an interval touching an edge, from "
+        "either side, decides nothing. Paired 0/1 outcomes are tested on their discordant questions "
+        "(exact sign test; Tango's score test at a margin), other statistics by a seeded bootstrap; "
+        "a verdict rests on at least "
+        f"{MIN_UNITS} discordant questions (or, for an equivalence claim, {MIN_UNITS} questions the "
+        "intervention moved), and each verdict is the one left after Holm's adjustment over the findings "
+        f"one profile tests (α = {ALPHA:g}), the unadjusted one beside it. A comparison that cannot come "
+        "out otherwise is marked **by construction**, with the reason, and not counted. Every margin "
+        "comes from a paper, which the finding's section names. Only directions and the papers' own "
+        "margins are compared, never absolute numbers: our corpora, models and question counts are far "
+        "smaller.",
         "",
     ]
 
@@ -705,13 +724,13 @@ def _scoreboard_part(
             f"![Forest plot: each finding's statistic with its 95 % interval per profile]({figure})",
             "",
             "*Each row is a finding, each point one profile's statistic with its 95 % interval (bar); the "
-            "marker gives the verdict (filled circle holds, cross contradicted, open circle inconclusive). "
-            "The green band is the region the finding's rule states and the dashed lines are its boundaries: "
-            "a finding holds when its whole bar lies in the band, is contradicted when the bar lies wholly "
-            'outside (for "|a − b| ≤ m, not < 0" also when it lies wholly below the dotted 0), and is '
-            'inconclusive when '
-            "the bar crosses a dashed line, or when too few questions or no variation left it undecided "
-            "whatever the bar. Differences, ratios and relative differences have their own panels, as their "
+            "marker gives the verdict (filled circle holds, cross contradicted, open circle inconclusive, open "
+            "square by construction). The green band is the region the finding's rule states and the dashed "
+            "lines are its edges: a finding holds when its whole bar lies strictly inside the band and Holm's "
+            "adjustment keeps it, is contradicted when the bar lies strictly outside (for \"|a − b| < m, not "
+            "< 0\" also when it lies wholly below the dotted 0) and Holm keeps it, and is inconclusive "
+            "otherwise, or when too few discordant questions left it undecided whatever the bar. Differences, "
+            "ratios and relative differences have their own panels, as their "
             f"scales differ. Also as [SVG]({svg}).*",
             "",
         ]
@@ -760,12 +779,13 @@ _RUNS_NOTE = (
 )
 
 _FINDINGS_NOTE = (
-    "Per finding: its text and source, the paper's numbers, the rule, and one row per profile: our "
-    "*a* and *b* (means with their 95 % intervals), the statistic (a − b, a / b or |a − b| / b) with "
-    "its seeded 95 % bootstrap interval, p (Holm) — the p-value of mean(a) = mean(b), Holm-adjusted "
-    "over the findings of one profile —, the units measured and, in brackets, those the verdict rests "
-    "on (for a paired comparison the units whose two sides differ: only they move a paired test), the "
-    "verdict and why."
+    "Per finding: its text and source, the paper's numbers, the rule and where its margin comes from, "
+    "and one row per profile: our *a* and *b* (means with their 95 % intervals), the statistic "
+    "(a − b, a / b or |a − b| / b) with its 95 % interval and the test that gave it, *p* — the p-value "
+    "of the verdict's test — and *p (Holm)*, adjusted over the findings the profile tests, the units "
+    "measured and, in brackets, those the verdict rests on (for a paired difference the discordant "
+    "units, whose two sides differ: only they move a paired test; for an equivalence claim the units "
+    "the intervention moved), the verdict before Holm's adjustment, the verdict and why."
 )
 
 
@@ -773,7 +793,8 @@ def _finding_section(
     sec: Section, records: Mapping[str, Mapping[str, Any]], shown: Sequence[str]
 ) -> list[str]:
     lines = [f"### `{sec.id}`", "", sec.text, "",
-             f"Source: {sec.source}. Paper: *a* = {sec.paper_a}; *b* = {sec.paper_b}. Rule: {sec.rule}."
+             f"Source: {sec.source}. Paper: *a* = {sec.paper_a}; *b* = {sec.paper_b}. Rule: {sec.rule}"
+             + (f" (margin: {sec.margin_source.rstrip('.')})" if sec.margin_source else "") + "."
              + (f" Ours: {sec.ours.rstrip('.')}." if sec.ours else ""), ""]
     if not shown:
         return [*lines, "No main profile has a check record.", ""]
@@ -781,15 +802,16 @@ def _finding_section(
     for p in shown:
         row = _by_id(records[p]).get(sec.id)
         if row is None:
-            rows.append([p, "—", "—", "—", "—", "—", "not scored", ""])
+            rows.append([p, "—", "—", "—", "—", "—", "—", "—", "—", "not scored", ""])
         else:
-            rows.append([p, row["ours_a"], row["ours_b"], row["statistic"], p_value_text(row.get("p_holm")),
-                         _units(row), f"**{row['verdict']}**", row["why"]])
+            rows.append([p, row["ours_a"], row["ours_b"], row["statistic"], row.get("test") or "—",
+                         p_value_text(row.get("p")), p_value_text(row.get("p_holm")), _units(row),
+                         row.get("unadjusted") or "—", f"**{row['verdict']}**", row["why"]])
     return [
         *lines,
         *markdown_table(
-            ["profile", "ours a", "ours b", "statistic [95 % interval]", "p (Holm)", "n (informative)",
-             "verdict", "why"],
+            ["profile", "ours a", "ours b", "statistic [95 % interval]", "test", "p", "p (Holm)",
+             "n (rests on)", "before Holm", "verdict", "why"],
             rows,
         ),
         "",
@@ -797,12 +819,46 @@ def _finding_section(
 
 
 def _units(row: Mapping[str, Any]) -> str:
-    """``n (informative)`` of a findings row: the units measured and those the verdict rests on (for a
-    paired comparison the units whose two sides differ); ``—`` when not measured."""
+    """``n (rests on)`` of a findings row: the units measured and those the verdict rests on (for a
+    paired difference the discordant units; for an equivalence claim the units moved); ``—`` when
+    not measured."""
     n, informative = row.get("n"), row.get("informative")
     if not isinstance(n, int) or n <= 0:
         return "—"
     return f"{n} ({informative})" if isinstance(informative, int) else str(n)
+
+
+_DECIDABILITY_NOTE = (
+    "Per finding and profile: the units its verdict rests on now, the units and questions a decision "
+    "would need at the effect observed (80 % power at α = 0.05 divided by the findings the profile tests: "
+    "the exact sign test's power for paired 0/1 outcomes against 0, a normal approximation otherwise, "
+    "`inferqa_utils/measure/decidability.py`), and the cheapest shipped profile or data that reads that "
+    "many questions, with its time projected from the run's ledger here and on the slow reference host "
+    "(`inferqa_utils/verdicts/decidability.py`). A finding whose estimate sits on its rule's edge has "
+    "no effect to detect."
+)
+
+
+def _decidability(records: Mapping[str, Mapping[str, Any]], shown: Sequence[str]) -> list[str]:
+    from .decidability import decidability_markdown
+
+    lines = ["## Decidability", "", _DECIDABILITY_NOTE, ""]
+    for p in shown:
+        rows = records[p].get("decidability") or []
+        lines += [f"### {p}", ""]
+        lines += [*decidability_markdown(rows), ""] if rows else ["No decidability rows in this record.", ""]
+    return lines
+
+
+def _not_scored() -> list[str]:
+    from ..measure.paper import load_not_scored
+
+    items = load_not_scored()
+    if not items:
+        return []
+    return ["## Claims not scored", "",
+            "Claims of the papers that the notebooks compute or discuss but that our data cannot score, "
+            "and why.", "", *[f"- `{n.id}` — {n.finding} ({n.source}): {n.why}." for n in items], ""]
 
 
 def _appendix(
@@ -872,6 +928,9 @@ def render(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str] = D
     ]
     for sec in sections:
         lines += _finding_section(sec, records, shown)
+    lines += _not_scored()
+    if shown:
+        lines += _decidability(records, shown)
     if sample:
         lines += _appendix(sections, records, sample)
     if extra:
