@@ -260,7 +260,8 @@ TABLE8 = _table("table8", Stage.READING, "table8")
 HINTS_DISTRIBUTION = _table("hints_distribution", Stage.READING, "hints_distribution",
                             columns=("source", "n"),
                             column_patterns=(r"[0-9]+ hints",))
-HINT_PASSAGES = _table("hint_passages", Stage.READING, "hint_passages", columns=("source", "reader", "qid", "n_hints"))
+HINT_PASSAGES = _table("hint_passages", Stage.READING, "hint_passages",
+                       columns=("source", "reader", "qid", "n_hints"))
 
 FT_TRAINING_TIMES = _table("ft_training_times", Stage.FINETUNING, "training_times", per_split=False)
 FT_RETRIEVAL = _table("ft_retrieval", Stage.FINETUNING, "retrieval",

@@ -452,7 +452,7 @@ def test_the_packaged_matrix_names_its_sources():
                                    "decomposition + CoT reader EM"], "triviahg": []}
 
 
-# ----------------------------------------------------------------------------- the report, the ledger, --against
+# ------------------------------------------------------------------------- the report, the ledger, --against
 
 def _toy_answers(results) -> None:
     """04 answers of the smoke dataset in which two findings are tested (see tests/test_findings.py):
@@ -479,13 +479,15 @@ def test_the_report_prints_holms_p_as_p_holm(tmp_path):
     _toy_answers(results)
     chk.check("smoke", folder=results, path=matrix, executions=tmp_path / "executions",
               report=tmp_path / "check.md", log=lambda *_: None)
-    line = next(x for x in (tmp_path / "check.md").read_text().splitlines() if x.startswith("| F3. Retriever-only"))
+    report = (tmp_path / "check.md").read_text().splitlines()
+    line = next(x for x in report if x.startswith("| F3. Retriever-only"))
     cells = [c.strip() for c in line.strip("|").split(" | ")]
     assert cells[7:9] == ["0.0020", "0.0039"] and cells[-2] == "**holds**"
     rec = json.loads((tmp_path / "check.json").read_text())
     row = next(f for f in rec["findings"] if f["id"] == "pipeline_below_oracle")
     assert (row["p"], row["p_holm"], row["discordant"], row["unadjusted"]) == (0.002, 0.0039, 10, "holds")
-    assert rec["decidability"] and {d["id"] for d in rec["decidability"]} == {f["id"] for f in rec["findings"]}
+    assert rec["decidability"]
+    assert {d["id"] for d in rec["decidability"]} == {f["id"] for f in rec["findings"]}
 
 
 def test_check_against_an_earlier_record_lists_the_changes(tmp_path):
@@ -521,9 +523,40 @@ def test_a_notebook_rerun_in_a_newer_run_is_counted_once_in_the_ledger(tmp_path)
 
 def test_a_failed_newest_run_is_noted(tmp_path):
     record_run(tmp_path, run_id="20261123-120000-smoke", notebooks=("02_retrieval", "04_reading"))
-    executions = record_run(tmp_path, run_id="20261124-120000-smoke", notebooks=("02_retrieval", "04_reading"),
-                            status="failed in 04_reading.ipynb")
+    executions = record_run(tmp_path, run_id="20261124-120000-smoke",
+                            notebooks=("02_retrieval", "04_reading"), status="failed in 04_reading.ipynb")
     note = chk.newest_run_note("smoke", executions)
     assert note is not None and note.startswith("[check] newest run 20261124-120000-smoke")
     assert "04_reading" in note and "count only from a run that finished them" in note
     assert chk.newest_run_note("smoke", record_run(tmp_path / "ok")) is None
+
+
+def test_the_decidability_rows_by_hand(tmp_path):
+    """damaging_passages on the default profile (it reads 48 test questions in notebook 06): its
+    analysis took 96 s of which 90 s in the 1.5B (9,000 tokens evaluated, 300 generated), at rates
+    of 90 / 30 tok/s here: 2 s per question here. Needing 40 questions, the default (48) reaches them:
+    48 · 2 = 96 s here; on the slow reference host (its 1.5B rates from reference_costs.json) the LLM
+    share scales by (9000/37.9 + 300/10.2) / (9000/90 + 300/30). Needing 1,000 questions: no
+    shipped profile or data reads that many."""
+    from inferqa_utils.verdicts import decidability as dec
+
+    verdicts = pd.DataFrame({"verdict": ["inconclusive", "inconclusive", "by construction"],
+                             "informative": [8, 8, 20], "n": [11, 11, 48], "units needed": [30, 900, None],
+                             "questions needed": [40, 1000, None], "needed how": ["h", "h", ""]},
+                            index=["damaging_passages", "probe3_recovers", "optimal_far_above_pipeline"])
+    ledger_rows = [{"analysis": "06.incremental.supporting", "seconds": 96.0, "llm_s": 90.0,
+                    "evaluated": 9000, "generated": 300,
+                    "feeds": [{"finding": "damaging_passages"}, {"finding": "probe3_recovers"}]}]
+    host = {"qwen2.5-coder-1.5b": {"prefill_tok_s": 90.0, "decode_tok_s": 30.0}}
+    rows = {r["id"]: r for r in dec.decidability_rows("default", verdicts, ledger_rows, host)}
+    d = rows["damaging_passages"]
+    assert (d["rests_on"], d["questions_needed"]) == (8, 40)
+    assert (d["reached_by"], d["projected_s"]) == ("profile default", 96.0)
+    slow = dec.reference_rates()["qwen2.5-coder-1.5b"]
+    factor = (9000 / slow["prefill_tok_s"] + 300 / slow["decode_tok_s"]) / (9000 / 90 + 300 / 30)
+    assert d["projected_slow_s"] == pytest.approx(round(48 * (90 * factor + 6) / 48, 1), abs=0.1)
+    far = rows["probe3_recovers"]
+    assert far["reached_by"] is None
+    assert far["note"].startswith("no shipped profile or data reads 1,000 questions")
+    assert rows["optimal_far_above_pipeline"]["note"].startswith("by construction")
+    assert "profile default" in "\n".join(dec.decidability_text(list(rows.values())))

@@ -156,7 +156,8 @@ def test_values_from_another_file_and_its_record_listed(root: Path):
     (root / "data.json").write_text(json.dumps({"build": {"counts": {"test": 210}}}), encoding="utf-8")
     inner = _record(what="an inner record", commit="1" * 40)
     (root / "docs" / "records" / "bench" / "inner.json").write_text(json.dumps(inner), encoding="utf-8")
-    outer = _record(what="an outer record", values={"test": 1}, views={"text": {"text": "{test} and {x:,.1f}"}},
+    outer = _record(what="an outer record", values={"test": 1},
+                    views={"text": {"text": "{test} and {x:,.1f}"}},
                     **{"from": [{"file": "data.json", "values": {"test": ["build", "counts", "test"]}},
                                 {"file": "docs/records/bench/inner.json", "values": {"x": ["values", "x"]}}]})
     (root / "docs" / "records" / "bench" / "outer.json").write_text(json.dumps(outer), encoding="utf-8")

@@ -18,9 +18,7 @@ from inferqa_utils.verdicts import findings as fnd
 
 
 def _finding(relation: str, **bounds: float) -> Finding:
-    return Finding(
-        "x", "claim", "paper", "A", None, "B", None, relation, dict(bounds), "optimal_vs_pipeline"
-    )
+    return Finding("x", "claim", "paper", "A", None, "B", None, relation, dict(bounds), "optimal_vs_pipeline")
 
 
 def _pairs(n10: int, n01: int, n00: int = 0, n11: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -29,35 +27,38 @@ def _pairs(n10: int, n01: int, n00: int = 0, n11: int = 0) -> tuple[np.ndarray, 
     return np.array(a), np.array(b)
 
 
-@pytest.mark.parametrize(("relation", "bounds", "lo", "hi", "verdict"), [
-    ("a > b", {}, 1.0, 3.0, vr.HOLDS),
-    ("a > b", {}, -1.0, 2.0, vr.INCONCLUSIVE),
-    ("a > b", {}, -3.0, -1.0, vr.CONTRADICTED),
-    ("a > b", {}, 0.0, 0.0, vr.INCONCLUSIVE),  # identical outcomes: no evidence either way
-    ("a > b", {}, 0.0, 2.0, vr.INCONCLUSIVE),  # touching the edge from inside …
-    ("a > b", {}, -2.0, 0.0, vr.INCONCLUSIVE),  # … and from outside: both sides alike
-    ("a < b", {}, -3.0, -1.0, vr.HOLDS),
-    ("a < b", {}, -2.0, 0.0, vr.INCONCLUSIVE),
-    ("a < b", {}, 1.0, 2.0, vr.CONTRADICTED),
-    ("adds little", {"margin": 5.0}, -2.0, 3.0, vr.HOLDS),
-    ("adds little", {"margin": 5.0}, -4.0, -1.0, vr.CONTRADICTED),  # inside the band, but it hurts
-    ("adds little", {"margin": 5.0}, -2.0, 8.0, vr.INCONCLUSIVE),
-    ("adds little", {"margin": 5.0}, -2.0, 5.0, vr.INCONCLUSIVE),  # touching the margin
-    ("adds little", {"margin": 5.0}, 6.0, 9.0, vr.CONTRADICTED),
-    ("a - b >= margin", {"margin": 10.0}, 12.0, 30.0, vr.HOLDS),
-    ("a - b >= margin", {"margin": 10.0}, 10.0, 30.0, vr.INCONCLUSIVE),
-    ("a - b >= margin", {"margin": 10.0}, 5.0, 30.0, vr.INCONCLUSIVE),
-    ("a - b >= margin", {"margin": 10.0}, 1.0, 8.0, vr.CONTRADICTED),
-    ("a - b >= margin", {"margin": 10.0}, 1.0, 10.0, vr.INCONCLUSIVE),
-    ("a - b <= margin", {"margin": 0.0}, -6.0, -1.0, vr.HOLDS),
-    ("a - b <= margin", {"margin": 0.0}, -6.0, 2.0, vr.INCONCLUSIVE),
-    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.3, 0.6, vr.HOLDS),
-    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.1, 0.2, vr.CONTRADICTED),
-    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.2, 0.5, vr.INCONCLUSIVE),
-    ("abs(a - b) / b <= margin", {"margin": 0.25}, 0.01, 0.2, vr.HOLDS),
-    ("abs(a - b) / b <= margin", {"margin": 0.25}, 0.27, 0.29, vr.CONTRADICTED),
-    ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, math.nan, math.nan, vr.INCONCLUSIVE),
-])
+@pytest.mark.parametrize(
+    ("relation", "bounds", "lo", "hi", "verdict"),
+    [
+        ("a > b", {}, 1.0, 3.0, vr.HOLDS),
+        ("a > b", {}, -1.0, 2.0, vr.INCONCLUSIVE),
+        ("a > b", {}, -3.0, -1.0, vr.CONTRADICTED),
+        ("a > b", {}, 0.0, 0.0, vr.INCONCLUSIVE),  # identical outcomes: no evidence either way
+        ("a > b", {}, 0.0, 2.0, vr.INCONCLUSIVE),  # touching the edge from inside …
+        ("a > b", {}, -2.0, 0.0, vr.INCONCLUSIVE),  # … and from outside: both sides alike
+        ("a < b", {}, -3.0, -1.0, vr.HOLDS),
+        ("a < b", {}, -2.0, 0.0, vr.INCONCLUSIVE),
+        ("a < b", {}, 1.0, 2.0, vr.CONTRADICTED),
+        ("adds little", {"margin": 5.0}, -2.0, 3.0, vr.HOLDS),
+        ("adds little", {"margin": 5.0}, -4.0, -1.0, vr.CONTRADICTED),  # inside the band, but it hurts
+        ("adds little", {"margin": 5.0}, -2.0, 8.0, vr.INCONCLUSIVE),
+        ("adds little", {"margin": 5.0}, -2.0, 5.0, vr.INCONCLUSIVE),  # touching the margin
+        ("adds little", {"margin": 5.0}, 6.0, 9.0, vr.CONTRADICTED),
+        ("a - b >= margin", {"margin": 10.0}, 12.0, 30.0, vr.HOLDS),
+        ("a - b >= margin", {"margin": 10.0}, 10.0, 30.0, vr.INCONCLUSIVE),
+        ("a - b >= margin", {"margin": 10.0}, 5.0, 30.0, vr.INCONCLUSIVE),
+        ("a - b >= margin", {"margin": 10.0}, 1.0, 8.0, vr.CONTRADICTED),
+        ("a - b >= margin", {"margin": 10.0}, 1.0, 10.0, vr.INCONCLUSIVE),
+        ("a - b <= margin", {"margin": 0.0}, -6.0, -1.0, vr.HOLDS),
+        ("a - b <= margin", {"margin": 0.0}, -6.0, 2.0, vr.INCONCLUSIVE),
+        ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.3, 0.6, vr.HOLDS),
+        ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.1, 0.2, vr.CONTRADICTED),
+        ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, 0.2, 0.5, vr.INCONCLUSIVE),
+        ("abs(a - b) / b <= margin", {"margin": 0.25}, 0.01, 0.2, vr.HOLDS),
+        ("abs(a - b) / b <= margin", {"margin": 0.25}, 0.27, 0.29, vr.CONTRADICTED),
+        ("ratio a/b in [lo, hi]", {"lo": 0.25, "hi": 0.75}, math.nan, math.nan, vr.INCONCLUSIVE),
+    ],
+)
 def test_decide_hand_checked(relation, bounds, lo, hi, verdict):
     assert vr.decide(_finding(relation, **bounds), lo, hi)[0] == verdict
 
@@ -74,14 +75,23 @@ def test_paper_numbers_file_is_valid_and_the_papers_own_numbers_are_not_contradi
         for row in (f, *(f.for_dataset(k) for k in f.references)):
             if row.a_value is None or row.b_value is None:
                 continue
-            stat = {"diff": row.a_value - row.b_value, "ratio": row.a_value / row.b_value,
-                    "relative": abs(row.a_value - row.b_value) / row.b_value}[row.statistic]
+            stat = {
+                "diff": row.a_value - row.b_value,
+                "ratio": row.a_value / row.b_value,
+                "relative": abs(row.a_value - row.b_value) / row.b_value,
+            }[row.statistic]
             assert vr.decide(row, stat, stat)[0] != vr.CONTRADICTED, (f.id, stat)
-    assert paper_value("damaging_passages") == 100 and paper_value("damaging_passages", "AcEM@100 (NQ, DPR)") == 62.3
+    assert (
+        paper_value("damaging_passages") == 100
+        and paper_value("damaging_passages", "AcEM@100 (NQ, DPR)") == 62.3
+    )
     assert paper_value("probe3_recovers") == 61.8
     tqa = next(f for f in findings if f.id == "damaging_passages").for_dataset("triviahg-val")
     assert tqa.b_value == 93.05 and "TriviaQA" in tqa.source and tqa.bounds == {"margin": 6.95}
-    assert next(f for f in findings if f.id == "rerankers_marginal").rule() == "|a − b| < 2.16 and not significantly < 0"
+    assert (
+        next(f for f in findings if f.id == "rerankers_marginal").rule()
+        == "|a − b| < 2.16 and not significantly < 0"
+    )
     assert {n.id for n in fnd.not_scored()} >= {"best_reranker_differs"}
 
 
@@ -103,12 +113,15 @@ def test_paper_numbers_errors(tmp_path):
     bad.write_text(head + "    relation: 'a > b'\n    measure: nothing\n")
     with pytest.raises(DataFormatError, match="unknown measure"):
         fnd.load_paper_numbers(bad)
-    bad.write_text(head + "    relation: 'a > b'\n    measure: damage_share\n    references: {t: {a: {value: x}}}\n")
-    with pytest.raises(DataFormatError, match="references.t.a"):
+    bad.write_text(
+        head + "    relation: 'a > b'\n    measure: damage_share\n    references: {t: {a: {value: x}}}\n"
+    )
+    with pytest.raises(DataFormatError, match=r"references\.t\.a"):
         fnd.load_paper_numbers(bad)
 
 
-# ----------------------------------------------------------------------------- exact tests on discordant pairs
+# ------------------------------------------------------------------------- exact tests on discordant pairs
+
 
 def test_exact_sign_test_and_interval_by_hand():
     """9 discordant questions for a and 1 for b of 20: two-sided p = 2·P(X ≥ 9 | 10, ½) = 2·11/1024
@@ -171,11 +184,15 @@ def test_exact_share_when_a_is_at_least_b_by_definition():
     a, b = np.ones(11), np.array([0.0] * 8 + [1.0] * 3)
     s = vr.judge(_finding("a - b >= margin", margin=6.95), vr.Sample(a, b, True, "n", a_at_least_b=True))
     assert (s.stat.lo, s.stat.hi) == pytest.approx((39.0257, 93.9782), abs=1e-3) and s.verdict == vr.HOLDS
-    none = vr.judge(_finding("a - b >= margin", margin=10.0),
-                    vr.Sample(np.ones(48), np.ones(48), True, "n", a_at_least_b=True))
+    none = vr.judge(
+        _finding("a - b >= margin", margin=10.0),
+        vr.Sample(np.ones(48), np.ones(48), True, "n", a_at_least_b=True),
+    )
     assert none.verdict == vr.INCONCLUSIVE and none.why.startswith("no variation")
-    zero = vr.tails(vr.Sample(np.r_[np.ones(47), 1.0], np.r_[np.ones(47), 1.0], True, "n", a_at_least_b=True),
-                    _finding("a - b >= margin", margin=10.0))
+    zero = vr.tails(
+        vr.Sample(np.r_[np.ones(47), 1.0], np.r_[np.ones(47), 1.0], True, "n", a_at_least_b=True),
+        _finding("a - b >= margin", margin=10.0),
+    )
     assert zero.hi == pytest.approx(7.3973, abs=1e-3)
     by_def = vr.judge(_finding("a > b"), vr.Sample(a, b, True, "n", a_at_least_b=True))
     assert by_def.verdict == vr.BY_CONSTRUCTION and not by_def.tested
@@ -184,6 +201,7 @@ def test_exact_share_when_a_is_at_least_b_by_definition():
 
 
 # ----------------------------------------------------------------------------- bootstrap, weights, clusters
+
 
 def test_weighted_means_and_clustered_resampling():
     """Σa/Σw: [1, 0, 0, 1] over weights [1, 1, 0, 1] is 2/3. Passages of one question share a length:
@@ -194,9 +212,13 @@ def test_weighted_means_and_clustered_resampling():
     a = np.repeat(per_q, 10)
     b = np.full(400, 50.0) + rng.normal(0, 1, 400)
     groups = np.repeat([f"q{i}" for i in range(40)], 10)
-    flat = vr.tails(vr.Sample(a, b, False, "n", "passages", 1.0), _finding("abs(a - b) / b <= margin", margin=0.1))
-    clustered = vr.tails(vr.Sample(a, b, False, "n", "passages", 1.0, a_groups=groups, b_groups=groups),
-                         _finding("abs(a - b) / b <= margin", margin=0.1))
+    flat = vr.tails(
+        vr.Sample(a, b, False, "n", "passages", 1.0), _finding("abs(a - b) / b <= margin", margin=0.1)
+    )
+    clustered = vr.tails(
+        vr.Sample(a, b, False, "n", "passages", 1.0, a_groups=groups, b_groups=groups),
+        _finding("abs(a - b) / b <= margin", margin=0.1),
+    )
     assert clustered.hi - clustered.lo > 2 * (flat.hi - flat.lo) and "clustered by question" in clustered.test
 
 
@@ -227,11 +249,14 @@ def test_undecided_reasons_by_hand():
 
 # ----------------------------------------------------------------------------- Holm over a profile's findings
 
+
 def test_holm_decides_the_verdicts_and_keeps_the_unadjusted_beside():
     """Three findings holding at p = 0.01, 0.03, 0.04 (and one untested): Holm gives 3·0.01 = 0.03,
     max(0.03, 2·0.03) = 0.06, max(0.06, 0.04) = 0.06: only the first keeps its verdict."""
     f = _finding("a > b")
-    scored = [vr.Scored(f, vr.HOLDS, "w", p_value=p, unadjusted=vr.HOLDS, tested=True) for p in (0.01, 0.03, 0.04)]
+    scored = [
+        vr.Scored(f, vr.HOLDS, "w", p_value=p, unadjusted=vr.HOLDS, tested=True) for p in (0.01, 0.03, 0.04)
+    ]
     scored.append(vr.Scored(f, vr.INCONCLUSIVE, "guard", unadjusted=vr.INCONCLUSIVE))
     out = vr.adjust(scored)
     assert [s.p_holm for s in out[:3]] == pytest.approx([0.03, 0.06, 0.06]) and out[3].p_holm is None
@@ -248,12 +273,36 @@ def _two_tested(tmp_path) -> fnd.Results:
     rows = []
     for i in range(40):
         q = f"q{i:02d}"
-        for system, setting, union, v in (("oracle+pointwise", "oracle", "norm", a[i]),
-                                          ("bm25", "pipeline", "norm", b[i])):
-            rows.append({"qid": q, "answer": "x", "em": bool(v), "judged": bool(v), "setting": setting,
-                         "system": system, "k": 3, "union": union, "reader": "r"})
-        rows.append({"qid": q, "answer": "x", "em": bool(freq[i]), "judged": bool(freq[i]), "setting": "oracle",
-                     "system": "oracle+pointwise", "k": 3, "union": "freq", "reader": "r"})
+        for system, setting, union, v in (
+            ("oracle+pointwise", "oracle", "norm", a[i]),
+            ("bm25", "pipeline", "norm", b[i]),
+        ):
+            rows.append(
+                {
+                    "qid": q,
+                    "answer": "x",
+                    "em": bool(v),
+                    "judged": bool(v),
+                    "setting": setting,
+                    "system": system,
+                    "k": 3,
+                    "union": union,
+                    "reader": "r",
+                }
+            )
+        rows.append(
+            {
+                "qid": q,
+                "answer": "x",
+                "em": bool(freq[i]),
+                "judged": bool(freq[i]),
+                "setting": "oracle",
+                "system": "oracle+pointwise",
+                "k": 3,
+                "union": "freq",
+                "reader": "r",
+            }
+        )
     pd.DataFrame(rows).to_csv(tmp_path / "04_toy_test_answers.csv", index=False)
     return fnd.Results("toy", "test", {"reader_model": "r", "reading_k": 3}, tmp_path)
 
@@ -265,7 +314,9 @@ def test_verdict_table_reports_the_adjusted_p_and_verdict(tmp_path):
     by_id = {f.id: f for f in fnd.load_paper_numbers()}
     table = fnd.verdict_table(res, [by_id["pipeline_below_oracle"], by_id["union_freq_beats_norm"]])
     below, union = table.loc["pipeline_below_oracle"], table.loc["union_freq_beats_norm"]
-    assert below["p"] == pytest.approx(2 / 1024, abs=1e-4) and below["p (Holm)"] == pytest.approx(4 / 1024, abs=1e-4)
+    assert below["p"] == pytest.approx(2 / 1024, abs=1e-4) and below["p (Holm)"] == pytest.approx(
+        4 / 1024, abs=1e-4
+    )
     assert union["discordant"] == 12 and union["p"] == pytest.approx(26 / 4096, abs=1e-4)
     assert union["p (Holm)"] == pytest.approx(max(2 * below["p"], union["p"]), abs=1e-4)
     assert below["verdict"] == vr.HOLDS and below["unadjusted"] == vr.HOLDS
@@ -288,36 +339,112 @@ def test_every_measure_says_which_input_is_missing(tmp_path, fid):
     assert "not found (run notebook" in s.why or "judge_readings false" in s.why
 
 
-@pytest.mark.parametrize(("table", "rows", "fid", "message"), [
-    ("03_toy_test_per_question.csv", [{"system": "bm25+pointwise", "measure": "nDCG@10", "qid": "q", "value": 1.0}],
-     "pointwise_best_reranker", "needs pointwise and another reranker"),
-    ("07_toy_test_answers.csv", [{"system": "decomposition", "qid": "q", "em": True}],
-     "general_reader_beats_reasoning", "no CoT reading"),
-    ("05_toy_test_per_question.csv", [{"system": "minilm", "measure": "nDCG@10", "qid": "q", "value": 1.0}],
-     "finetuning_small_gains", "needs a fine-tuned retriever and its base model"),
-    ("05_toy_test_per_question.csv", [{"system": "FT-MiniLM-N5", "measure": "nDCG@10", "qid": "q", "value": 1.0}],
-     "more_positives_help", "needs fine-tuned retrievers with 1 and more positives"),
-    ("06_toy_test_ser_readings.csv", [{"kind": "BM25", "qid": "q", "sample": 0, "m": 4, "changed": True,
-                                       "corpus": "answer-supporting"}],
-     "ser_bm25_above_random", "SER needs both random and BM25 negatives"),
-    ("06_toy_test_ser_readings.csv", [{"kind": "BM25", "qid": "q", "sample": 0, "m": 4, "changed": True,
-                                       "corpus": "answer-supporting"}],
-     "ser_rises_with_negatives", "at more than one m"),
-    ("04_toy_test_answers.csv", [{"qid": "q", "answer": "x", "em": True, "judged": True, "setting": "pipeline",
-                                  "system": "bm25", "k": 3, "union": "norm", "reader": "r"}],
-     "optimal_far_above_pipeline", "no Optimal reading of the main reader"),
-    ("04_toy_test_answers.csv", [{"qid": "q", "answer": "x", "em": True, "judged": True, "setting": "pipeline",
-                                  "system": "bm25", "k": 5, "union": "norm", "reader": "r"}],
-     "rerankers_marginal", "no answers at k = 3, Union_norm, reader r"),
-])
+@pytest.mark.parametrize(
+    ("table", "rows", "fid", "message"),
+    [
+        (
+            "03_toy_test_per_question.csv",
+            [{"system": "bm25+pointwise", "measure": "nDCG@10", "qid": "q", "value": 1.0}],
+            "pointwise_best_reranker",
+            "needs pointwise and another reranker",
+        ),
+        (
+            "07_toy_test_answers.csv",
+            [{"system": "decomposition", "qid": "q", "em": True}],
+            "general_reader_beats_reasoning",
+            "no CoT reading",
+        ),
+        (
+            "05_toy_test_per_question.csv",
+            [{"system": "minilm", "measure": "nDCG@10", "qid": "q", "value": 1.0}],
+            "finetuning_small_gains",
+            "needs a fine-tuned retriever and its base model",
+        ),
+        (
+            "05_toy_test_per_question.csv",
+            [{"system": "FT-MiniLM-N5", "measure": "nDCG@10", "qid": "q", "value": 1.0}],
+            "more_positives_help",
+            "needs fine-tuned retrievers with 1 and more positives",
+        ),
+        (
+            "06_toy_test_ser_readings.csv",
+            [
+                {
+                    "kind": "BM25",
+                    "qid": "q",
+                    "sample": 0,
+                    "m": 4,
+                    "changed": True,
+                    "corpus": "answer-supporting",
+                }
+            ],
+            "ser_bm25_above_random",
+            "SER needs both random and BM25 negatives",
+        ),
+        (
+            "06_toy_test_ser_readings.csv",
+            [
+                {
+                    "kind": "BM25",
+                    "qid": "q",
+                    "sample": 0,
+                    "m": 4,
+                    "changed": True,
+                    "corpus": "answer-supporting",
+                }
+            ],
+            "ser_rises_with_negatives",
+            "at more than one m",
+        ),
+        (
+            "04_toy_test_answers.csv",
+            [
+                {
+                    "qid": "q",
+                    "answer": "x",
+                    "em": True,
+                    "judged": True,
+                    "setting": "pipeline",
+                    "system": "bm25",
+                    "k": 3,
+                    "union": "norm",
+                    "reader": "r",
+                }
+            ],
+            "optimal_far_above_pipeline",
+            "no Optimal reading of the main reader",
+        ),
+        (
+            "04_toy_test_answers.csv",
+            [
+                {
+                    "qid": "q",
+                    "answer": "x",
+                    "em": True,
+                    "judged": True,
+                    "setting": "pipeline",
+                    "system": "bm25",
+                    "k": 5,
+                    "union": "norm",
+                    "reader": "r",
+                }
+            ],
+            "rerankers_marginal",
+            "no answers at k = 3, Union_norm, reader r",
+        ),
+    ],
+)
 def test_measures_name_what_is_missing(tmp_path, table, rows, fid, message):
     pd.DataFrame(rows).to_csv(tmp_path / table, index=False)
     f = next(x for x in fnd.load_paper_numbers() if x.id == fid)
-    s = fnd.score(f, fnd.Results("toy", "test", {"reader_model": "r", "reading_k": 3}, tmp_path, runs=tmp_path))
+    s = fnd.score(
+        f, fnd.Results("toy", "test", {"reader_model": "r", "reading_k": 3}, tmp_path, runs=tmp_path)
+    )
     assert s.verdict == vr.INCONCLUSIVE and message in s.why, s.why
 
 
 # ----------------------------------------------------------------------------- decidability
+
 
 def test_sign_test_power_and_units_by_hand():
     """π = 1: m discordant all for a reject at α = 0.05 once 2·0.5^m < 0.05, m ≥ 6 (power 1); at
@@ -343,10 +470,18 @@ def test_units_needed_scale_with_the_family():
 
 # ----------------------------------------------------------------------------- measures on result files
 
+
 def test_patterns_keep_leading_zeros(tmp_path):
-    """"0001" must not be read back as the integer 1 (a pattern of length 1)."""
-    patterns = pd.DataFrame({"system": "bm25", "qid": ["a", "b", "c"], "em_pattern": ["0001", "0010", "0000"],
-                             "judged_pattern": ["0001", "0010", "0000"], "corpus": "answer-supporting"})
+    """ "0001" must not be read back as the integer 1 (a pattern of length 1)."""
+    patterns = pd.DataFrame(
+        {
+            "system": "bm25",
+            "qid": ["a", "b", "c"],
+            "em_pattern": ["0001", "0010", "0000"],
+            "judged_pattern": ["0001", "0010", "0000"],
+            "corpus": "answer-supporting",
+        }
+    )
     patterns.to_csv(tmp_path / "06_toy_test_patterns.csv", index=False)
     s = fnd.m_damage_share(fnd.Results("toy", "test", {}, tmp_path))
     assert list(s.a) == [1.0, 1.0] and list(s.b) == [1.0, 0.0] and "N = 4" in s.note and s.read == 3
@@ -356,11 +491,27 @@ def _cross(tmp_path, containing_top1: list[float]) -> fnd.Results:
     rows = []
     for i, hit1 in enumerate(containing_top1):
         for m, v in (("Hit@1", hit1), ("Hit@10", 1.0)):
-            rows.append({"system": "bm25", "measure": m, "threshold": 2, "qid": f"q{i:02d}", "value": v,
-                         "corpus": "answer-containing"})
+            rows.append(
+                {
+                    "system": "bm25",
+                    "measure": m,
+                    "threshold": 2,
+                    "qid": f"q{i:02d}",
+                    "value": v,
+                    "corpus": "answer-containing",
+                }
+            )
         for m, v in (("Hit@1", 0.0), ("Hit@10", float(i % 2))):
-            rows.append({"system": "bm25", "measure": m, "threshold": 2, "qid": f"q{i:02d}", "value": v,
-                         "corpus": "answer-supporting"})
+            rows.append(
+                {
+                    "system": "bm25",
+                    "measure": m,
+                    "threshold": 2,
+                    "qid": f"q{i:02d}",
+                    "value": v,
+                    "corpus": "answer-supporting",
+                }
+            )
     pd.DataFrame(rows).to_csv(tmp_path / "02_toy_test_per_question.csv", index=False)
     return fnd.Results("toy", "test", {}, tmp_path)
 
@@ -380,15 +531,26 @@ def test_size_matched_comparison_reads_its_own_rows(tmp_path):
     rows = []
     for i in range(20):
         q = f"q{i:02d}"
-        for corpus, v in (("answer-containing, LLM-judged", float(i % 5 < 3)),
-                          ("answer-supporting, LLM-judged", float(i % 5 == 0)),
-                          ("answer-containing, LLM-judged, size-matched", float(i % 5 < 3)),
-                          ("answer-supporting, LLM-judged, size-matched", float(i % 5 < 3))):
-            rows.append({"system": "bm25", "measure": "Hit@1", "threshold": 2, "qid": q, "value": v, "corpus": corpus})
+        for corpus, v in (
+            ("answer-containing, LLM-judged", float(i % 5 < 3)),
+            ("answer-supporting, LLM-judged", float(i % 5 == 0)),
+            ("answer-containing, LLM-judged, size-matched", float(i % 5 < 3)),
+            ("answer-supporting, LLM-judged, size-matched", float(i % 5 < 3)),
+        ):
+            rows.append(
+                {"system": "bm25", "measure": "Hit@1", "threshold": 2, "qid": q, "value": v, "corpus": corpus}
+            )
     pd.DataFrame(rows).to_csv(tmp_path / "02_toy_test_per_question.csv", index=False)
-    pd.DataFrame({"corpus": "answer-supporting, LLM-judged", "qid": [f"q{i:02d}" for i in range(20)], "pid": "p",
-                  "answer": "x", "label": 2, "source": "r"}).to_csv(tmp_path / "02_toy_test_pooled_judgments.csv",
-                                                                    index=False)
+    pd.DataFrame(
+        {
+            "corpus": "answer-supporting, LLM-judged",
+            "qid": [f"q{i:02d}" for i in range(20)],
+            "pid": "p",
+            "answer": "x",
+            "label": 2,
+            "source": "r",
+        }
+    ).to_csv(tmp_path / "02_toy_test_pooled_judgments.csv", index=False)
     res = fnd.Results("toy", "test", {}, tmp_path)
     by_id = {f.id: f for f in fnd.load_paper_numbers()}
     s = fnd.score(by_id["containing_beats_supporting"], res)

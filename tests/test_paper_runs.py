@@ -29,12 +29,12 @@ import shutil
 import subprocess
 import sys
 import time
-import pandas as pd
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 import zstandard
 
@@ -939,7 +939,8 @@ def test_f5_the_fine_tuned_reranker_under_the_oracle_by_hand(f5):
         12, 100.0, 79.67, 20.33, 20.33, 20.33,
     )
     assert (row["p"], row["p_holm"]) == pytest.approx((2 / 10_001, 2 / 10_001))
-    assert (row["rule"], row["verdict"]) == ("a > b", "holds") and row["why"].startswith("significantly inside")
+    assert (row["rule"], row["verdict"]) == ("a > b", "holds")
+    assert row["why"].startswith("significantly inside")
 
 
 # ------------------------------------------------------------------------------------------ malformed

@@ -119,7 +119,8 @@ def test_hint_distribution_counts_first_passages_and_correct_optimal_passages():
                         "reader": "r"})
     passages = rr.hint_passages(first, opt)
     assert passages["source"].tolist() == ["bm25", "bm25", rr.OPTIMAL_CORRECT, rr.OPTIMAL_CORRECT]
-    assert passages["reader"].tolist() == ["", "", "r", "r"] and passages["qid"].tolist() == ["q1", "q2", "q1", "q1"]
+    assert passages["reader"].tolist() == ["", "", "r", "r"]
+    assert passages["qid"].tolist() == ["q1", "q2", "q1", "q1"]
     dist = rr.hint_distribution(passages)
     assert dist.loc["bm25", "1 hints"] == 50.0 and dist.loc["bm25", "3 hints"] == 50.0
     assert dist.loc["Optimal: correct passages", "2 hints"] == 50.0 and dist.loc["bm25", "n"] == 2

@@ -145,9 +145,9 @@ def test_page_header_runs_table_and_no_record(page: str):
 def test_finding_sections_have_one_row_per_profile_run(page: str):
     rows = _rows(page, "### `optimal_far_above_pipeline`")
     assert list(rows) == ["smoke", "default"]  # triviahg was never run: no row
-    assert rows["default"][1:11] == ["52.08 [37.50, 66.67]", "6.25 [0.00, 14.58]", "diff 45.83 [31.25, 60.42]",
-                                     "exact sign test", "0.0001", "0.0013", "48 (22)", "holds", "**holds**",
-                                     "the interval lies inside the region"]
+    assert rows["default"][1:11] == ["52.08 [37.50, 66.67]", "6.25 [0.00, 14.58]",
+                                     "diff 45.83 [31.25, 60.42]", "exact sign test", "0.0001", "0.0013",
+                                     "48 (22)", "holds", "**holds**", "the interval lies inside the region"]
     assert rows["smoke"][9] == "**inconclusive**"
     assert _rows(page, "### `damaging_passages`")["default"][9] == "**contradicted**"
     # the finding's text, source and paper numbers come from paper_numbers.yaml
@@ -842,3 +842,29 @@ def test_the_artifact_pages_verdicts_are_the_results_pages_scoreboard():
         listed[cells[0].split("`")[1]] = verdicts
         assert cells[-1] == _direction(verdicts), cells[0]
     assert list(listed) == list(board) and listed == board
+
+
+def test_by_construction_is_shown_apart_and_the_decidability_and_not_scored_sections(tmp_path: Path):
+    """A finding by construction is shown with its reason but not counted; the page lists the claims
+    not scored with why, and per main profile the decidability rows of its record."""
+    rec = _record("default", [
+        _finding("optimal_far_above_pipeline", "by construction", "54.17 [39.58, 68.75]",
+                 why="by construction: the reader labelled the passages"),
+        _finding("damaging_passages", "holds", "100.00 [100.00, 100.00]")])
+    rec["decidability"] = [
+        {"id": "damaging_passages", "verdict": "holds", "rests_on": 11, "n": 11, "units_needed": 10,
+         "questions_needed": 44, "how": "normal approximation", "reached_by": "profile default",
+         "projected_s": 930.0, "projected_slow_s": 1850.0, "note": ""},
+        {"id": "optimal_far_above_pipeline", "verdict": "by construction", "rests_on": 20, "n": 48,
+         "units_needed": None, "questions_needed": None, "how": "", "reached_by": None, "projected_s": None,
+         "projected_slow_s": None, "note": "by construction: more questions do not change it"}]
+    _write(tmp_path, rec)
+    page = rp.render(rp.collect([tmp_path], log=lambda *_: None), ["default"])
+    _header, rows = _scoreboard(page)
+    assert rows["optimal_far_above_pipeline"][4] == "≡ by construction"
+    assert "1 holds, 0 contradicted, 0 inconclusive (1 by construction, not counted) of 1 findings" in page
+    decide = _rows(page.split("## Decidability", 1)[1], "### default")
+    assert decide["`damaging_passages`"][1:8] == ["holds", "11", "10", "44", "profile default", "16 min",
+                                                  "31 min"]
+    assert decide["`optimal_far_above_pipeline`"][5] == "by construction: more questions do not change it"
+    assert "## Claims not scored" in page and "`best_reranker_differs`" in page

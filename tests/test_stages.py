@@ -46,6 +46,7 @@ FILES = {
     "reading_em": "04_D_S_em.csv",
     "table8": "04_D_S_table8.csv",
     "hints_distribution": "04_D_S_hints_distribution.csv",
+    "hint_passages": "04_D_S_hint_passages.csv",
     "ft_training_times": "05_D_training_times.csv",
     "ft_retrieval": "05_D_S_retrieval.csv",
     "ft_compared": "05_D_S_compared.csv",

@@ -97,8 +97,9 @@ def nearest_edge(finding: Finding, value: float) -> float | None:
     return min(edges, key=lambda e: abs(value - e))
 
 
-def units_needed(scored: Scored, s: Sample | None, family: int = 1, power: float = POWER,
-                 alpha: float = ALPHA) -> Need | None:
+def units_needed(
+    scored: Scored, s: Sample | None, family: int = 1, power: float = POWER, alpha: float = ALPHA
+) -> Need | None:
     """The :class:`Need` of one scored finding at level ``alpha / family`` (module docstring);
     ``None`` when it is by construction or nothing was measured."""
     f = scored.finding
@@ -120,10 +121,15 @@ def units_needed(scored: Scored, s: Sample | None, family: int = 1, power: float
             return Need(None, None, "no discordant unit: no effect to detect")
         m = sign_test_units(n10 / (n10 + n01), level, power)
         if m is None:
-            return Need(None, None, f"exact sign test at π = {n10}/{n10 + n01}: not within {MAX_UNITS:,} units")
+            return Need(
+                None, None, f"exact sign test at π = {n10}/{n10 + n01}: not within {MAX_UNITS:,} units"
+            )
         q = math.ceil(m * (s.read or len(s.a)) / (n10 + n01))
-        return Need(max(m, MIN_UNITS), q, f"exact sign test, π = {n10}/{n10 + n01} of the discordant units won "
-                                           f"by a; {how_level}")
+        return Need(
+            max(m, MIN_UNITS),
+            q,
+            f"exact sign test, π = {n10}/{n10 + n01} of the discordant units won by a; {how_level}",
+        )
     n = len(s.a) if s.paired else (s.groups or min(len(s.a), len(s.b)))
     z975 = _z(1 - ALPHA / 2)
     sigma = math.sqrt(n) * (hi - lo) / (2 * z975)
@@ -133,5 +139,9 @@ def units_needed(scored: Scored, s: Sample | None, family: int = 1, power: float
     n_needed = max(MIN_UNITS, math.ceil(needed))
     units = max(MIN_UNITS, math.ceil(n_needed * per_question)) if s.paired else n_needed
     questions = math.ceil(n_needed * (s.read or n) / n)
-    return Need(units, questions, f"normal approximation at the observed effect {value:.3g} "
-                                 f"(edge {edge:g}), σ from the interval; {how_level}")
+    return Need(
+        units,
+        questions,
+        f"normal approximation at the observed effect {value:.3g} "
+        f"(edge {edge:g}), σ from the interval; {how_level}",
+    )

@@ -165,8 +165,10 @@ def load_paper_numbers(path: str | Path | None = None, known_measures: Collectio
             if not isinstance(ref, dict):
                 raise DataFormatError(path, "a reference row must be a mapping", record=rec, field=where)
             for side in ("a", "b"):
-                v = (ref.get(side) or {}).get("value") if isinstance(ref.get(side), dict) else None
-                if side in ref and (not isinstance(ref[side], dict) or (v is not None and not isinstance(v, (int, float)))):
+                row = ref.get(side)
+                v = row.get("value") if isinstance(row, dict) else None
+                bad = not isinstance(row, dict) or (v is not None and not isinstance(v, (int, float)))
+                if side in ref and bad:
                     raise DataFormatError(path, f"{side} needs a label and a number or null", record=rec,
                                           field=f"{where}.{side}")
             for k in bounds:

@@ -191,8 +191,9 @@ class Tails:
 # ----------------------------------------------------------------------------- statistics
 
 
-def _side_means(a_sum: np.ndarray, a_den: np.ndarray, b_sum: np.ndarray, b_den: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray]:
+def _side_means(
+    a_sum: np.ndarray, a_den: np.ndarray, b_sum: np.ndarray, b_den: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore"):
         return a_sum / a_den, b_sum / b_den
 
@@ -234,8 +235,14 @@ def method(s: Sample, finding: Finding) -> str:
     """The sample's test for ``finding`` (module docstring): for a paired difference of 0/1
     outcomes ``exact share`` when ``a ≥ b`` by definition, ``exact`` when every edge is 0, ``score``
     (Tango) at a margin; else ``bootstrap``."""
-    if (finding.statistic == "diff" and s.paired and s.a_weight is None and s.b_weight is None
-            and _is_binary(s.a) and _is_binary(s.b)):
+    if (
+        finding.statistic == "diff"
+        and s.paired
+        and s.a_weight is None
+        and s.b_weight is None
+        and _is_binary(s.a)
+        and _is_binary(s.b)
+    ):
         if s.a_at_least_b:
             return EXACT_SHARE
         return EXACT if all(e == 0 for e in _edges(finding)) else SCORE
@@ -273,19 +280,36 @@ def _exact_tails(s: Sample) -> Tails:
         def at(e: float) -> tuple[float, float]:
             return _binom_tails(n10, n, e / s.scale)
 
-        return Tails(value, lo * s.scale, hi * s.scale, lambda e: at(e)[0], lambda e: at(e)[1],
-                     f"exact binomial (Clopper–Pearson), {n10} of {n} {s.unit}")
+        return Tails(
+            value,
+            lo * s.scale,
+            hi * s.scale,
+            lambda e: at(e)[0],
+            lambda e: at(e)[1],
+            f"exact binomial (Clopper–Pearson), {n10} of {n} {s.unit}",
+        )
     if m == 0:
-        return Tails(0.0, 0.0, 0.0, lambda e: 1.0 if e >= 0 else 0.0, lambda e: 1.0 if e <= 0 else 0.0,
-                     f"exact sign test, 0 discordant {s.unit}")
+        return Tails(
+            0.0,
+            0.0,
+            0.0,
+            lambda e: 1.0 if e >= 0 else 0.0,
+            lambda e: 1.0 if e <= 0 else 0.0,
+            f"exact sign test, 0 discordant {s.unit}",
+        )
     lo, hi = clopper_pearson(n10, m)
 
     def tails(e: float) -> tuple[float, float]:
         return _binom_tails(n10, m, (e / s.scale * n / m + 1) / 2)
 
-    return Tails(value, (2 * lo - 1) * m / n * s.scale, (2 * hi - 1) * m / n * s.scale,
-                 lambda e: tails(e)[0], lambda e: tails(e)[1],
-                 f"exact sign test (McNemar) on {m} discordant {s.unit}: {n10} for a, {n01} for b")
+    return Tails(
+        value,
+        (2 * lo - 1) * m / n * s.scale,
+        (2 * hi - 1) * m / n * s.scale,
+        lambda e: tails(e)[0],
+        lambda e: tails(e)[1],
+        f"exact sign test (McNemar) on {m} discordant {s.unit}: {n10} for a, {n01} for b",
+    )
 
 
 def _tango_z(x: int, y: int, n: int, delta: float) -> float:
@@ -327,9 +351,15 @@ def _score_tails(s: Sample, confidence: float = 1 - ALPHA) -> Tails:
     def below(e: float) -> float:
         return float(norm.cdf(_tango_z(x, y, n, e / s.scale)))
 
-    return Tails((x - y) / n * s.scale, lo * s.scale, hi * s.scale, above, below,
-                 f"score test and interval for paired proportions (Tango 1998), {x + y} discordant {s.unit} "
-                 f"of {n}: {x} for a, {y} for b")
+    return Tails(
+        (x - y) / n * s.scale,
+        lo * s.scale,
+        hi * s.scale,
+        above,
+        below,
+        f"score test and interval for paired proportions (Tango 1998), {x + y} discordant {s.unit} "
+        f"of {n}: {x} for a, {y} for b",
+    )
 
 
 def resample_counts(rng: np.random.Generator, n: int, counts: np.ndarray, size: int) -> np.ndarray:
@@ -349,8 +379,9 @@ def resample_counts(rng: np.random.Generator, n: int, counts: np.ndarray, size: 
     return out
 
 
-def _resampled_sums(rows: np.ndarray, n_resamples: int, rng: np.random.Generator, chunk: int = 2_000
-                    ) -> np.ndarray:
+def _resampled_sums(
+    rows: np.ndarray, n_resamples: int, rng: np.random.Generator, chunk: int = 2_000
+) -> np.ndarray:
     """``(n_resamples, columns)``: the column sums of bootstrap resamples of the unit ``rows``
     (units with the same row are drawn together through their counts)."""
     distinct, counts = np.unique(rows, axis=0, return_counts=True)
@@ -358,12 +389,13 @@ def _resampled_sums(rows: np.ndarray, n_resamples: int, rng: np.random.Generator
     out = np.empty((n_resamples, rows.shape[1]))
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
-        out[start:start + size] = resample_counts(rng, n, counts, size) @ distinct
+        out[start : start + size] = resample_counts(rng, n, counts, size) @ distinct
     return out
 
 
-def bootstrap_replicates(s: Sample, kind: str, n_resamples: int = N_RESAMPLES, seed: int = SEED
-                         ) -> np.ndarray:
+def bootstrap_replicates(
+    s: Sample, kind: str, n_resamples: int = N_RESAMPLES, seed: int = SEED
+) -> np.ndarray:
     """The statistic ``kind`` on ``n_resamples`` seeded bootstrap resamples of ``s`` (module
     docstring: paired, clustered by question, or each side on its own); NaN replicates dropped."""
     rng = np.random.default_rng(seed)
@@ -375,10 +407,20 @@ def bootstrap_replicates(s: Sample, kind: str, n_resamples: int = N_RESAMPLES, s
     elif s.a_groups is not None and s.b_groups is not None:
         import pandas as pd
 
-        per_q = pd.concat([
-            pd.DataFrame({"q": np.asarray(s.a_groups).astype(str), "a": s.a, "na": 1.0, "b": 0.0, "nb": 0.0}),
-            pd.DataFrame({"q": np.asarray(s.b_groups).astype(str), "a": 0.0, "na": 0.0, "b": s.b, "nb": 1.0}),
-        ]).groupby("q")[["a", "na", "b", "nb"]].sum()
+        per_q = (
+            pd.concat(
+                [
+                    pd.DataFrame(
+                        {"q": np.asarray(s.a_groups).astype(str), "a": s.a, "na": 1.0, "b": 0.0, "nb": 0.0}
+                    ),
+                    pd.DataFrame(
+                        {"q": np.asarray(s.b_groups).astype(str), "a": 0.0, "na": 0.0, "b": s.b, "nb": 1.0}
+                    ),
+                ]
+            )
+            .groupby("q")[["a", "na", "b", "nb"]]
+            .sum()
+        )
         sums = _resampled_sums(per_q.to_numpy(float), n_resamples, rng)
         ma, mb = _side_means(sums[:, 0], sums[:, 1], sums[:, 2], sums[:, 3])
     else:
@@ -393,8 +435,13 @@ def _bootstrap_tails(s: Sample, kind: str, confidence: float = 1 - ALPHA) -> Tai
     value = statistic_value(s, kind) * (s.scale if kind == "diff" else 1.0)
     factor = s.scale if kind == "diff" else 1.0
     reps = bootstrap_replicates(s, kind) * factor
-    how = ("paired over " + s.unit if s.paired else
-           "clustered by question" if s.a_groups is not None else "each side on its own")
+    how = (
+        "paired over " + s.unit
+        if s.paired
+        else "clustered by question"
+        if s.a_groups is not None
+        else "each side on its own"
+    )
     name = f"percentile bootstrap, {how}"
     if not len(reps) or math.isnan(value):
         return Tails(value, math.nan, math.nan, lambda e: 1.0, lambda e: 1.0, name)
@@ -471,8 +518,9 @@ def decide_tests(finding: Finding, t: Tails, alpha: float = ALPHA) -> Decision:
     if p_in < alpha:
         return Decision(HOLDS, p_in, p_out, f"significantly inside the region (p = {p_in:.3g})")
     edges = " and ".join(f"{e:g}" for e in (r0, r1) if not math.isinf(e))
-    return Decision(INCONCLUSIVE, p_in, p_out, f"not significantly on either side of {edges} "
-                                               f"(p = {min(p_in, p_out):.3g})")
+    return Decision(
+        INCONCLUSIVE, p_in, p_out, f"not significantly on either side of {edges} (p = {min(p_in, p_out):.3g})"
+    )
 
 
 def decide(finding: Finding, lo: float, hi: float) -> tuple[str, str]:
@@ -521,7 +569,8 @@ def undecided(finding: Finding, s: Sample, explain: bool = True) -> str | None:
     if not len(flat):
         return f"no {s.unit} measured{note}"
     if np.all(flat == flat[0]) and s.a_weight is None:
-        return f"no variation: every one of the {len(s.a)} {s.unit} scores {flat[0] * s.scale:g} on both sides{note}"
+        every = f"every one of the {len(s.a)} {s.unit} scores {flat[0] * s.scale:g}"
+        return f"no variation: {every} on both sides{note}"
     measured = s.groups if s.groups is not None else min(len(s.a), len(s.b))
     what = "questions" if s.groups is not None else s.unit
     if measured < MIN_UNITS:
@@ -530,8 +579,11 @@ def undecided(finding: Finding, s: Sample, explain: bool = True) -> str | None:
         moved = rests_on(finding, s)
         if moved < MIN_UNITS:
             meaning = ": too few to tell a small effect from none" if explain else ""
-            return (f"the intervention moved {moved} of {len(s.a)} {s.moved_what if s.moved is not None else s.unit}"
-                    f" (< {MIN_UNITS}){meaning}{note}")
+            return (
+                f"the intervention moved {moved} of {len(s.a)} "
+                f"{s.moved_what if s.moved is not None else s.unit}"
+                f" (< {MIN_UNITS}){meaning}{note}"
+            )
         return None
     if s.paired and finding.statistic == "diff" and not s.a_at_least_b and s.a_weight is None:
         d = int(s.discordant or 0)
@@ -539,7 +591,8 @@ def undecided(finding: Finding, s: Sample, explain: bool = True) -> str | None:
             unit = s.unit[:-1] if s.unit.endswith("s") else s.unit
             meaning = ": only they can show a difference" if explain else ""
             return f"{d} discordant {s.unit} of {len(s.a)} (a ≠ b) < {MIN_UNITS}{meaning}{note}".replace(
-                f"1 discordant {s.unit}", f"1 discordant {unit}")
+                f"1 discordant {s.unit}", f"1 discordant {unit}"
+            )
     return None
 
 
@@ -552,13 +605,18 @@ def _means(s: Sample) -> tuple[Interval, Interval]:
         one = Sample(x, w, True, "", a_weight=None)
         value = side_mean(x, w)
         reps = bootstrap_replicates(one, "ratio")
-        lo, hi = (np.quantile(reps, [ALPHA / 2, 1 - ALPHA / 2]) if len(reps) else (math.nan, math.nan))
+        lo, hi = np.quantile(reps, [ALPHA / 2, 1 - ALPHA / 2]) if len(reps) else (math.nan, math.nan)
         out.append(Interval(value, float(lo), float(hi), len(x)).scaled(s.scale))
     return out[0], out[1]
 
 
-def judge(finding: Finding, s: Sample, forced: str | None = None, explain: bool = True,
-          means: tuple[Interval, Interval] | None = None) -> Scored:
+def judge(
+    finding: Finding,
+    s: Sample,
+    forced: str | None = None,
+    explain: bool = True,
+    means: tuple[Interval, Interval] | None = None,
+) -> Scored:
     """The verdict of ``finding`` on the sample ``s`` before any adjustment (module docstring): the
     means with intervals, the statistic with its interval, the p of the verdict, and *holds* /
     *contradicted* / *inconclusive* with the reason — or *by construction* (``forced``: why the
@@ -568,8 +626,16 @@ def judge(finding: Finding, s: Sample, forced: str | None = None, explain: bool 
     a_ci, b_ci = means if means is not None else (_means(s) if len(s.a) and len(s.b) else (None, None))
     t = tails(s, finding) if len(s.a) and len(s.b) else None
     stat = None if t is None else Interval(t.value, t.lo, t.hi, len(s.a))
-    base = dict(a=a_ci, b=b_ci, stat=stat, n=len(s.a), informative=rests_on(finding, s),
-                discordant=s.discordant, moved=s.moved, test="" if t is None else t.test)
+    base = dict(
+        a=a_ci,
+        b=b_ci,
+        stat=stat,
+        n=len(s.a),
+        informative=rests_on(finding, s),
+        discordant=s.discordant,
+        moved=s.moved,
+        test="" if t is None else t.test,
+    )
     if forced is None and s.a_at_least_b and finding.relation == "a > b":
         forced = "a ≥ b on every unit by definition: a > b can only hold or be inconclusive"
     if forced is not None:
@@ -579,11 +645,26 @@ def judge(finding: Finding, s: Sample, forced: str | None = None, explain: bool 
         return Scored(finding, INCONCLUSIVE, reason or "nothing measured", **base, unadjusted=INCONCLUSIVE)
     d = decide_tests(finding, t)
     if reason is not None:  # no test: out of Holm's family; the p shown only when the units were measured
-        measured = (s.groups or min(len(s.a), len(s.b))) >= MIN_UNITS and not reason.startswith("no variation")
-        return Scored(finding, INCONCLUSIVE, reason, **base, p_value=d.p_value if measured else None,
-                      unadjusted=INCONCLUSIVE)
-    return Scored(finding, d.verdict, f"{d.why}; {s.note}" if explain else d.why, **base, p_value=d.p_value,
-                  unadjusted=d.verdict, tested=True)
+        measured = (s.groups or min(len(s.a), len(s.b))) >= MIN_UNITS and not reason.startswith(
+            "no variation"
+        )
+        return Scored(
+            finding,
+            INCONCLUSIVE,
+            reason,
+            **base,
+            p_value=d.p_value if measured else None,
+            unadjusted=INCONCLUSIVE,
+        )
+    return Scored(
+        finding,
+        d.verdict,
+        f"{d.why}; {s.note}" if explain else d.why,
+        **base,
+        p_value=d.p_value,
+        unadjusted=d.verdict,
+        tested=True,
+    )
 
 
 def adjust(scored: Sequence[Scored], alpha: float = ALPHA) -> list[Scored]:
@@ -599,8 +680,10 @@ def adjust(scored: Sequence[Scored], alpha: float = ALPHA) -> list[Scored]:
             continue
         p = adjusted[i]
         if s.verdict in (HOLDS, CONTRADICTED) and p >= alpha:
-            why = (f"{s.unadjusted} before Holm's adjustment, not after it over the {len(tested)} findings "
-                   f"tested (p = {s.p_value:.3g}, p Holm = {p:.3g} ≥ {alpha:g}); {s.why}")
+            why = (
+                f"{s.unadjusted} before Holm's adjustment, not after it over the {len(tested)} findings "
+                f"tested (p = {s.p_value:.3g}, p Holm = {p:.3g} ≥ {alpha:g}); {s.why}"
+            )
             out.append(replace(s, verdict=INCONCLUSIVE, why=why, p_holm=p))
         else:
             out.append(replace(s, p_holm=p))

@@ -90,8 +90,8 @@ LOCAL_FINDINGS: dict[str, Finding] = {
 FAMILIES = ("F1", "F2", "F3", "F5", "reasoning reader", "union")
 COLUMNS = (
     "family", "finding", "comparison", "metric", "reader", "scoring", "k", "union", "n", "a", "a_lo", "a_hi",
-    "b", "b_lo", "b_hi", "statistic", "value", "lo", "hi", "test", "discordant", "p", "p_holm", "rule", "verdict",
-    "why", "paper_a", "paper_b",
+    "b", "b_lo", "b_hi", "statistic", "value", "lo", "hi", "test", "discordant", "p", "p_holm", "rule",
+    "verdict", "why", "paper_a", "paper_b",
 )
 #: the ``why`` of a comparison with no paper claim (the union family)
 NO_CLAIM = "no paper claim: the difference and its Holm-adjusted p only"
@@ -414,8 +414,8 @@ def score(c: Comparison) -> dict[str, Any]:
     st = scored.stat
     row.update(
         {
-            "a": _r(means[0].value), "a_lo": _r(means[0].lo), "a_hi": _r(means[0].hi), "b": _r(means[1].value),
-            "b_lo": _r(means[1].lo), "b_hi": _r(means[1].hi), "statistic": statistic,
+            "a": _r(means[0].value), "a_lo": _r(means[0].lo), "a_hi": _r(means[0].hi),
+            "b": _r(means[1].value), "b_lo": _r(means[1].lo), "b_hi": _r(means[1].hi), "statistic": statistic,
             "value": _r(st.value, digits), "lo": _r(st.lo, digits), "hi": _r(st.hi, digits),
             "p": scored.p_value, "test": scored.test, "discordant": scored.discordant,
         }

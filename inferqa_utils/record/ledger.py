@@ -94,7 +94,8 @@ ANALYSES: dict[str, Analysis] = {
     "05.rerank": Analysis("05", "the cross-encoder reranking two first stages",
                           ("ft_reranker_oracle_only", "ft_pipeline_best")),
     "05.reading": Analysis(
-        "05", "the fine-tuned systems read, figure and summary", ("ft_reranker_oracle_only", "ft_pipeline_best")
+        "05", "the fine-tuned systems read, figure and summary",
+        ("ft_reranker_oracle_only", "ft_pipeline_best"),
     ),
     "06.incremental.supporting": Analysis(
         "06", "EM pattern and probes, answer-supporting corpus", _SUP_06
@@ -104,7 +105,8 @@ ANALYSES: dict[str, Analysis] = {
     ),
     "06.report": Analysis("06", "EM and AcEM curves, passage types, probe tables"),
     "06.ser.supporting": Analysis(
-        "06", "Stability Error Ratio, answer-supporting corpus", ("ser_bm25_above_random", "ser_rises_with_negatives")
+        "06", "Stability Error Ratio, answer-supporting corpus",
+        ("ser_bm25_above_random", "ser_rises_with_negatives"),
     ),
     "06.ser.containing": Analysis(
         "06", "Stability Error Ratio, answer-containing corpus", ("ser_bm25_above_random_containing",)
@@ -233,7 +235,8 @@ def ledger_rows(run_dir: str | Path, informative: Mapping[str, int | None],
     for stage, key in sorted(set(wall) | set(llm), key=lambda sk: (sk[0], _order(sk[1]))):
         spent = llm.get((stage, key), {})
         feeds = ANALYSES[key].feeds if key in ANALYSES else ()
-        units = {f: (0 if (verdicts or {}).get(f) == "by construction" else informative.get(f)) for f in feeds}
+        built = {f for f in feeds if (verdicts or {}).get(f) == "by construction"}
+        units = {f: (0 if f in built else informative.get(f)) for f in feeds}
         decided = max((int(u) for u in units.values() if u), default=0)
         secs = round(max(wall.get((stage, key), 0.0), spent.get("seconds", 0.0)), 1)
         rows.append({

@@ -450,9 +450,12 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
     if verdicts is not None:
         from .decidability import decidability_rows, decidability_text
 
-        decidability = decidability_rows(profile_name, verdicts, ledger_rows, executions)
+        found = run_manifests(profile_name, executions)
+        decidability = decidability_rows(profile_name, verdicts, ledger_rows,
+                                         llm_rates(found[0][1]) if found else None)
         log("[check] decidability: per finding the units its verdict rests on, the units and questions a "
-            "decision would need at the observed effect, and the cheapest shipped profile or data that has them")
+            "decision would need at the observed effect, and the cheapest shipped profile or data that has "
+            "them")
         for line in decidability_text(decidability):
             log(f"  {line}")
     if report:
@@ -857,8 +860,9 @@ def markdown_report(
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for _fid, r in verdicts.iterrows():
-            cells = [r["finding"], r["paper a"], r["paper b"], r["ours a"], r["ours b"], r["statistic"], r["test"],
-                     _p(r["p"]), _p(r["p (Holm)"]), r["rule"], r["unadjusted"], f"**{r['verdict']}**", r["why"]]
+            cells = [r["finding"], r["paper a"], r["paper b"], r["ours a"], r["ours b"], r["statistic"],
+                     r["test"], _p(r["p"]), _p(r["p (Holm)"]), r["rule"], r["unadjusted"],
+                     f"**{r['verdict']}**", r["why"]]
             lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in cells) + " |")
         lines += ["", "Not scored:", ""] + [f"- `{n.id}` ({n.source}): {n.why}" for n in not_scored()]
     if decidability:

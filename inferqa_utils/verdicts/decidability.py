@@ -7,7 +7,8 @@ that has that many questions, with its time projected from the run's ledger.
 finding (:data:`inferqa_utils.record.ledger.ANALYSES`) name its notebook; notebook 06 reads
 ``damaging_questions`` test questions on the answer-supporting corpus and
 ``damaging_control_questions`` of them on the answer-containing control, notebook 07
-``beyond_questions``, notebook 02's fair control ``pool_questions``, every other notebook the whole
+``beyond_questions``, notebook 02's fair control ``pool_questions`` (:func:`reads_control` says which
+findings read the control), every other notebook the whole
 test split (each ``None`` = all), at most the test split of the profile's dataset release.
 
 **Data that adds questions** (:data:`MORE_DATA`): labelling a release's unlabelled dev split
@@ -17,7 +18,8 @@ test questions the built ones gave); their cost per question is the release's ow
 convergence) seconds per test question, from its manifest.
 
 **Projected time** (:func:`projected_seconds`): the seconds per question read of the analyses
-feeding the finding in this run's ledger, times the questions needed, plus the data's cost; on the
+feeding the finding in this run's ledger, times the questions the option reads (a profile: all it
+reads; more data: the questions needed), plus the data's cost per question added; on the
 slow reference host (``inferqa_utils/record/reference_costs.json``) the seconds inside the models are
 scaled by the ratio of the two hosts' 1.5B prefill and decode rates applied to the tokens the
 analyses evaluated and generated. Options are tried cheapest first; none reaching the questions
@@ -30,7 +32,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..core.config import PATHS, declared_profile_names, profile
@@ -84,7 +85,9 @@ def more_data(dataset: str) -> tuple[MoreData, int, float] | None:
     try:
         counts, steps = m["build"]["counts"], m["steps"]
         test = int(counts["per_split"]["test"])
-        per_q = (float(steps["labeling"]["seconds"]) + float(steps.get("convergence", {}).get("seconds", 0))) / test
+        per_q = (
+            float(steps["labeling"]["seconds"]) + float(steps.get("convergence", {}).get("seconds", 0))
+        ) / test
         if option.kind == "dev":
             return option, int(counts["per_split"]["dev"]), per_q
         built, tried = int(counts["questions"]), int(m["build"]["parameters"]["max_questions"])
@@ -100,19 +103,30 @@ def _notebooks(fid: str) -> set[str]:
     return {a.stage for a in ANALYSES.values() if fid in a.feeds}
 
 
-def questions_read(params: Mapping[str, Any], fid: str, containing: bool) -> int | None:
-    """The test questions a profile with ``params`` reads for finding ``fid`` (module docstring);
-    ``containing``: the finding reads the answer-containing control of notebook 06."""
+def reads_control(fid: str) -> bool:
+    """Whether the finding's measure reads notebook 06's answer-containing control (its questions
+    are ``damaging_control_questions``)."""
+    from ..measure.paper import load_paper_numbers
+    from ..stages import CONTAINING
+
+    f = next((x for x in load_paper_numbers() if x.id == fid), None)
+    return f is not None and (f.params.get("corpus") == CONTAINING or f.measure == "damaging_by_corpus")
+
+
+def questions_read(params: Mapping[str, Any], fid: str) -> int | None:
+    """The test questions a profile with ``params`` reads for finding ``fid`` (module docstring)."""
+    from ..record.ledger import ANALYSES
+
     split = test_questions(str(params.get("dataset_name", "")))
     n_test = params.get("n_test") or split
     nbs = _notebooks(fid)
     if "06" in nbs:
         n = params.get("damaging_questions") or n_test
-        if containing:
+        if reads_control(fid):
             n = params.get("damaging_control_questions") or n
     elif "07" in nbs:
         n = params.get("beyond_questions") or n_test
-    elif nbs == {"02"} and "size_matched" in fid or fid == "containing_beats_supporting":
+    elif fid in ANALYSES["02.fair_control"].feeds:
         n = params.get("pool_questions") or n_test
     else:
         n = n_test
@@ -139,8 +153,9 @@ def reference_rates() -> dict[str, Any] | None:
     return rec.get("rates") if isinstance(rec.get("rates"), Mapping) else None
 
 
-def projected_seconds(rows: Sequence[Mapping[str, Any]], host: Mapping[str, Any] | None,
-                      slow: Mapping[str, Any] | None) -> tuple[float, float | None]:
+def projected_seconds(
+    rows: Sequence[Mapping[str, Any]], host: Mapping[str, Any] | None, slow: Mapping[str, Any] | None
+) -> tuple[float, float | None]:
     """``(seconds here, seconds on the slow reference host)`` of ledger ``rows`` (module docstring;
     ``None`` for the slow host when a host's rates are unknown)."""
     here = sum(float(r.get("seconds") or 0) for r in rows)
@@ -156,18 +171,18 @@ def projected_seconds(rows: Sequence[Mapping[str, Any]], host: Mapping[str, Any]
     return here, out
 
 
-def _options(dataset: str, containing: bool, fid: str) -> list[tuple[str, int, float]]:
+def _options(dataset: str, fid: str) -> list[tuple[str, int, float]]:
     """``(name, questions it reads for the finding, extra seconds per question)``: the shipped profiles
     on ``dataset`` and its :data:`MORE_DATA`, each with the questions it reads for ``fid``."""
     out = []
     for name in declared_profile_names():
         try:
             params = profile(name)
-        except Exception:  # noqa: BLE001  (a profile that needs a network or a file: not an option)
+        except Exception:
             continue
         if params.get("dataset_name") != dataset:
             continue
-        n = questions_read(params, fid, containing)
+        n = questions_read(params, fid)
         if n:
             out.append((f"profile {name}", n, 0.0))
     extra = more_data(dataset)
@@ -178,29 +193,36 @@ def _options(dataset: str, containing: bool, fid: str) -> list[tuple[str, int, f
     return out
 
 
-def decidability_rows(profile_name: str, verdicts: Any, ledger: Sequence[Mapping[str, Any]],
-                      executions: Path | None = None) -> list[dict[str, Any]]:
+def decidability_rows(
+    profile_name: str,
+    verdicts: Any,
+    ledger: Sequence[Mapping[str, Any]],
+    host: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """One row per finding of ``verdicts`` (:func:`inferqa_utils.verdicts.findings.verdict_table`):
     the units its verdict rests on, the units and questions needed, the questions this run read for
     it, its seconds per question from ``ledger``, and the cheapest option that reads enough
-    questions with its projected time here and on the slow reference host (module docstring)."""
-    from .check import llm_rates
-    from ..record.run_dirs import run_manifests
-
+    questions with its projected time here (the run's LLM rates ``host``, ``{model: {prefill_tok_s,
+    decode_tok_s}}``) and on the slow reference host (module docstring)."""
     params = profile(profile_name)
     dataset = str(params.get("dataset_name", ""))
-    found = run_manifests(profile_name, executions)
-    host = llm_rates(found[0][1]) if found else None
     slow = reference_rates()
     out = []
     for fid, r in verdicts.iterrows():
         fid = str(fid)
-        row: dict[str, Any] = {"id": fid, "verdict": str(r["verdict"]),
-                               "rests_on": _int(r.get("informative")), "n": _int(r.get("n")),
-                               "units_needed": _int(r.get("units needed")),
-                               "questions_needed": _int(r.get("questions needed")),
-                               "how": str(r.get("needed how") or ""), "reached_by": None,
-                               "projected_s": None, "projected_slow_s": None, "note": ""}
+        row: dict[str, Any] = {
+            "id": fid,
+            "verdict": str(r["verdict"]),
+            "rests_on": _int(r.get("informative")),
+            "n": _int(r.get("n")),
+            "units_needed": _int(r.get("units needed")),
+            "questions_needed": _int(r.get("questions needed")),
+            "how": str(r.get("needed how") or ""),
+            "reached_by": None,
+            "projected_s": None,
+            "projected_slow_s": None,
+            "note": "",
+        }
         out.append(row)
         if row["verdict"] == "by construction":
             row["note"] = "by construction: more questions do not change it"
@@ -209,24 +231,25 @@ def decidability_rows(profile_name: str, verdicts: Any, ledger: Sequence[Mapping
         if q is None:
             row["note"] = row["how"] or "not measured"
             continue
-        containing = "containing" in fid
-        read_now = questions_read(params, fid, containing) or 0
+        read_now = questions_read(params, fid) or 0
         feeding = [x for x in ledger if any(f.get("finding") == fid for f in x.get("feeds") or [])]
         here, slow_s = projected_seconds(feeding, host, slow)
         per_q = here / read_now if read_now else None
         per_q_slow = slow_s / read_now if read_now and slow_s is not None else None
-        options = sorted(_options(dataset, containing, fid), key=lambda o: (o[1] < q, o[2], o[1]))
+        options = _options(dataset, fid)
         reach = [o for o in options if o[1] >= q]
         if not reach:
             most = max((o[1] for o in options), default=read_now)
             row["note"] = f"no shipped profile or data reads {q:,} questions (at most {most:,})"
             continue
-        name, _n, extra = min(reach, key=lambda o: (o[2], o[1]))
+        name, n, extra = min(reach, key=lambda o: (o[2], o[1]))
         row["reached_by"] = name
+        # a profile reads all its questions; more data is labelled only as far as needed
+        reads = n if extra == 0 else q
         if per_q is not None:
-            row["projected_s"] = round(q * (per_q + extra), 1)
+            row["projected_s"] = round(reads * per_q + q * extra, 1)
         if per_q_slow is not None:
-            row["projected_slow_s"] = round(q * (per_q_slow + extra), 1)
+            row["projected_slow_s"] = round(reads * per_q_slow + q * extra, 1)
     return out
 
 
@@ -244,13 +267,16 @@ def _time(s: float | None) -> str:
 
 def decidability_text(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """The table as aligned text lines (``check``'s output)."""
-    lines = [f"{'finding':34} {'verdict':15} {'units now':>9} {'needed':>8} {'questions':>9}  "
-             f"{'reached by':50} {'here':>9} {'slow host':>9}"]
+    lines = [
+        f"{'finding':34} {'verdict':15} {'units now':>9} {'needed':>8} {'questions':>9}  "
+        f"{'reached by':50} {'here':>9} {'slow host':>9}"
+    ]
     for r in rows:
         lines.append(
             f"{r['id']:34} {r['verdict']:15} {_cell(r['rests_on']):>9} {_cell(r['units_needed']):>8} "
             f"{_cell(r['questions_needed']):>9}  {(r['reached_by'] or r['note'])[:50]:50} "
-            f"{_time(r['projected_s']):>9} {_time(r['projected_slow_s']):>9}")
+            f"{_time(r['projected_s']):>9} {_time(r['projected_slow_s']):>9}"
+        )
     return lines
 
 
@@ -259,11 +285,32 @@ def decidability_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     from ..present.tables import markdown_table
 
     return markdown_table(
-        ["finding", "verdict", "units now", "units needed", "questions needed", "reached by", "projected here",
-         "projected, slow host", "how"],
-        [[f"`{r['id']}`", r["verdict"], _cell(r["rests_on"]), _cell(r["units_needed"]),
-          _cell(r["questions_needed"]), r["reached_by"] or r["note"], _time(r["projected_s"]),
-          _time(r["projected_slow_s"]), r["how"]] for r in rows])
+        [
+            "finding",
+            "verdict",
+            "units now",
+            "units needed",
+            "questions needed",
+            "reached by",
+            "projected here",
+            "projected, slow host",
+            "how",
+        ],
+        [
+            [
+                f"`{r['id']}`",
+                r["verdict"],
+                _cell(r["rests_on"]),
+                _cell(r["units_needed"]),
+                _cell(r["questions_needed"]),
+                r["reached_by"] or r["note"],
+                _time(r["projected_s"]),
+                _time(r["projected_slow_s"]),
+                r["how"],
+            ]
+            for r in rows
+        ],
+    )
 
 
 def _cell(v: int | None) -> str:

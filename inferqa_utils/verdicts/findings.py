@@ -93,7 +93,9 @@ class Results:
     def param(self, name: str, default: Any = None) -> Any:
         return self.params.get(name, default)
 
-    def ranking(self, name: str, corpus: str = stages.Corpus.SUPPORTING, depth: int = 10) -> dict[str, list[str]] | None:
+    def ranking(
+        self, name: str, corpus: str = stages.Corpus.SUPPORTING, depth: int = 10
+    ) -> dict[str, list[str]] | None:
         """``{qid: top-depth passage ids}`` of the stored run ``name``, ``None`` when it is absent."""
         from ..ir.trec import read_run
 
@@ -127,8 +129,9 @@ def _pair(table: pd.DataFrame, a: str, b: str, note: str, **extra: Any) -> Sampl
     both = table[[a, b]].dropna()
     if both.empty:
         raise Missing(f"{a} and {b} share no measured question")
-    return Sample(both[a].to_numpy(float), both[b].to_numpy(float), True, f"{note} ({len(both)} questions)",
-                  **extra)
+    return Sample(
+        both[a].to_numpy(float), both[b].to_numpy(float), True, f"{note} ({len(both)} questions)", **extra
+    )
 
 
 def _answers(results: Results, table: Table, value: str = "em", union: str | None = None) -> pd.DataFrame:
@@ -218,9 +221,11 @@ def m_cross_corpus_hit(r: Results, containing: str | None = None, supporting: st
     ours = both.fillna(0.0)
     relevant = _relevant_questions(r, supporting)
     counted = both.dropna() if relevant is None else both[both.index.astype(str).isin(relevant)]
-    note = (f"mean Hit@k, label 2: {containing} {cn} vs {supporting} {sn}; authors' convention: the "
-            f"{len(counted)} questions with a relevant passage on the answer-supporting side count (ours, "
-            f"every one of {len(ours)} counting: {100 * ours['a'].mean():.2f} vs {100 * ours['b'].mean():.2f})")
+    note = (
+        f"mean Hit@k, label 2: {containing} {cn} vs {supporting} {sn}; authors' convention: the "
+        f"{len(counted)} questions with a relevant passage on the answer-supporting side count (ours, "
+        f"every one of {len(ours)} counting: {100 * ours['a'].mean():.2f} vs {100 * ours['b'].mean():.2f})"
+    )
     sample = _pair(counted.fillna({"a": 0.0}), "a", "b", note)
     top1 = pq[(pq["corpus"] == containing) & (pq["system"] == cn) & (pq["measure"] == "Hit@1")]["value"]
     if len(top1) and bool((top1 == 1).all()):
@@ -245,11 +250,20 @@ def m_passage_lengths(r: Results) -> Sample:
     groups: dict[str, Any] = {}
     how = "two independent samples of passages"
     if "qid" in t.columns and sup["qid"].notna().all() and con["qid"].notna().all():
-        groups = {"a_groups": sup["qid"].astype(str).to_numpy(), "b_groups": con["qid"].astype(str).to_numpy()}
+        groups = {
+            "a_groups": sup["qid"].astype(str).to_numpy(),
+            "b_groups": con["qid"].astype(str).to_numpy(),
+        }
         how = f"resampled by question ({len(set(groups['a_groups']) | set(groups['b_groups']))} questions)"
-    return Sample(sup["tokens"].to_numpy(float), con["tokens"].to_numpy(float), False,
-                  f"tokens: {len(sup)} supporting vs {len(con)} containing passages, {how}", "passages", 1.0,
-                  **groups)
+    return Sample(
+        sup["tokens"].to_numpy(float),
+        con["tokens"].to_numpy(float),
+        False,
+        f"tokens: {len(sup)} supporting vs {len(con)} containing passages, {how}",
+        "passages",
+        1.0,
+        **groups,
+    )
 
 
 def m_dense_vs_bm25(r: Results, metric: str = "nDCG@10") -> Sample:
@@ -273,8 +287,14 @@ def m_best_retriever_differs(r: Results, metric: str = "Hit@10") -> Sample:
     judged = set(JUDGED) <= set(pq.get("corpus", []))
     if judged:
         hits = pq[pq["measure"].astype(str).str.startswith("Hit@")]
-        sup, con = ((hits[hits["corpus"] == c].pivot_table(index="qid", columns="system", values="value",
-                                                           aggfunc="mean")) for c in (SUPPORTING_JUDGED, CONTAINING_JUDGED))
+        sup, con = (
+            (
+                hits[hits["corpus"] == c].pivot_table(
+                    index="qid", columns="system", values="value", aggfunc="mean"
+                )
+            )
+            for c in (SUPPORTING_JUDGED, CONTAINING_JUDGED)
+        )
         what = "mean Hit@k (label 2, LLM-judged pools)"
     else:
         sup, con = _pivot(pq, metric, SUPPORTING), _pivot(pq, metric, CONTAINING)
@@ -283,11 +303,17 @@ def m_best_retriever_differs(r: Results, metric: str = "Hit@10") -> Sample:
     if best_sup not in con.columns:
         raise Missing(f"{best_sup} was not run on the answer-containing corpus")
     other = _best_column(con, [c for c in con.columns if c != best_sup], "other answer-containing retriever")
-    return _pair(con, other, best_sup, f"{what} on the answer-containing corpus: {other} (best there but for "
-                                       f"{best_sup}) vs {best_sup} (best on the answer-supporting corpus)")
+    return _pair(
+        con,
+        other,
+        best_sup,
+        f"{what} on the answer-containing corpus: {other} (best there but for "
+        f"{best_sup}) vs {best_sup} (best on the answer-supporting corpus)",
+    )
 
 
 # ----------------------------------------------------------------------------- measures: reranking
+
 
 def _rerankers_of(columns: Sequence[str], first: str) -> list[str]:
     return [c for c in columns if str(c).startswith(f"{first}+") or str(c).startswith(f"{first} + ")]
@@ -302,8 +328,14 @@ def m_reranker_gain_em(r: Results) -> Sample:
     if first not in t.columns:
         raise Missing(f"the first stage {first} was not read in notebook {stages.READING_ANSWERS.stage}")
     moved = _answers_moved(r, stages.READING_ANSWERS, name, first)
-    return _pair(t, name, first, f"strict EM: {name} vs {first}; the reranker changed "
-                                 f"{'?' if moved is None else moved} answers", moved=moved, moved_what="answers")
+    return _pair(
+        t,
+        name,
+        first,
+        f"strict EM: {name} vs {first}; the reranker changed {'?' if moved is None else moved} answers",
+        moved=moved,
+        moved_what="answers",
+    )
 
 
 def m_reranker_gain_ndcg(r: Results, metric: str = "nDCG@10") -> Sample:
@@ -314,9 +346,15 @@ def m_reranker_gain_ndcg(r: Results, metric: str = "nDCG@10") -> Sample:
     name = _best_column(t, _rerankers_of(list(t.columns), first), f"{first} + reranker")
     qids = t[[name, first]].dropna().index if first in t.columns else []
     moved = _rankings_moved(r, name, first, [str(q) for q in qids])
-    return _pair(t, name, first, f"{metric}: {name} vs {first}; the reranker changed "
-                                 f"{'?' if moved is None else moved} top-10 rankings",
-                 moved=moved, moved_what="top-10 rankings")
+    return _pair(
+        t,
+        name,
+        first,
+        f"{metric}: {name} vs {first}; the reranker changed "
+        f"{'?' if moved is None else moved} top-10 rankings",
+        moved=moved,
+        moved_what="top-10 rankings",
+    )
 
 
 def m_pointwise_vs_other_rerankers(r: Results, metric: str = "nDCG@10") -> Sample:
@@ -335,6 +373,7 @@ def m_pointwise_vs_other_rerankers(r: Results, metric: str = "nDCG@10") -> Sampl
 
 
 # ----------------------------------------------------------------------------- measures: reading
+
 
 def _pipelines(t: pd.DataFrame, retriever_only: bool) -> list[str]:
     cols = [c for c in t.columns if c != "Optimal" and not str(c).startswith("oracle")]
@@ -363,11 +402,13 @@ def _optimal_construction(r: Results) -> tuple[Results, str | None]:
     if both:
         return Results(r.dataset, r.split, {**r.params, "reader_model": both[0]}, r.folder, r.runs), None
     unfit = [m for m in second if _reads_hints(m) is False]
-    why = (f"{reader} labels the passages and reads Optimal: Optimal reuses its labelling reads, so Optimal "
-           "EM is the share of questions with a passage labelled 2 (paper 000 §5.4 reads Optimal with "
-           "readers that are not its labelers); no reader fit for inferential reading other than the "
-           "labeler reads Optimal and the pipeline in this profile"
-           + (f" ({', '.join(unfit)} answers worse with hints than without)" if unfit else ""))
+    why = (
+        f"{reader} labels the passages and reads Optimal: Optimal reuses its labelling reads, so Optimal "
+        "EM is the share of questions with a passage labelled 2 (paper 000 §5.4 reads Optimal with "
+        "readers that are not its labelers); no reader fit for inferential reading other than the "
+        "labeler reads Optimal and the pipeline in this profile"
+        + (f" ({', '.join(unfit)} answers worse with hints than without)" if unfit else "")
+    )
     return r, why
 
 
@@ -413,7 +454,10 @@ def m_oracle_vs_pipeline(r: Results) -> Sample:
 def m_union_freq_vs_norm(r: Results) -> Sample:
     """Per question strict EM of the oracle setting under Union_freq (a) vs Union_norm (b) at the
     run's k (paper 000 Eq. 1; the oracle rows of its Table 8 are read with Union_freq)."""
-    freq, norm = _answers(r, stages.READING_ANSWERS, union="freq"), _answers(r, stages.READING_ANSWERS, union="norm")
+    freq, norm = (
+        _answers(r, stages.READING_ANSWERS, union="freq"),
+        _answers(r, stages.READING_ANSWERS, union="norm"),
+    )
     o = _oracle(norm)
     if o not in freq.columns:
         raise Missing(f"{o} was not read with Union_freq in notebook {stages.READING_ANSWERS.stage}")
@@ -433,11 +477,19 @@ def m_full_passages_under_optimal(r: Results) -> Sample:
     opt = t[(t["source"] == "Optimal: correct passages") & (t["reader"].astype(str) == str(reader))]
     first = t[t["source"] != "Optimal: correct passages"]
     if opt.empty or first.empty:
-        raise Missing(f"no Optimal passages or first-ranked passages in notebook {stages.HINT_PASSAGES.stage}")
-    return Sample((opt["n_hints"] == full).to_numpy(float), (first["n_hints"] == full).to_numpy(float), False,
-                  f"passages with all {full} hints: {len(opt)} answered correctly under Optimal vs {len(first)} "
-                  f"ranked first by {first['source'].nunique()} runs", "passages",
-                  a_groups=opt["qid"].astype(str).to_numpy(), b_groups=first["qid"].astype(str).to_numpy())
+        raise Missing(
+            f"no Optimal passages or first-ranked passages in notebook {stages.HINT_PASSAGES.stage}"
+        )
+    return Sample(
+        (opt["n_hints"] == full).to_numpy(float),
+        (first["n_hints"] == full).to_numpy(float),
+        False,
+        f"passages with all {full} hints: {len(opt)} answered correctly under Optimal vs {len(first)} "
+        f"ranked first by {first['source'].nunique()} runs",
+        "passages",
+        a_groups=opt["qid"].astype(str).to_numpy(),
+        b_groups=first["qid"].astype(str).to_numpy(),
+    )
 
 
 def m_short_vs_cot_reader(r: Results) -> Sample:
@@ -459,9 +511,12 @@ def m_short_vs_cot_reader(r: Results) -> Sample:
 
 # ----------------------------------------------------------------------------- measures: fine-tuning
 
+
 def _ft_columns(t: pd.DataFrame) -> tuple[list[str], list[str]]:
-    return ([c for c in t.columns if str(c).startswith("FT-")],
-            [c for c in t.columns if not str(c).startswith("FT-")])
+    return (
+        [c for c in t.columns if str(c).startswith("FT-")],
+        [c for c in t.columns if not str(c).startswith("FT-")],
+    )
 
 
 def m_finetuned_retriever_gain(r: Results, metric: str = "nDCG@10") -> Sample:
@@ -476,9 +531,15 @@ def m_finetuned_retriever_gain(r: Results, metric: str = "nDCG@10") -> Sample:
     name = _best_column(t, ft, "fine-tuned retriever")
     qids = [str(q) for q in t[[name, base[0]]].dropna().index]
     moved = _rankings_moved(r, name, base[0], qids)
-    return _pair(t, name, base[0], f"{metric}: {name} vs {base[0]}; fine-tuning changed "
-                                   f"{'?' if moved is None else moved} top-10 rankings",
-                 moved=moved, moved_what="top-10 rankings")
+    return _pair(
+        t,
+        name,
+        base[0],
+        f"{metric}: {name} vs {base[0]}; fine-tuning changed "
+        f"{'?' if moved is None else moved} top-10 rankings",
+        moved=moved,
+        moved_what="top-10 rankings",
+    )
 
 
 def _positives(name: str) -> int | None:
@@ -494,10 +555,14 @@ def m_more_positives(r: Results, metric: str = "nDCG@10") -> Sample:
     t = _pivot(r.table(stages.FT_PER_QUESTION), metric)
     by_n = {n: c for c in _ft_columns(t)[0] if (n := _positives(c)) is not None and "hard" not in str(c)}
     if 1 not in by_n or len(by_n) < 2:
-        raise Missing(f"needs fine-tuned retrievers with 1 and more positives in notebook "
-                      f"{stages.FT_PER_QUESTION.stage} (trained: {', '.join(map(str, sorted(by_n))) or 'none'})")
+        raise Missing(
+            f"needs fine-tuned retrievers with 1 and more positives in notebook "
+            f"{stages.FT_PER_QUESTION.stage} (trained: {', '.join(map(str, sorted(by_n))) or 'none'})"
+        )
     most = max(by_n)
-    return _pair(t, by_n[most], by_n[1], f"{metric}: {by_n[most]} ({most} positives) vs {by_n[1]} (1 positive)")
+    return _pair(
+        t, by_n[most], by_n[1], f"{metric}: {by_n[most]} ({most} positives) vs {by_n[1]} (1 positive)"
+    )
 
 
 def m_finetuned_reranker_pipeline(r: Results) -> Sample:
@@ -512,11 +577,17 @@ def m_finetuned_reranker_pipeline(r: Results) -> Sample:
     fcols = [c for c in _rerankers_of(list(ft.columns), first) if "FT-" in str(c)]
     bcols = [c for c in _rerankers_of(list(base.columns), first) if "FT-" not in str(c)]
     if not fcols or not bcols:
-        raise Missing(f"needs {first} + a fine-tuned reranker (notebook {tuned.stage}) and {first} + an LLM "
-                      f"reranker ({untuned.stage})")
+        raise Missing(
+            f"needs {first} + a fine-tuned reranker (notebook {tuned.stage}) and {first} + an LLM "
+            f"reranker ({untuned.stage})"
+        )
     a, b = fcols[0], _best_column(base, bcols, "untuned reranker reading")
-    return _pair(pd.DataFrame({"a": ft[a], "b": base[b]}), "a", "b",
-                 f"strict EM: {a} ({tuned.stage}) vs {b} ({untuned.stage})")
+    return _pair(
+        pd.DataFrame({"a": ft[a], "b": base[b]}),
+        "a",
+        "b",
+        f"strict EM: {a} ({tuned.stage}) vs {b} ({untuned.stage})",
+    )
 
 
 def m_finetuned_pipeline_best(r: Results) -> Sample:
@@ -526,12 +597,17 @@ def m_finetuned_pipeline_best(r: Results) -> Sample:
     t = _answers(r, stages.FT_ANSWERS)
     both = [c for c in t.columns if str(c).startswith("FT-") and "+FT-" in str(c)]
     if not both:
-        raise Missing(f"no fine-tuned retriever + fine-tuned reranker reading in notebook {stages.FT_ANSWERS.stage}")
+        raise Missing(
+            f"no fine-tuned retriever + fine-tuned reranker reading in notebook {stages.FT_ANSWERS.stage}"
+        )
     other = _best_column(t, [c for c in t.columns if c not in both and c != "Optimal"], "other reading")
-    return _pair(t, both[0], other, f"strict EM: {both[0]} vs {other} (the best other reading of notebook 05)")
+    return _pair(
+        t, both[0], other, f"strict EM: {both[0]} vs {other} (the best other reading of notebook 05)"
+    )
 
 
 # ----------------------------------------------------------------------------- measures: damaging passages
+
 
 def _patterns(r: Results, corpus: str = SUPPORTING) -> pd.DataFrame:
     """Notebook 06's EM patterns of one corpus, for the first damaging retriever."""
@@ -557,17 +633,24 @@ def m_damage_share(r: Results, corpus: str = SUPPORTING, pattern: str = "em_patt
     questions never answered right carry no damage and are left out (``read`` keeps their count).
     ``pattern``: ``em_pattern`` (strict EM) or ``judged_pattern`` (SeEM, paper 004 §8.3)."""
     if pattern == "judged_pattern" and not r.param("judge_readings", False):
-        raise Missing("SeEM needs the LLM judge's readings, and this profile reads strict EM only "
-                      "(judge_readings false; default-complete judges them)")
+        raise Missing(
+            "SeEM needs the LLM judge's readings, and this profile reads strict EM only "
+            "(judge_readings false; default-complete judges them)"
+        )
     p = _patterns(r, corpus)
     ac, em = _acem_em(p[pattern])
     ever = ac == 1
     n_max = max(len(str(x)) for x in p[pattern])
     what = "strict EM" if pattern == "em_pattern" else "SeEM (judged)"
-    return Sample(ac[ever], em[ever], True,
-                  f"{what}, {p['system'].iloc[0]}, {corpus}, N = {n_max}: of {int(ever.sum())} questions answered "
-                  f"right at some k ≤ N ({len(p)} read), {int(np.sum(ever & (em == 0)))} are wrong at N",
-                  a_at_least_b=True, read=len(p))
+    return Sample(
+        ac[ever],
+        em[ever],
+        True,
+        f"{what}, {p['system'].iloc[0]}, {corpus}, N = {n_max}: of {int(ever.sum())} questions answered "
+        f"right at some k ≤ N ({len(p)} read), {int(np.sum(ever & (em == 0)))} are wrong at N",
+        a_at_least_b=True,
+        read=len(p),
+    )
 
 
 def m_damaging_by_corpus(r: Results, a: str = SUPPORTING, b: str = CONTAINING) -> Sample:
@@ -585,11 +668,16 @@ def m_damaging_by_corpus(r: Results, a: str = SUPPORTING, b: str = CONTAINING) -
     t = frames[a].add_suffix("_a").join(frames[b].add_suffix("_b"), how="inner")
     if t.empty:
         raise Missing(f"no question read on both the {a} and the {b} corpus")
-    return Sample(t["d_a"].to_numpy(float), t["d_b"].to_numpy(float), True,
-                  f"share of the questions ever answered right that are wrong at N, {a} "
-                  f"({int(t['d_a'].sum())} of {int(t['w_a'].sum())}) vs {b} ({int(t['d_b'].sum())} of "
-                  f"{int(t['w_b'].sum())}), {len(t)} questions read on both",
-                  a_weight=t["w_a"].to_numpy(float), b_weight=t["w_b"].to_numpy(float))
+    return Sample(
+        t["d_a"].to_numpy(float),
+        t["d_b"].to_numpy(float),
+        True,
+        f"share of the questions ever answered right that are wrong at N, {a} "
+        f"({int(t['d_a'].sum())} of {int(t['w_a'].sum())}) vs {b} ({int(t['d_b'].sum())} of "
+        f"{int(t['w_b'].sum())}), {len(t)} questions read on both",
+        a_weight=t["w_a"].to_numpy(float),
+        b_weight=t["w_b"].to_numpy(float),
+    )
 
 
 def m_probe3_vs_em(r: Results, corpus: str = SUPPORTING, k: int | None = None) -> Sample:
@@ -602,8 +690,9 @@ def m_probe3_vs_em(r: Results, corpus: str = SUPPORTING, k: int | None = None) -
 
     p = _patterns(r, corpus)
     probes = r.table(stages.PROBE_READINGS, dtype={"kept": str, "qid": str})
-    probes = probes[(probes["probe"] == "P3") & (probes["metric"] == "em")
-                    & (probes["system"] == p["system"].iloc[0])]
+    probes = probes[
+        (probes["probe"] == "P3") & (probes["metric"] == "em") & (probes["system"] == p["system"].iloc[0])
+    ]
     if "corpus" in probes.columns:
         probes = probes[probes["corpus"] == corpus]
     if probes.empty:
@@ -616,15 +705,23 @@ def m_probe3_vs_em(r: Results, corpus: str = SUPPORTING, k: int | None = None) -
     prefix = kept.map(lambda s: [int(x) for x in s.split()] == list(range(1, len(s.split()) + 1)))
     pats = dict(zip(p["qid"].astype(str), p["em_pattern"].astype(str), strict=True))
     em = pd.Series({q: float(pats[q][min(n, len(pats[q])) - 1] == "1") for q in at["qid"] if q in pats})
-    t = pd.DataFrame({"a": at.set_index("qid")["correct"].pipe(as_outcome).astype(float), "b": em,
-                      "prefix": prefix}).dropna(subset=["a", "b"])
+    t = pd.DataFrame(
+        {"a": at.set_index("qid")["correct"].pipe(as_outcome).astype(float), "b": em, "prefix": prefix}
+    ).dropna(subset=["a", "b"])
     other = t[~t["prefix"].astype(bool)]
-    note = (f"strict EM: Probe 3@{n} vs EM@{n}, {corpus}; {int(t['prefix'].astype(bool).sum())} of {len(t)} "
-            "questions left out: there Probe 3 keeps a prefix already read, so its answer is that prefix's")
+    note = (
+        f"strict EM: Probe 3@{n} vs EM@{n}, {corpus}; {int(t['prefix'].astype(bool).sum())} of {len(t)} "
+        "questions left out: there Probe 3 keeps a prefix already read, so its answer is that prefix's"
+    )
     if other.empty:
         raise Missing(f"{note}; no question remains")
-    return Sample(other["a"].to_numpy(float), other["b"].to_numpy(float), True, f"{note} ({len(other)} questions)",
-                  read=len(t))
+    return Sample(
+        other["a"].to_numpy(float),
+        other["b"].to_numpy(float),
+        True,
+        f"{note} ({len(other)} questions)",
+        read=len(t),
+    )
 
 
 def _ser(r: Results, corpus: str) -> pd.DataFrame:
@@ -633,7 +730,9 @@ def _ser(r: Results, corpus: str) -> pd.DataFrame:
         s = s[s["corpus"] == corpus]
     if s.empty:
         raise Missing(f"no SER readings on the {corpus} corpus in notebook {stages.SER_READINGS.stage}")
-    return s.assign(changed=lambda d: as_outcome(d["changed"]), kind=lambda d: d["kind"].astype(str).str.lower())
+    return s.assign(
+        changed=lambda d: as_outcome(d["changed"]), kind=lambda d: d["kind"].astype(str).str.lower()
+    )
 
 
 def m_ser_bm25_vs_random(r: Results, corpus: str = SUPPORTING) -> Sample:
@@ -645,9 +744,14 @@ def m_ser_bm25_vs_random(r: Results, corpus: str = SUPPORTING) -> Sample:
     if "bm25" not in t.columns or "random" not in t.columns:
         raise Missing("SER needs both random and BM25 negatives")
     both = t[["bm25", "random"]].dropna()
-    return Sample(both["bm25"].to_numpy(float), both["random"].to_numpy(float), True,
-                  f"answer changed after {m} extra passages: BM25 vs random, {corpus} ({len(both)} pairs)", "pairs",
-                  read=int(both.index.get_level_values(0).nunique()))
+    return Sample(
+        both["bm25"].to_numpy(float),
+        both["random"].to_numpy(float),
+        True,
+        f"answer changed after {m} extra passages: BM25 vs random, {corpus} ({len(both)} pairs)",
+        "pairs",
+        read=int(both.index.get_level_values(0).nunique()),
+    )
 
 
 def m_ser_by_negatives(r: Results, corpus: str = SUPPORTING, kind: str = "bm25") -> Sample:
@@ -658,10 +762,17 @@ def m_ser_by_negatives(r: Results, corpus: str = SUPPORTING, kind: str = "bm25")
     if s.empty or s["m"].nunique() < 2:
         raise Missing(f"SER with {kind} negatives at more than one m on the {corpus} corpus is needed")
     m = int(s["m"].max())
-    t = s.pivot_table(index=["qid", "sample"], columns="m", values="changed", aggfunc="first")[[m, 1]].dropna()
-    return Sample(t[m].to_numpy(float), t[1].to_numpy(float), True,
-                  f"answer changed after {m} vs 1 {kind} negative(s), {corpus} ({len(t)} pairs)", "pairs",
-                  read=int(t.index.get_level_values(0).nunique()))
+    t = s.pivot_table(index=["qid", "sample"], columns="m", values="changed", aggfunc="first")[
+        [m, 1]
+    ].dropna()
+    return Sample(
+        t[m].to_numpy(float),
+        t[1].to_numpy(float),
+        True,
+        f"answer changed after {m} vs 1 {kind} negative(s), {corpus} ({len(t)} pairs)",
+        "pairs",
+        read=int(t.index.get_level_values(0).nunique()),
+    )
 
 
 MEASURES: dict[str, Callable[..., Sample]] = {
@@ -736,7 +847,9 @@ def scored_findings(results: Results, findings: Sequence[Finding] | None = None)
     raw = [score_one(f, results) for f in (findings if findings is not None else load_paper_numbers())]
     adjusted = adjust([r.scored for r in raw])
     family = sum(s.tested for s in adjusted)
-    return [Result(s, r.sample, units_needed(s, r.sample, family)) for s, r in zip(adjusted, raw, strict=True)]
+    return [
+        Result(s, r.sample, units_needed(s, r.sample, family)) for s, r in zip(adjusted, raw, strict=True)
+    ]
 
 
 def score(finding: Finding, results: Results) -> Scored:
@@ -745,13 +858,36 @@ def score(finding: Finding, results: Results) -> Scored:
 
 
 #: the columns of :func:`verdict_table`
-COLUMNS = ("finding", "source", "paper a", "paper b", "ours a", "ours b", "statistic", "test", "p", "p (Holm)",
-           "n", "discordant", "moved", "informative", "units needed", "questions needed", "needed how", "rule",
-           "margin from", "unadjusted", "verdict", "why", "ours is")
+COLUMNS = (
+    "finding",
+    "source",
+    "paper a",
+    "paper b",
+    "ours a",
+    "ours b",
+    "statistic",
+    "test",
+    "p",
+    "p (Holm)",
+    "n",
+    "discordant",
+    "moved",
+    "informative",
+    "units needed",
+    "questions needed",
+    "needed how",
+    "rule",
+    "margin from",
+    "unadjusted",
+    "verdict",
+    "why",
+    "ours is",
+)
 
 
-def verdict_table(results: Results, findings: Sequence[Finding] | None = None,
-                  scored: Sequence[Result] | None = None) -> pd.DataFrame:
+def verdict_table(
+    results: Results, findings: Sequence[Finding] | None = None, scored: Sequence[Result] | None = None
+) -> pd.DataFrame:
     """One row per finding (:data:`COLUMNS`): paper a and b (the dataset's reference row), ours with
     95 % intervals, the statistic and its interval, the test, the p of the verdict before and after
     Holm's adjustment over the findings tested, the units measured (``n``), discordant (paired),
@@ -762,21 +898,36 @@ def verdict_table(results: Results, findings: Sequence[Finding] | None = None,
     import pandas as pd
 
     rows = []
-    for res in (scored if scored is not None else scored_findings(results, findings)):
+    for res in scored if scored is not None else scored_findings(results, findings):
         s, f, need = res.scored, res.scored.finding, res.need
-        rows.append({
-            "id": f.id, "finding": f.finding, "source": f.source,
-            "paper a": f"{f.a_label}: {_fmt(f.a_value)}", "paper b": f"{f.b_label}: {_fmt(f.b_value)}",
-            "ours a": str(s.a) if s.a is not None else "—", "ours b": str(s.b) if s.b is not None else "—",
-            "statistic": f"{f.statistic} {s.stat}" if s.stat is not None else "—", "test": s.test or "—",
-            "p": None if s.p_value is None else round(s.p_value, 4),
-            "p (Holm)": None if s.p_holm is None else round(s.p_holm, 4),
-            "n": s.n, "discordant": s.discordant, "moved": s.moved, "informative": s.informative,
-            "units needed": None if need is None else need.units,
-            "questions needed": None if need is None else need.questions,
-            "needed how": "" if need is None else need.how,
-            "rule": f.rule(), "margin from": f.margin_source, "unadjusted": s.unadjusted or s.verdict,
-            "verdict": s.verdict, "why": s.why, "ours is": f.ours})
+        rows.append(
+            {
+                "id": f.id,
+                "finding": f.finding,
+                "source": f.source,
+                "paper a": f"{f.a_label}: {_fmt(f.a_value)}",
+                "paper b": f"{f.b_label}: {_fmt(f.b_value)}",
+                "ours a": str(s.a) if s.a is not None else "—",
+                "ours b": str(s.b) if s.b is not None else "—",
+                "statistic": f"{f.statistic} {s.stat}" if s.stat is not None else "—",
+                "test": s.test or "—",
+                "p": None if s.p_value is None else round(s.p_value, 4),
+                "p (Holm)": None if s.p_holm is None else round(s.p_holm, 4),
+                "n": s.n,
+                "discordant": s.discordant,
+                "moved": s.moved,
+                "informative": s.informative,
+                "units needed": None if need is None else need.units,
+                "questions needed": None if need is None else need.questions,
+                "needed how": "" if need is None else need.how,
+                "rule": f.rule(),
+                "margin from": f.margin_source,
+                "unadjusted": s.unadjusted or s.verdict,
+                "verdict": s.verdict,
+                "why": s.why,
+                "ours is": f.ours,
+            }
+        )
     return pd.DataFrame(rows, columns=["id", *COLUMNS]).set_index("id")
 
 
@@ -810,6 +961,7 @@ def verdict_sentence(table: pd.DataFrame, n_questions: int, split: str, dataset:
             text += f"; {said}: {', '.join(f'`{i}`' for i in ids)}"
     constructed = [str(i) for i in table.index[table["verdict"] == BY_CONSTRUCTION]]
     if constructed:
-        text += (f"; {len(constructed)} by construction, not counted: "
-                 f"{', '.join(f'`{i}`' for i in constructed)}")
+        text += (
+            f"; {len(constructed)} by construction, not counted: {', '.join(f'`{i}`' for i in constructed)}"
+        )
     return text + "."

@@ -354,7 +354,8 @@ def _verdicts(rec: Mapping[str, Any]) -> str:
         return "not scored"
     counts = {v: sum(f["verdict"] == v for f in rec["findings"]) for v in VERDICTS}
     text = ", ".join(f"{counts[v]} {v}" for v in (HOLDS, CONTRADICTED, INCONCLUSIVE))
-    return text + (f" ({counts[BY_CONSTRUCTION]} by construction, not counted)" if counts[BY_CONSTRUCTION] else "")
+    built = counts[BY_CONSTRUCTION]
+    return text + (f" ({built} by construction, not counted)" if built else "")
 
 
 def counted(rec: Mapping[str, Any]) -> int:
@@ -534,7 +535,8 @@ def verdict_cell(verdict: str | None) -> str:
 
 
 def _short_rule(rule: str) -> str:
-    """The rule in a scoreboard cell: ``a − b > 35.7``, ``|a − b| < 2.16, not < 0``, ``0.4977 < a/b < 0.5592``."""
+    """The rule in a scoreboard cell: ``a − b > 35.7``, ``|a − b| < 2.16, not < 0``,
+    ``0.4977 < a/b < 0.5592``."""
     for old, new in (
         ("abs(a - b)", "|a − b|"),
         (" and not significantly < 0", ", not < 0"),
@@ -724,13 +726,14 @@ def _scoreboard_part(
             f"![Forest plot: each finding's statistic with its 95 % interval per profile]({figure})",
             "",
             "*Each row is a finding, each point one profile's statistic with its 95 % interval (bar); the "
-            "marker gives the verdict (filled circle holds, cross contradicted, open circle inconclusive, open "
-            "square by construction). The green band is the region the finding's rule states and the dashed "
-            "lines are its edges: a finding holds when its whole bar lies strictly inside the band and Holm's "
-            "adjustment keeps it, is contradicted when the bar lies strictly outside (for \"|a − b| < m, not "
-            "< 0\" also when it lies wholly below the dotted 0) and Holm keeps it, and is inconclusive "
-            "otherwise, or when too few discordant questions left it undecided whatever the bar. Differences, "
-            "ratios and relative differences have their own panels, as their "
+            "marker gives the verdict (filled circle holds, cross contradicted, open circle inconclusive, "
+            "open square by construction). The green band is the region the finding's rule states and the "
+            "dashed lines are its edges: a finding holds when its whole bar lies strictly inside the band "
+            "and Holm's adjustment keeps it, is contradicted when the bar lies strictly outside (for "
+            "\"|a − b| < m, not < 0\" also when it lies wholly below the dotted 0) and Holm keeps it, and "
+            "is inconclusive otherwise, or when too few discordant questions left it undecided whatever the "
+            "bar. "
+            "Differences, ratios and relative differences have their own panels, as their "
             f"scales differ. Also as [SVG]({svg}).*",
             "",
         ]
