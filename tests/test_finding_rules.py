@@ -597,6 +597,17 @@ def test_probe3_leaves_out_the_prefix_questions(tmp_path):
     assert len(s.a) == 40 and s.read == 45 and "5 of 45 questions left out" in s.note
 
 
+def test_probe3_is_by_construction_when_every_kept_set_is_a_prefix(tmp_path):
+    """Only prefix questions ("1 2"): Probe 3 re-reads prefixes already read on every question, so it
+    cannot come out otherwise: by construction, with the numbers shown."""
+    a, b = RECIPES["greater, 0/1"][HOLDS]()
+    results = w_probe3()(tmp_path, a, b)
+    probes = pd.read_csv(stages.PROBE_READINGS.path("toy", "test", tmp_path))
+    probes.assign(kept="1 2").to_csv(stages.PROBE_READINGS.path("toy", "test", tmp_path), index=False)
+    s = fnd.score(next(f for f in fnd.load_paper_numbers() if f.id == "probe3_recovers"), results)
+    assert s.verdict == vr.BY_CONSTRUCTION and "keeps a prefix already read" in s.why and s.n == 45
+
+
 def test_damage_share_counts_only_the_questions_ever_answered_right(tmp_path):
     a, b = SHARE[HOLDS]()
     s = fnd.m_damage_share(w_damage()(tmp_path, a, b))

@@ -714,7 +714,14 @@ def m_probe3_vs_em(r: Results, corpus: str = SUPPORTING, k: int | None = None) -
         "questions left out: there Probe 3 keeps a prefix already read, so its answer is that prefix's"
     )
     if other.empty:
-        raise Missing(f"{note}; no question remains")
+        every = Sample(
+            t["a"].to_numpy(float), t["b"].to_numpy(float), True, f"{note} ({len(t)} questions)", read=len(t)
+        )
+        raise ByConstruction(
+            "on every question read Probe 3 keeps a prefix already read: its answer is that "
+            "prefix's (P3 = AcEM)",
+            every,
+        )
     return Sample(
         other["a"].to_numpy(float),
         other["b"].to_numpy(float),
