@@ -807,15 +807,18 @@ _DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def _verdict_word(cell: str) -> str:
-    """``holds`` of "✓ **holds**" or "✓ holds" (the results page's and the artifact page's cells)."""
-    return cell.replace("*", "").split()[-1]
+    """``holds`` of "✓ **holds**" or "✓ holds", ``by construction`` of "≡ by construction" (the results
+    page's and the artifact page's cells)."""
+    words = cell.replace("*", "").split()
+    return " ".join(words[-2:]) if words[-1] == "construction" else words[-1]
 
 
 def _direction(verdicts: dict[str, str]) -> str:
     """The artifact page's last column: on which profiles the paper's direction is reproduced,
     contradicted and undecided."""
     parts = []
-    words = (("holds", "reproduced"), ("contradicted", "contradicted"), ("inconclusive", "undecided"))
+    words = (("holds", "reproduced"), ("contradicted", "contradicted"), ("inconclusive", "undecided"),
+             ("by construction", "by construction, not counted,"))
     for verdict, word in words:
         on = [p for p, v in verdicts.items() if v == verdict]
         if on:

@@ -1,25 +1,24 @@
 """The paper's findings on the authors' own released runs, every comparison paired over the test
-questions, with its interval, paired p-value, Holm adjustment and verdict.
+questions, with its interval, the p of its verdict, Holm adjustment and verdict.
 
 Each comparison takes two per-question vectors ``a`` and ``b`` on the same questions (a question
 that does not count on one side is dropped from both) and reports the mean of each in % with its
-95 % bootstrap interval, the statistic ``mean(a) − mean(b)`` in points (``mean(a) / mean(b)`` for
-a ratio rule) with its paired-bootstrap interval, and the two-sided paired randomization p-value of
-``mean(a) = mean(b)`` (:mod:`inferqa_utils.paper_runs.stats`). Holm's adjustment runs over each
-*family* — the rows of one finding and metric under one scoring (``family`` and ``scoring``
-columns).
+95 % bootstrap interval (the fast routine of :mod:`inferqa_utils.paper_runs.stats`), the statistic
+``mean(a) − mean(b)`` in points (``mean(a) / mean(b)`` for a ratio rule) with the interval and the
+test of the verdict rule (:mod:`inferqa_utils.measure.verdict`: the exact sign test on the discordant
+questions, Tango's score test at a margin, a bootstrap otherwise), and the p of the verdict. Holm's
+adjustment runs over each *family* — the rows of one finding and metric under one scoring
+(``family`` and ``scoring`` columns) — and a verdict is kept only when its adjusted p is below 0.05.
 
 The path is the notebook findings' (:mod:`inferqa_utils.verdicts.findings`): measure → rule →
 verdict. One *measure* per family (:data:`MEASURES`) builds each comparison's two samples
 (:class:`~inferqa_utils.measure.verdict.Sample`, paired over the questions that count on both
-sides); :func:`score` computes the numbers with the fast exact shortcuts of
-:mod:`~inferqa_utils.paper_runs.stats` (:func:`fast_estimates`) and hands them to
-:func:`inferqa_utils.measure.verdict.judge`, which applies the rule of
-``inferqa_utils/measure/paper_numbers.yaml`` (or of :data:`LOCAL_FINDINGS`): **holds** inside the
-rule's region, **contradicted** outside it, **inconclusive** when the interval straddles a boundary
-— or when fewer than ``MIN_UNITS`` questions are paired, when every value on both sides is the same,
-or when no question differs and fewer than ``MIN_UNITS`` score above 0
-(:func:`~inferqa_utils.measure.verdict.undecided`).
+sides); :func:`score` hands each to :func:`inferqa_utils.measure.verdict.judge`, which applies the rule
+of ``inferqa_utils/measure/paper_numbers.yaml`` (or of :data:`LOCAL_FINDINGS`) and its guards (fewer
+than ``MIN_UNITS`` questions paired or discordant, every value on both sides the same:
+:func:`~inferqa_utils.measure.verdict.undecided`); :func:`findings_table` adjusts each family
+(:func:`~inferqa_utils.measure.verdict.adjust`). A comparison with no claim (the union family) gets the
+p of ``mean(a) = mean(b)`` and Holm's adjustment only.
 
 EM comparisons are made twice: with our normalised EM (``scoring = normalised``) and with the
 authors' raw membership (``scoring = raw``) — a verdict that changes with the scoring is itself a
