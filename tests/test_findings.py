@@ -557,3 +557,215 @@ def test_size_matched_comparison_reads_its_own_rows(tmp_path):
     assert (s.a.value, s.b.value, s.discordant) == (60.0, 20.0, 8) and s.verdict == vr.INCONCLUSIVE
     m = fnd.score(by_id["containing_beats_supporting_size_matched"], res)
     assert (m.a.value, m.b.value, m.discordant, m.verdict) == (60.0, 60.0, 0, vr.INCONCLUSIVE)
+
+
+def _ans(system: str, setting: str = "pipeline", union: str = "norm", qid: str = "q") -> dict:
+    return {
+        "qid": qid,
+        "answer": "x",
+        "em": True,
+        "judged": True,
+        "setting": setting,
+        "system": system,
+        "k": 3,
+        "union": union,
+        "reader": "r",
+    }
+
+
+def _pq(system: str, measure: str, corpus: str, threshold: int = 2, qid: str = "q") -> dict:
+    return {
+        "system": system,
+        "measure": measure,
+        "threshold": threshold,
+        "qid": qid,
+        "value": 1.0,
+        "corpus": corpus,
+    }
+
+
+SUP, CON = "answer-supporting", "answer-containing"
+_PATTERN = {"system": "bm25", "qid": "q", "em_pattern": "10", "judged_pattern": "10"}
+
+
+@pytest.mark.parametrize(
+    ("tables", "fid", "message"),
+    [
+        (
+            {"02_toy_test_per_question.csv": [_pq("e5-small", "Hit@10", SUP, 1)]},
+            "dense_beats_bm25",
+            "no per-question 'nDCG@10' on the answer-supporting corpus",
+        ),
+        (
+            {"02_toy_test_per_question.csv": [{**_pq("e5-small", "nDCG@10", SUP, 1)}]},
+            "dense_beats_bm25",
+            "bm25 was not run in notebook 02",
+        ),
+        (
+            {"02_toy_test_per_question.csv": [_pq("bm25", "nDCG@10", SUP, 1)]},
+            "containing_beats_supporting",
+            "no per-question Hit@k at label 2 in notebook 02",
+        ),
+        (
+            {
+                "02_toy_test_per_question.csv": [
+                    _pq("bm25", "Hit@1", "answer-containing, LLM-judged"),
+                    _pq("bm25", "Hit@1", "answer-supporting, LLM-judged"),
+                ]
+            },
+            "containing_beats_supporting_size_matched",
+            "no per-question Hit@k for the 'answer-containing, LLM-judged, ",
+        ),
+        (
+            {"02_toy_test_passage_lengths.csv": [{"corpus": SUP, "pid": "p", "qid": "q", "tokens": 3}]},
+            "similar_passage_length",
+            "passage lengths of both corpora are needed",
+        ),
+        (
+            {"04_toy_test_answers.csv": [_ans("bm25+pointwise")]},
+            "rerankers_marginal",
+            "the first stage bm25 was not read in notebook 04",
+        ),
+        (
+            {"04_toy_test_answers.csv": [_ans("oracle+pointwise", "oracle"), _ans("bm25", union="freq")]},
+            "union_freq_beats_norm",
+            "oracle+pointwise was not read with Union_freq",
+        ),
+        (
+            {
+                "04_toy_test_answers.csv": [
+                    _ans("oracle+pointwise", "oracle", qid="q1"),
+                    _ans("bm25", qid="q2"),
+                ]
+            },
+            "pipeline_below_oracle",
+            "oracle+pointwise and bm25 share no measured question",
+        ),
+        (
+            {"04_toy_test_hint_passages.csv": [{"source": "bm25", "reader": "", "qid": "q", "n_hints": 3}]},
+            "full_passages_under_optimal",
+            "no Optimal passages or first-ranked passages",
+        ),
+        (
+            {"07_toy_test_answers.csv": [{"system": "decomposition + CoT reader", "qid": "q", "em": True}]},
+            "general_reader_beats_reasoning",
+            "no short-answer reading of decomposition",
+        ),
+        (
+            {
+                "05_toy_test_answers.csv": [_ans("bm25+FT-CrossEncoder")],
+                "04_toy_test_answers.csv": [_ans("bm25")],
+            },
+            "ft_reranker_oracle_only",
+            "needs bm25 + a fine-tuned reranker (notebook 05) and bm25 + an LLM reranker",
+        ),
+        (
+            {"05_toy_test_answers.csv": [_ans("minilm")]},
+            "ft_pipeline_best",
+            "no fine-tuned retriever + fine-tuned reranker reading",
+        ),
+        (
+            {"06_toy_test_patterns.csv": [{**_PATTERN, "corpus": SUP}]},
+            "damaging_passages_containing",
+            "no EM patterns on the answer-containing corpus",
+        ),
+        (
+            {
+                "06_toy_test_patterns.csv": [
+                    {**_PATTERN, "corpus": SUP, "qid": "q1"},
+                    {**_PATTERN, "corpus": CON, "qid": "q2"},
+                ]
+            },
+            "damaging_larger_when_supporting",
+            "no question read on both the answer-supporting and the answer-containing",
+        ),
+        (
+            {
+                "06_toy_test_patterns.csv": [{**_PATTERN, "corpus": SUP}],
+                "06_toy_test_probe_readings.csv": [
+                    {
+                        "system": "bm25",
+                        "qid": "q",
+                        "metric": "em",
+                        "k": 2,
+                        "probe": "P3",
+                        "kept": "1",
+                        "correct": True,
+                        "corpus": CON,
+                    }
+                ],
+            },
+            "probe3_recovers",
+            "no Probe-3 readings on the answer-supporting corpus",
+        ),
+        (
+            {
+                "06_toy_test_patterns.csv": [{**_PATTERN, "corpus": SUP}],
+                "06_toy_test_probe_readings.csv": [
+                    {
+                        "system": "bm25",
+                        "qid": "q",
+                        "metric": "em",
+                        "k": 2,
+                        "probe": "P3",
+                        "kept": "1",
+                        "correct": True,
+                        "corpus": SUP,
+                    }
+                ],
+            },
+            "probe3_at_5",
+            "no Probe-3 readings at k = 5",
+        ),
+        (
+            {
+                "06_toy_test_ser_readings.csv": [
+                    {"kind": "BM25", "qid": "q", "sample": 0, "m": 1, "changed": True, "corpus": SUP}
+                ]
+            },
+            "ser_bm25_above_random_containing",
+            "no SER readings on the answer-containing corpus",
+        ),
+    ],
+)
+def test_the_measures_other_missing_inputs(tmp_path, tables, fid, message):
+    """Every Missing branch of the measures names what is absent (with the first lines of
+    test_measures_name_what_is_missing and test_every_measure_says_which_input_is_missing)."""
+    for name, rows in tables.items():
+        pd.DataFrame(rows).to_csv(tmp_path / name, index=False)
+    f = next(x for x in fnd.load_paper_numbers() if x.id == fid)
+    s = fnd.score(
+        f, fnd.Results("toy", "test", {"reader_model": "r", "reading_k": 3}, tmp_path, runs=tmp_path)
+    )
+    assert s.verdict == vr.INCONCLUSIVE and message in s.why, s.why
+
+
+def test_best_retriever_on_the_contains_the_answer_control(tmp_path):
+    """Without the fair comparison, the best retriever is compared on the contains-the-answer control's
+    Hit@10: bm25 is best on the answer-supporting corpus (1 vs 0), e5-small beats it on 12 of 12 control
+    questions: holds."""
+    rows = []
+    for i in range(12):
+        q = f"q{i:02d}"
+        rows += [
+            {**_pq("bm25", "Hit@10", SUP, qid=q), "value": 1.0},
+            {**_pq("e5-small", "Hit@10", SUP, qid=q), "value": 0.0},
+            {**_pq("bm25", "Hit@10", CON, qid=q), "value": 0.0},
+            {**_pq("e5-small", "Hit@10", CON, qid=q), "value": 1.0},
+        ]
+    pd.DataFrame(rows).to_csv(tmp_path / "02_toy_test_per_question.csv", index=False)
+    f = next(x for x in fnd.load_paper_numbers() if x.id == "best_retriever_differs")
+    s = fnd.score(f, fnd.Results("toy", "test", {}, tmp_path))
+    assert s.verdict == vr.HOLDS and "Hit@10 (label 2) on the answer-containing corpus: e5-small" in s.why
+
+
+def test_verdict_sentence_counts_and_names_the_findings():
+    table = pd.DataFrame(
+        {"verdict": [vr.HOLDS, vr.CONTRADICTED, vr.INCONCLUSIVE, vr.BY_CONSTRUCTION]},
+        index=["a", "b", "c", "d"],
+    )
+    text = fnd.verdict_sentence(table, 48, "test", "embedded")
+    assert text.startswith(
+        "Of 3 findings, on 48 `test` questions of `embedded`: 1 hold, 1 are contradicted, 1 are inconclusive"
+    )
+    assert "holding: `a`; contradicted: `b`; 1 by construction, not counted: `d`." in text
