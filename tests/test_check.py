@@ -540,10 +540,12 @@ def test_the_decidability_rows_by_hand(tmp_path):
     shipped profile or data reads that many."""
     from inferqa_utils.verdicts import decidability as dec
 
-    verdicts = pd.DataFrame({"verdict": ["inconclusive", "inconclusive", "by construction"],
-                             "informative": [8, 8, 20], "n": [11, 11, 48], "units needed": [30, 900, None],
-                             "questions needed": [40, 1000, None], "needed how": ["h", "h", ""]},
-                            index=["damaging_passages", "probe3_recovers", "optimal_far_above_pipeline"])
+    verdicts = pd.DataFrame({"verdict": ["inconclusive", "inconclusive", "by construction", "holds"],
+                             "informative": [8, 8, 20, 31], "n": [11, 11, 48, 48],
+                             "units needed": [30, 900, None, 50], "questions needed": [40, 1000, None, 77],
+                             "needed how": ["h", "h", "", "h"]},
+                            index=["damaging_passages", "probe3_recovers", "optimal_far_above_pipeline",
+                                   "dense_beats_bm25"])
     ledger_rows = [{"analysis": "06.incremental.supporting", "seconds": 96.0, "llm_s": 90.0,
                     "evaluated": 9000, "generated": 300,
                     "feeds": [{"finding": "damaging_passages"}, {"finding": "probe3_recovers"}]}]
@@ -559,4 +561,6 @@ def test_the_decidability_rows_by_hand(tmp_path):
     assert far["reached_by"] is None
     assert far["note"].startswith("no shipped profile or data reads 1,000 questions")
     assert rows["optimal_far_above_pipeline"]["note"].startswith("by construction")
+    assert rows["dense_beats_bm25"]["note"] == "decided on this run (holds)"
+    assert rows["dense_beats_bm25"]["questions_needed"] == 77
     assert "profile default" in "\n".join(dec.decidability_text(list(rows.values())))

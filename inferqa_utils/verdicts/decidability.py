@@ -227,6 +227,9 @@ def decidability_rows(
         if row["verdict"] == "by construction":
             row["note"] = "by construction: more questions do not change it"
             continue
+        if row["verdict"] in ("holds", "contradicted"):
+            row["note"] = f"decided on this run ({row['verdict']})"
+            continue
         q = row["questions_needed"]
         if q is None:
             row["note"] = row["how"] or "not measured"

@@ -837,8 +837,9 @@ _DECIDABILITY_NOTE = (
     "the exact sign test's power for paired 0/1 outcomes against 0, a normal approximation otherwise, "
     "`inferqa_utils/measure/decidability.py`), and the cheapest shipped profile or data that reads that "
     "many questions, with its time projected from the run's ledger here and on the slow reference host "
-    "(`inferqa_utils/verdicts/decidability.py`). A finding whose estimate sits on its rule's edge has "
-    "no effect to detect."
+    "(`inferqa_utils/verdicts/decidability.py`); for a finding this run decided, the units are those a "
+    "replication would need at its effect. A finding whose estimate sits on its rule's edge has no effect "
+    "to detect."
 )
 
 
