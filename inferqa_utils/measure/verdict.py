@@ -1,5 +1,5 @@
 """The verdict rule: a paper finding *holds*, is *contradicted* or is *inconclusive* on a sample of
-our data (one value per unit on each side, :class:`Sample`), or holds *by construction*.
+our data (one value per unit on each side, :class:`Sample`), or is *by construction*.
 
 **Regions.** Each relation is a region ``R`` for a statistic ``s`` of the two samples
 (:meth:`inferqa_utils.measure.paper.Finding.region`):
