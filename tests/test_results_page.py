@@ -818,7 +818,7 @@ def _direction(verdicts: dict[str, str]) -> str:
     contradicted and undecided."""
     parts = []
     words = (("holds", "reproduced"), ("contradicted", "contradicted"), ("inconclusive", "undecided"),
-             ("by construction", "by construction, not counted,"))
+             ("by construction", "by construction (not counted)"))
     for verdict, word in words:
         on = [p for p, v in verdicts.items() if v == verdict]
         if on:
