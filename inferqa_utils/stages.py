@@ -555,6 +555,15 @@ def reference_id(qid: str, i: int) -> str:
     return f"ref:{qid}" if i == 0 else f"ref:{qid}:{i + 1}"
 
 
+def reference_question(pid: str) -> str | None:
+    """The question a control-corpus id names (:func:`reference_id` read back), whether or not it was
+    built: ``ref:Q_1:2`` → ``Q_1``; ``None`` for an id that is not a reference."""
+    if not pid.startswith("ref:"):
+        return None
+    head, _, tail = pid[4:].rpartition(":")
+    return head if head and tail.isdigit() else pid[4:]
+
+
 def built_source(ds: Dataset) -> Dataset | None:
     """The source a built dataset came from (its manifest's ``source`` parameter), or None when
     it cannot be loaded here (e.g. the shared TriviaHG data is absent)."""

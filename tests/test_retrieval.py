@@ -407,3 +407,17 @@ def test_cross_corpus_finding_strict_and_lenient_views():
     strict = pd.concat([rows(ex.SUPPORTING, [0.0, 100.0], 1), rows(ex.CONTAINING, [100.0, 100.0], 13)])
     text = cross_corpus_sentence(strict, ["bm25", "e5-small"], 15)
     assert "holds for 1 of 2 retrievers (bm25)" in text and "label ≥ 1" not in text
+
+
+def test_corpora_lengths_name_each_passages_question():
+    """Passage lengths carry the question each passage belongs to — a control reference's too, when its
+    question was not built (the finding resamples questions)."""
+    from inferqa_utils.ir.datamodel import Dataset, Hint, Passage, Question
+    from inferqa_utils.retrieval.conditions import corpora_lengths
+
+    ds = Dataset("d", questions={"q1": Question("q1", "who?", ["x"], [Hint("h")])},
+                 passages={"q1_p": Passage("q1_p", "q1", (0,), "a b c")})
+    t = corpora_lengths(ds, {"q1_p": "a b c"}, {"ref:q1": "d e", "ref:q9:2": "f"})
+    assert t[["corpus", "pid", "qid", "tokens"]].values.tolist() == [
+        ["answer-supporting", "q1_p", "q1", 3], ["answer-containing", "ref:q1", "q1", 2],
+        ["answer-containing", "ref:q9:2", "q9", 1]]

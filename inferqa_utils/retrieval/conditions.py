@@ -18,7 +18,7 @@ from ..ir.trec import Run
 from ..measure.metrics import hit_curve, hit_per_query
 from ..measure.uncertainty import interval_columns
 from ..present.figures import INTERVAL_NOTE, error_bars
-from ..stages import CONTAINING, SUPPORTING, SUPPORTING_LENIENT
+from ..stages import CONTAINING, SUPPORTING, SUPPORTING_LENIENT, reference_question
 
 # re-exported: notebooks 02 and 05 call ``ex.run_all`` and ``ex.metrics_table``
 from .evaluation import MAIN_METRICS as MAIN_METRICS
@@ -75,13 +75,11 @@ def passage_lengths(corpus: dict[str, str], label: str, owner: Callable[[str], s
 
 def corpora_lengths(ds: Dataset, corpus: dict[str, str], control: dict[str, str]) -> pd.DataFrame:
     """:func:`passage_lengths` of the answer-supporting corpus and the answer-containing control, each
-    passage with its question (its owner in the dataset; a control reference's ``ref:<qid>`` id)."""
-    from .pooled import reference_owner
-
-    qids = set(ds.questions)
+    passage with its question (its owner in the dataset; the question a control reference's
+    ``ref:<qid>`` id names, built or not)."""
     return pd.concat([
         passage_lengths(corpus, SUPPORTING, lambda p: ds.passages[p].qid if p in ds.passages else None),
-        passage_lengths(control, CONTAINING, lambda p: reference_owner(p, qids)),
+        passage_lengths(control, CONTAINING, reference_question),
     ], ignore_index=True)
 
 
