@@ -769,3 +769,20 @@ def test_verdict_sentence_counts_and_names_the_findings():
         "Of 3 findings, on 48 `test` questions of `embedded`: 1 hold, 1 are contradicted, 1 are inconclusive"
     )
     assert "holding: `a`; contradicted: `b`; 1 by construction, not counted: `d`." in text
+
+
+def test_a_share_among_few_units_that_count_decides_nothing():
+    """Damage compared as shares of the questions ever answered right: 30 questions read on both
+    corpora, but only 2 ever answered right on one side (2 of 2 lost vs 2 of 27): the smaller side's 2
+    units that count are too few, whatever the interval."""
+    a = np.array([1.0, 1.0] + [0.0] * 28)
+    wa = np.array([1.0, 1.0] + [0.0] * 28)
+    b = np.array([1.0, 1.0] + [0.0] * 28)
+    wb = np.array([1.0] * 27 + [0.0] * 3)
+    s = vr.Sample(a, b, True, "n", a_weight=wa, b_weight=wb)
+    assert vr.measured_units(s) == 2
+    scored = vr.judge(_finding("a > b"), s)
+    assert scored.verdict == vr.INCONCLUSIVE and scored.why.startswith(
+        "too few questions that count (weight): 2 < 10"
+    )
+    assert scored.informative == 2 and scored.p_value is None

@@ -295,7 +295,7 @@ def _exact_tails(s: Sample) -> Tails:
             0.0,
             lambda e: 1.0 if e >= 0 else 0.0,
             lambda e: 1.0 if e <= 0 else 0.0,
-            f"exact sign test, 0 discordant {s.unit}",
+            f"exact sign test, {_units(0, 'discordant ' + s.unit)}",
         )
     lo, hi = clopper_pearson(n10, m)
 
@@ -308,7 +308,7 @@ def _exact_tails(s: Sample) -> Tails:
         (2 * hi - 1) * m / n * s.scale,
         lambda e: tails(e)[0],
         lambda e: tails(e)[1],
-        f"exact sign test (McNemar) on {m} discordant {s.unit}: {n10} for a, {n01} for b",
+        f"exact sign test (McNemar) on {_units(m, 'discordant ' + s.unit)}: {n10} for a, {n01} for b",
     )
 
 
@@ -357,8 +357,8 @@ def _score_tails(s: Sample, confidence: float = 1 - ALPHA) -> Tails:
         hi * s.scale,
         above,
         below,
-        f"score test and interval for paired proportions (Tango 1998), {x + y} discordant {s.unit} "
-        f"of {n}: {x} for a, {y} for b",
+        "score test and interval for paired proportions (Tango 1998), "
+        f"{_units(x + y, 'discordant ' + s.unit)} of {n}: {x} for a, {y} for b",
     )
 
 
@@ -548,9 +548,24 @@ def rests_on(finding: Finding, s: Sample) -> int:
         return int(s.moved if s.moved is not None else (s.discordant or 0))
     if s.paired and finding.statistic == "diff" and s.a_weight is None and not s.a_at_least_b:
         return int(s.discordant or 0)
+    return measured_units(s)
+
+
+def measured_units(s: Sample) -> int:
+    """The units measured on the smaller side: questions when clustered, the units that count
+    (``Σ weight``) with per-unit weights, else the units."""
     if s.groups is not None:
         return s.groups
+    if s.a_weight is not None or s.b_weight is not None:
+        wa = len(s.a) if s.a_weight is None else float(np.sum(s.a_weight))
+        wb = len(s.b) if s.b_weight is None else float(np.sum(s.b_weight))
+        return int(min(wa, wb))
     return min(len(s.a), len(s.b))
+
+
+def _units(n: int, unit: str) -> str:
+    """``1 question``, ``2 questions``."""
+    return f"{n} {unit[:-1] if n == 1 and unit.endswith('s') else unit}"
 
 
 def undecided(finding: Finding, s: Sample, explain: bool = True) -> str | None:
@@ -571,8 +586,10 @@ def undecided(finding: Finding, s: Sample, explain: bool = True) -> str | None:
     if np.all(flat == flat[0]) and s.a_weight is None:
         every = f"every one of the {len(s.a)} {s.unit} scores {flat[0] * s.scale:g}"
         return f"no variation: {every} on both sides{note}"
-    measured = s.groups if s.groups is not None else min(len(s.a), len(s.b))
+    measured = measured_units(s)
     what = "questions" if s.groups is not None else s.unit
+    if s.a_weight is not None or s.b_weight is not None:
+        what = f"{s.unit} that count (weight)"
     if measured < MIN_UNITS:
         return f"too few {what}: {measured} < {MIN_UNITS}{note}"
     if finding.relation == "adds little":
@@ -645,9 +662,7 @@ def judge(
         return Scored(finding, INCONCLUSIVE, reason or "nothing measured", **base, unadjusted=INCONCLUSIVE)
     d = decide_tests(finding, t)
     if reason is not None:  # no test: out of Holm's family; the p shown only when the units were measured
-        measured = (s.groups or min(len(s.a), len(s.b))) >= MIN_UNITS and not reason.startswith(
-            "no variation"
-        )
+        measured = measured_units(s) >= MIN_UNITS and not reason.startswith("no variation")
         return Scored(
             finding,
             INCONCLUSIVE,

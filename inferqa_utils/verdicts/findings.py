@@ -226,7 +226,7 @@ def m_cross_corpus_hit(r: Results, containing: str | None = None, supporting: st
         f"{len(counted)} questions with a relevant passage on the answer-supporting side count (ours, "
         f"every one of {len(ours)} counting: {100 * ours['a'].mean():.2f} vs {100 * ours['b'].mean():.2f})"
     )
-    sample = _pair(counted.fillna({"a": 0.0}), "a", "b", note)
+    sample = _pair(counted.fillna({"a": 0.0}), "a", "b", note, read=len(ours))
     top1 = pq[(pq["corpus"] == containing) & (pq["system"] == cn) & (pq["measure"] == "Hit@1")]["value"]
     if len(top1) and bool((top1 == 1).all()):
         raise ByConstruction(
