@@ -564,3 +564,22 @@ def test_the_decidability_rows_by_hand(tmp_path):
     assert rows["dense_beats_bm25"]["note"] == "decided on this run (holds)"
     assert rows["dense_beats_bm25"]["questions_needed"] == 77
     assert "profile default" in "\n".join(dec.decidability_text(list(rows.values())))
+    assert d["lower_bound"] is False and "≥" not in "\n".join(dec.decidability_text([d]))
+
+
+def test_a_projection_from_reused_outputs_is_a_lower_bound():
+    """An analysis whose model outputs came from a cache or a release (no model call, or cache hits)
+    says nothing of what new questions cost: its projection is shown as a lower bound."""
+    from inferqa_utils.verdicts import decidability as dec
+
+    assert dec.reused_outputs([{"evaluated": 0, "generated": 0, "reused": 0, "seconds": 6.8}])
+    assert dec.reused_outputs([{"evaluated": 900, "generated": 30, "reused": 12}])
+    assert not dec.reused_outputs([{"evaluated": 900, "generated": 30, "reused": 0}])
+    verdicts = pd.DataFrame({"verdict": ["inconclusive"], "informative": [5], "n": [30],
+                             "units needed": [10], "questions needed": [40], "needed how": ["h"]},
+                            index=["containing_beats_supporting"])
+    ledger_rows = [{"analysis": "02.fair_control", "seconds": 6.8, "llm_s": 0.0, "evaluated": 0,
+                    "generated": 0, "reused": 0, "feeds": [{"finding": "containing_beats_supporting"}]}]
+    (row,) = dec.decidability_rows("default", verdicts, ledger_rows, None)
+    assert row["lower_bound"] is True and row["reached_by"] == "profile default"
+    assert "≥ " in dec.decidability_text([row])[1] and "≥ " in "\n".join(dec.decidability_markdown([row]))

@@ -23,7 +23,9 @@ reads; more data: the questions needed), plus the data's cost per question added
 slow reference host (``inferqa_utils/record/reference_costs.json``) the seconds inside the models are
 scaled by the ratio of the two hosts' 1.5B prefill and decode rates applied to the tokens the
 analyses evaluated and generated. Options are tried cheapest first; none reaching the questions
-needed is said so.
+needed is said so. When the analyses reused model outputs (LLM cache hits, or none computed: their
+outputs came from a release or a cache) the projection is a lower bound, shown with "≥"
+(:func:`reused_outputs`): their seconds say nothing of what new questions cost.
 """
 
 from __future__ import annotations
@@ -221,6 +223,7 @@ def decidability_rows(
             "reached_by": None,
             "projected_s": None,
             "projected_slow_s": None,
+            "lower_bound": False,
             "note": "",
         }
         out.append(row)
@@ -237,6 +240,7 @@ def decidability_rows(
         read_now = questions_read(params, fid) or 0
         feeding = [x for x in ledger if any(f.get("finding") == fid for f in x.get("feeds") or [])]
         here, slow_s = projected_seconds(feeding, host, slow)
+        row["lower_bound"] = reused_outputs(feeding)
         per_q = here / read_now if read_now else None
         per_q_slow = slow_s / read_now if read_now and slow_s is not None else None
         options = _options(dataset, fid)
@@ -264,21 +268,35 @@ def _int(v: Any) -> int | None:
     return None if math.isnan(f) else int(f)
 
 
-def _time(s: float | None) -> str:
-    return "—" if s is None else minutes(s)
+def reused_outputs(rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the ledger ``rows`` feeding a finding reused model outputs (LLM cache hits) or made no
+    model call at all (their outputs came from a release or a cache): their seconds then say nothing
+    of what new questions cost, and a projection from them is a lower bound."""
+    if not rows:
+        return True
+    reused = sum(float(r.get("reused") or 0) for r in rows)
+    calls = sum(float(r.get("evaluated") or 0) + float(r.get("generated") or 0) for r in rows)
+    return reused > 0 or calls == 0
+
+
+def _time(s: float | None, lower_bound: bool = False) -> str:
+    if s is None:
+        return "—"
+    return ("≥ " if lower_bound else "") + minutes(s)
 
 
 def decidability_text(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """The table as aligned text lines (``check``'s output)."""
     lines = [
         f"{'finding':40} {'verdict':15} {'units now':>9} {'needed':>8} {'questions':>9}  "
-        f"{'here':>9} {'slow host':>9}  reached by"
+        f"{'here':>11} {'slow host':>11}  reached by"
     ]
     for r in rows:
         lines.append(
             f"{r['id']:40} {r['verdict']:15} {_cell(r['rests_on']):>9} {_cell(r['units_needed']):>8} "
             f"{_cell(r['questions_needed']):>9}  "
-            f"{_time(r['projected_s']):>9} {_time(r['projected_slow_s']):>9}  {r['reached_by'] or r['note']}"
+            f"{_time(r['projected_s'], r.get('lower_bound', False)):>11} "
+            f"{_time(r['projected_slow_s'], r.get('lower_bound', False)):>11}  {r['reached_by'] or r['note']}"
         )
     return lines
 
@@ -307,8 +325,8 @@ def decidability_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
                 _cell(r["units_needed"]),
                 _cell(r["questions_needed"]),
                 r["reached_by"] or r["note"],
-                _time(r["projected_s"]),
-                _time(r["projected_slow_s"]),
+                _time(r["projected_s"], r.get("lower_bound", False)),
+                _time(r["projected_slow_s"], r.get("lower_bound", False)),
                 r["how"],
             ]
             for r in rows
