@@ -87,8 +87,8 @@ BREAKS: tuple[Break, ...] = (
     Break(
         "ab-swap-ft-retriever",
         F,
-        "return _pair(t, name, base[0],",
-        "return _pair(t, base[0], name,",
+        "        t,\n        name,\n        base[0],\n        f\"{metric}: {name} vs {base[0]}; fine-tuning",
+        "        t,\n        base[0],\n        name,\n        f\"{metric}: {name} vs {base[0]}; fine-tuning",
         (f"{TR}::test_each_rule_reaches_each_verdict",),
     ),
     Break(
@@ -183,8 +183,8 @@ BREAKS: tuple[Break, ...] = (
     Break(
         "sign-test-interval-unscaled",
         V,
-        "return Tails(value, (2 * lo - 1) * m / n * s.scale, (2 * hi - 1) * m / n * s.scale,",
-        "return Tails(value, (2 * lo - 1) * s.scale, (2 * hi - 1) * s.scale,",
+        "        (2 * lo - 1) * m / n * s.scale,\n        (2 * hi - 1) * m / n * s.scale,",
+        "        (2 * lo - 1) * s.scale,\n        (2 * hi - 1) * s.scale,",
         (f"{TF}::test_exact_sign_test_and_interval_by_hand",),
     ),
     Break(
@@ -197,8 +197,8 @@ BREAKS: tuple[Break, ...] = (
     Break(
         "share-conditional",
         F,
-        "a_at_least_b=True, read=len(p))",
-        "read=len(p))",
+        "        a_at_least_b=True,\n        read=len(p),",
+        "        read=len(p),",
         (f"{TR}::test_each_rule_reaches_each_verdict",),
     ),
     Break(
@@ -234,8 +234,8 @@ BREAKS: tuple[Break, ...] = (
     Break(
         "damage-unweighted",
         F,
-        'a_weight=t["w_a"].to_numpy(float), b_weight=t["w_b"].to_numpy(float))',
-        ")",
+        '        a_weight=t["w_a"].to_numpy(float),\n        b_weight=t["w_b"].to_numpy(float),\n    )',
+        "    )",
         (f"{TR}::test_damage_by_corpus_is_normalised_by_the_questions_ever_right",),
     ),
     Break(

@@ -806,3 +806,22 @@ def test_a_share_among_few_units_that_count_decides_nothing():
         "too few questions that count (weight): 2 < 10"
     )
     assert scored.informative == 2 and scored.p_value is None
+
+
+def test_every_named_break_still_applies_to_its_line():
+    """scripts/break_rules.py replaces each break's line, which must occur exactly once: a
+    reformatted line would otherwise leave the break unapplied."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("break_rules", root / "scripts" / "break_rules.py")
+    br = importlib.util.module_from_spec(spec)
+    sys.modules["break_rules"] = br  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(br)
+    finally:
+        sys.modules.pop("break_rules", None)
+    counts = {b.name: (root / b.file).read_text(encoding="utf-8").count(b.old) for b in br.BREAKS}
+    assert counts and all(n == 1 for n in counts.values()), {k: n for k, n in counts.items() if n != 1}
