@@ -38,7 +38,7 @@ run: setup models
 	@start=$$(date +%s); \
 	$(PY) -m inferqa_utils run --profile $(PROFILE); \
 	echo "[make run] profile $(PROFILE) finished in $$(( $$(date +%s) - start )) s"; \
-	$(PY) -m inferqa_utils check --profile $(PROFILE) --report results/check_$(PROFILE).md || \
+	$(PY) -m inferqa_utils check --profile $(PROFILE) --report || \
 	  echo "[make run] some numbers differ from inferqa_utils/verdicts/reproduction.yaml (FAIL lines above)"
 
 # the complete construction of the profile's dataset (notebook 01 + notebook 02's control judgments),
@@ -65,7 +65,7 @@ browser-test: setup models browser
 	echo "[make browser-test] pytest exit code $$rc after $$(( $$(date +%s) - start )) s; screenshots in screenshots/browser/"; \
 	exit $$rc
 
-# docs/results.md from the check records results/check_<profile>.json that `make run` writes
+# docs/results.md from the check records results/<profile>/check_<profile>.json that `make run` writes
 # (RESULTS_PAGE_ARGS="--from ../other-clone" adds records of runs made in other clones)
 RESULTS_PAGE_ARGS ?=
 results-page: setup

@@ -48,7 +48,7 @@ import numpy as np
 
 from inferqa_utils.core import models
 from inferqa_utils.core.config import PATHS
-from inferqa_utils.llm.llamacpp import LlamaCppLLM
+from inferqa_utils.llm.llamacpp import LlamaCppLLM, LlamaCppSettings
 from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 
 READER, SCORER = "qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"
@@ -196,9 +196,9 @@ def requantized(model: str, quant: str) -> Path:
 
 def load(model: str, setting: dict[str, Any]) -> LlamaCppLLM:
     path = requantized(model, setting["quant"]) if "quant" in setting else models.fetch(model)
-    return LlamaCppLLM(model, path, f"bench-{model}", cache=None, n_ctx=4096,
-                       n_batch=setting.get("n_batch", 512), extra_bufts=setting.get("extra_bufts", True),
-                       engine=setting.get("engine"))
+    settings = LlamaCppSettings(n_ctx=4096, n_batch=setting.get("n_batch", 512),
+                                extra_bufts=setting.get("extra_bufts", True), engine=setting.get("engine"))
+    return LlamaCppLLM(model, path, f"bench-{model}", cache=None, settings=settings)
 
 
 class Timer:

@@ -261,6 +261,7 @@ def child_finetune(folder: str, learning_rate: float, at: str | None) -> None:
     from transformers import TrainerCallback
 
     from inferqa_utils.finetune import TrainConfig, sample_examples, train_biencoder
+    from inferqa_utils.finetune.job import TrainJob
     from inferqa_utils.ir.datamodel import Dataset, Hint, Passage, Question
 
     questions, passages, qrels = {}, {}, {}
@@ -289,9 +290,8 @@ def child_finetune(folder: str, learning_rate: float, at: str | None) -> None:
                 return control
 
         callbacks.append(StopAfterSave())
-    m = train_biencoder(
-        ds, ex, folder, name="FT-fault", n_positives=2, cfg=cfg, progress=False, callbacks=callbacks
-    )
+    m = train_biencoder(ds, ex, TrainJob("FT-fault", folder, n_positives=2), cfg, progress=False,
+                        callbacks=callbacks)
     print(f"trained {m.steps} steps (resumed from {m.resumed_from}, cached {m.cached})", flush=True)
 
 

@@ -28,6 +28,7 @@ from inferqa_utils.damaging.incremental import incremental_inference, patterns_o
 from inferqa_utils.llm import load_llm
 from inferqa_utils.reading.setup import ReadingSetup
 from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
+from inferqa_utils.retrieval.control import control_corpus
 
 
 def main() -> None:
@@ -47,7 +48,7 @@ def main() -> None:
 
     ds = load_built(args.dataset)
     qids = [q.qid for q in ds.split(args.split)][: args.questions]
-    corpus = stages.control_corpus(ds, args.split)[0] if args.corpus == stages.Corpus.CONTAINING else None
+    corpus = control_corpus(ds, args.split)[0] if args.corpus == stages.Corpus.CONTAINING else None
     run = stages.load_run(args.dataset, args.run, args.corpus)
     print(f"workload: {args.dataset}/{args.split}, {len(qids)} questions × N = {args.n} prefixes of "
           f"{args.run} ({args.corpus} corpus); reader {args.model}; strict EM; generation cache off")

@@ -341,6 +341,7 @@ def run_pipeline(release: Path, work: Path, depth: int = DEPTH, echo: bool = Tru
     """Load → index → search → metrics on ``release`` as notebook 02 does; index and run under ``work``."""
     from inferqa_utils import stages
     from inferqa_utils.core import artifacts
+    from inferqa_utils.measure.metrics import DEFAULT_METRICS
     from inferqa_utils.retrieval import evaluation as ev
     from inferqa_utils.retrieval.registry import make_retriever, retrieve
 
@@ -378,7 +379,7 @@ def run_pipeline(release: Path, work: Path, depth: int = DEPTH, echo: bool = Tru
 
     def metrics():
         tables = {t: ev.metrics_table({"bm25": run}, qrels, t) for t in THRESHOLDS}
-        return tables, f"{len(ev.MAIN_METRICS)} metrics × thresholds {list(THRESHOLDS)}"
+        return tables, f"{len(DEFAULT_METRICS)} metrics × thresholds {list(THRESHOLDS)}"
 
     tables = measured("metrics", metrics, steps, echo)
     n_indexed = int(retriever.searcher.num_docs)

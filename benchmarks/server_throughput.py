@@ -50,6 +50,7 @@ from inferqa_utils.core import models
 from inferqa_utils.core.config import PATHS
 from inferqa_utils.ir.datamodel import join_hints
 from inferqa_utils.llm.base import Messages
+from inferqa_utils.llm.http_settings import HTTPSettings
 from inferqa_utils.llm.server import ServerError, ServerLLM
 from inferqa_utils.record.benchmark_record import RECORD_HELP, record_measurement
 from inferqa_utils.sources import load_source
@@ -344,7 +345,7 @@ def run_once(
 ) -> RunResult:
     """Send every prompt through a fresh ``ServerLLM`` without generation cache; a
     :class:`BenchmarkError` when a request fails."""
-    llm = ServerLLM(alias, base_url, cache=None, concurrency=concurrency, timeout=600.0)
+    llm = ServerLLM(alias, HTTPSettings(base_url, concurrency=concurrency, timeout=600.0), cache=None)
     before = server_metrics(base_url)
     try:
         t0 = time.perf_counter()

@@ -115,19 +115,23 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 )
         return 0
     profile = args.profile or "default"
-    if not args.allow_unrecorded:  # tables with no run record are accepted without a run
-        missing = chk.no_run_message(profile, args.notebooks)
-        if missing:
-            raise MissingInputError(missing)
+    missing = chk.no_run_message(profile, args.notebooks)
+    if missing and args.run_id is None:
+        raise MissingInputError(missing)
+    run = chk.checked_run(profile, run_id=args.run_id)
+    if run is None:
+        raise MissingInputError(f"no run {args.run_id} of profile {profile} under build/executions")
+    report = args.report
+    if report == "":
+        report = run[0] / "results" / f"check_{profile}.md"
     if args.update:
-        for o in chk.update(profile, allow_unrecorded=args.allow_unrecorded):
+        for o in chk.update(profile, run_id=args.run_id):
             print(o.line().replace("expected", "was", 1))
         print(f"[check] expected values of profile {profile} rewritten in {chk.MATRIX}: review the diff")
         return 0
     fails = chk.check(
-        profile, notebooks=args.notebooks, report=args.report,
-        findings_table=not args.no_findings,
-        allow_unrecorded=args.allow_unrecorded, against=args.against,
+        profile, notebooks=args.notebooks, report=report,
+        findings_table=not args.no_findings, run_id=run[0].name, against=args.against,
     )
     return 1 if fails else 0
 
@@ -155,7 +159,9 @@ def _cmd_results_page(args: argparse.Namespace) -> int:
     from .verdicts import results_page as rpage
 
     profiles = list(args.profiles or rpage.DEFAULT_PROFILES)
-    folders = [PATHS.results, *(rpage.results_folder(d) for d in args.sources)]
+    # results/<profile> holds the latest complete run of each profile (and its check record)
+    published = sorted(p for p in PATHS.results.glob("*") if p.is_dir()) if PATHS.results.is_dir() else []
+    folders = [PATHS.results, *published, *(rpage.results_folder(d) for d in args.sources)]
     command = "python -m inferqa_utils results-page"
     if profiles != list(rpage.DEFAULT_PROFILES):
         command += " --profiles " + " ".join(profiles)
@@ -289,10 +295,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--list", action="store_true", help="list the conditions (every profile without --profile)"
     )
     c.add_argument(
-        "--report",
-        metavar="FILE.md",
-        help="also write a Markdown report and, beside it, FILE.json (the record results-page reads)",
+        "--report", nargs="?", const="", metavar="FILE.md",
+        help="also write a Markdown report and, beside it, FILE.json (the record results-page reads); "
+             "without FILE.md: results/check_<profile>.md in the folder of the run checked",
     )
+    c.add_argument("--run", dest="run_id", metavar="RUN_ID",
+                   help="the run to check (its folder's name under build/executions; default: the profile's "
+                        "newest run that ended well)")
     c.add_argument(
         "--only", dest="notebooks", nargs="+", metavar="NN", help="conditions of these notebooks only"
     )
@@ -300,12 +309,6 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--against", metavar="RECORD.json",
                    help="also list every finding whose verdict differs from an earlier check record's, with "
                         "the informative units before and after (e.g. a record kept before a profile change)")
-    c.add_argument(
-        "--allow-unrecorded",
-        action="store_true",
-        help="accept tables results/provenance.json has no run record of (written by hand or by an older "
-        "runner); tables another run wrote still FAIL",
-    )
     c.add_argument(
         "--update",
         action="store_true",

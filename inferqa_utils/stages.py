@@ -34,11 +34,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .core.config import PATHS, require_input
-from .core.errors import InferQAError, UnknownNameError
+from .core.errors import UnknownNameError
 from .ir.datamodel import Dataset
-from .ir.textnorm import any_occurs_folded
 from .ir.trec import Run, read_run
-from .sources import load_source
+from .measure.metrics import DEFAULT_METRICS
 
 if TYPE_CHECKING:
     import matplotlib.figure
@@ -167,23 +166,31 @@ class Table:
                            split if self.per_split else None, self.name, self.suffix).name
 
     def path(self, dataset: str | None = None, split: str | None = None, folder: Path | None = None) -> Path:
-        """``<folder or results/>/<file>`` (:meth:`file`)."""
-        return (folder or PATHS.results) / self.file(dataset, split)
+        """``<folder or results/>/<file>`` (:meth:`file`). Outside a run (a notebook opened in
+        JupyterLab, ``inspect``), a table ``results/`` does not hold is read from the newest run that
+        wrote it (:func:`inferqa_utils.record.run_outputs.readable`)."""
+        path = (folder or PATHS.results) / self.file(dataset, split)
+        if folder is None and PATHS.run_dir() is None and not path.exists():
+            from .record.run_outputs import readable
+
+            return readable(path)
+        return path
 
     def write(self, df: pd.DataFrame, dataset: str | None = None, split: str | None = None, *,
               index: bool = True, folder: Path | None = None) -> Path:
         """Write ``df`` as the table's CSV file, :meth:`path` (the folder made when missing), with
-        ``DataFrame.to_csv``'s defaults; ``index`` as in ``to_csv`` (``False``: the index is left
-        out). Returns the path::
+        ``DataFrame.to_csv``'s defaults, atomically (a reader sees the old file or the new one, never
+        a half-written one); ``index`` as in ``to_csv`` (``False``: the index is left out). Returns
+        the path::
 
             stages.READING_EM.write(em, dataset_name, split, index=False)
         """
         if self.suffix != ".csv":
             raise ValueError(f"the table {self.key!r} is a {self.suffix} file, not a CSV table")
-        path = self.path(dataset, split, folder)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        df.to_csv(path, index=index)
-        return path
+        from .core.atomic import write_text_atomic
+
+        path = (folder or PATHS.results) / self.file(dataset, split)
+        return write_text_atomic(path, df.to_csv(index=index))
 
 
 #: every result table the notebooks write, by key
@@ -204,12 +211,6 @@ def _table(key: str, stage: Stage, name: str, per_dataset: bool = True, per_spli
 # table reproduction.yaml names.
 #: the counts :func:`inferqa_utils.measure.metrics.evaluate` ends a row with
 _COUNTS = ("n_questions", "n_questions_ndcg", "threshold")
-#: notebook 02's and 05's retrieval metrics (``inferqa_utils.retrieval.evaluation.MAIN_METRICS``)
-_MAIN_METRICS = (
-    "Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@50", "Hit@100", "Recall@5", "Recall@10", "Recall@50",
-    "MRR@100",
-    "nDCG@10", "nDCG@100",
-)
 #: a first stage beside its reranked runs (``inferqa_utils.rerank.evaluation.rerank_table``: 03 and 05)
 _RERANK_COLUMNS = (
     "run", "Hit@1", "Hit@5", "Hit@10", "Hit@20", "MRR@100", "nDCG@10", "nDCG@100", *_COUNTS, "seconds/query",
@@ -234,7 +235,7 @@ RELEASE_AGREEMENT_PASSAGES = _table(
 )
 
 RETRIEVAL_METRICS = _table("retrieval_metrics", Stage.RETRIEVAL, "retrieval",
-                           columns=("run", *_MAIN_METRICS, *_COUNTS))
+                           columns=("run", *DEFAULT_METRICS, *_COUNTS))
 RETRIEVAL_COMPARED = _table("retrieval_compared", Stage.RETRIEVAL, "compared")
 CROSS_CORPUS = _table("cross_corpus", Stage.RETRIEVAL, "cross_corpus", columns=(
     "run", "Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@100", *_COUNTS, "corpus",
@@ -265,7 +266,7 @@ HINT_PASSAGES = _table("hint_passages", Stage.READING, "hint_passages",
 
 FT_TRAINING_TIMES = _table("ft_training_times", Stage.FINETUNING, "training_times", per_split=False)
 FT_RETRIEVAL = _table("ft_retrieval", Stage.FINETUNING, "retrieval",
-                      columns=("run", "N", "negative kind", *_MAIN_METRICS, *_COUNTS))
+                      columns=("run", "N", "negative kind", *DEFAULT_METRICS, *_COUNTS))
 FT_COMPARED = _table("ft_compared", Stage.FINETUNING, "compared")
 FT_PER_QUESTION = _table("ft_per_question", Stage.FINETUNING, "per_question")
 FT_ORACLE_RERANKER = _table("ft_oracle_reranker", Stage.FINETUNING, "oracle_reranker")
@@ -500,7 +501,8 @@ def queries_of(ds: Dataset, split: str) -> dict[str, str]:
 
 
 #: where a dataset release, and its installed copy, keeps its answer-containing control corpus
-#: (JSONL ``{"id", "contents"}``, the corpus :func:`control_corpus` made when the release was written)
+#: (JSONL ``{"id", "contents"}``, the corpus
+#: :func:`~inferqa_utils.retrieval.control.control_corpus` made when the release was written)
 CONTROL_CORPUS = "control/corpus.jsonl"
 
 
@@ -518,38 +520,6 @@ def control_texts(folder: str | Path | None) -> dict[str, str]:
     return out
 
 
-def control_corpus(ds: Dataset, split: str, source: Dataset | None = None
-                   ) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
-    """Answer-containing control corpus: the reference passages (ids ``ref:<qid>``, then
-    ``ref:<qid>:2``, …, see :func:`reference_id`) of every
-    question of ``source`` — by default the source the dataset was built from (all of its
-    questions, not only the built ones, so the control corpus is not trivially small; the
-    embedded set has 64 references, TriviaHG validation 1,000 ``Snippet``s). When that source is
-    not on this machine (TriviaHG without the shared data), a dataset installed from a release
-    reads the control corpus the release stores (:func:`control_texts`), the same passages.
-    A reference is relevant (label 2) to a question when it contains one of the question's gold
-    answers/aliases (not the LLM-expanded pool) as a folded token n-gram
-    (:func:`~inferqa_utils.ir.textnorm.any_occurs_folded`).
-    Empty when there are no references."""
-    if source is None:
-        source = built_source(ds)
-    stored = control_texts(ds.meta.get("release") or ds.meta.get("folder")) if source is None else {}
-    if stored:
-        corpus = stored
-    else:
-        pool = list(source) if source is not None else []
-        seen = {q.qid for q in pool}
-        pool += [q for q in ds if q.qid not in seen]
-        corpus = {reference_id(q.qid, i): text for q in pool for i, text in enumerate(q.references)}
-    qrels: dict[str, dict[str, int]] = {}
-    for q in ds.split(split):
-        gold = q.meta.get("gold_answers") or q.answers
-        rel = {pid: 2 for pid, text in corpus.items() if any_occurs_folded(gold, text)}
-        if rel:
-            qrels[q.qid] = rel
-    return corpus, qrels
-
-
 def reference_id(qid: str, i: int) -> str:
     """Control-corpus id of reference ``i`` (0-based) of a question: ``ref:<qid>``, ``ref:<qid>:2``, …"""
     return f"ref:{qid}" if i == 0 else f"ref:{qid}:{i + 1}"
@@ -562,16 +532,3 @@ def reference_question(pid: str) -> str | None:
         return None
     head, _, tail = pid[4:].rpartition(":")
     return head if head and tail.isdigit() else pid[4:]
-
-
-def built_source(ds: Dataset) -> Dataset | None:
-    """The source a built dataset came from (its manifest's ``source`` parameter), or None when
-    it cannot be loaded here (e.g. the shared TriviaHG data is absent)."""
-
-    spec = ((ds.meta.get("built") or {}).get("parameters") or {}).get("source")
-    if not spec:
-        return None
-    try:
-        return load_source(spec)
-    except InferQAError:
-        return None

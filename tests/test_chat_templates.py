@@ -19,6 +19,7 @@ from inferqa_utils.llm.chatformat import (
     chat_template_files,
     registry_vocab,
 )
+from inferqa_utils.llm.http_settings import HTTPSettings
 from inferqa_utils.llm.server import ServerError, ServerLLM
 
 MESSAGES = [reader_messages("Which city is built on a lagoon?", "It has canals instead of streets."),
@@ -110,12 +111,12 @@ def test_env_maps_a_served_model_without_a_gguf(smol, tmp_path, monkeypatch):
     folder = _config(tmp_path / "llama", chat_template=f.template, bos_token=f.bos, eos_token=f.eos,
                      add_bos_token=f.add_bos)
     monkeypatch.delenv(CHAT_TEMPLATES_ENV, raising=False)
-    srv = ServerLLM("llama-3.1-8b", "http://127.0.0.1:9")
+    srv = ServerLLM("llama-3.1-8b", HTTPSettings("http://127.0.0.1:9"))
     with pytest.raises(ServerError, match=r"INFERQA_CHAT_TEMPLATES=llama-3\.1-8b="):
         srv.chat_format()
     monkeypatch.setenv(CHAT_TEMPLATES_ENV, f" llama-3.1-8b={folder} , other={tmp_path / 'x.gguf'}")
     assert chat_template_files() == {"llama-3.1-8b": str(folder), "other": str(tmp_path / "x.gguf")}
-    assert ServerLLM("llama-3.1-8b", "http://127.0.0.1:9").chat_format() == f
+    assert ServerLLM("llama-3.1-8b", HTTPSettings("http://127.0.0.1:9")).chat_format() == f
     # a GGUF path is read as a GGUF (here the packaged SmolLM2 under another name)
     monkeypatch.setenv(CHAT_TEMPLATES_ENV, f"qwen-3-8b={models.fetch('smollm2-135m', log=lambda s: None)}")
     v = registry_vocab("qwen-3-8b")

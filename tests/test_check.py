@@ -11,7 +11,6 @@ import yaml
 
 from inferqa_utils import stages
 from inferqa_utils.core.errors import DataFormatError
-from inferqa_utils.record import provenance as prov
 from inferqa_utils.verdicts import check as chk
 
 #: the smoke run that wrote the hand-made tables of these tests
@@ -27,27 +26,34 @@ def record_run(tmp_path, run_id=RUN_ID, notebooks=("04_reading",), status="ok"):
     (folder / "manifest.json").write_text(json.dumps({
         "status": status, "parameters": {"profile": run_id.split("-", 2)[2]},
         "timings_s": {**dict.fromkeys(notebooks, 1.0), "total": float(len(notebooks))},
-        "notebooks": {f"{nb}.ipynb": {"status": status} for nb in notebooks}}), encoding="utf-8")
+        "notebooks": {f"{nb}.ipynb": {"status": status, "outputs": []} for nb in notebooks}}),
+        encoding="utf-8")
     return tmp_path / "executions"
 
 
-def record_table(results, name=EM_TABLE, run_id=RUN_ID, notebook="04_reading.ipynb"):
-    """The run record of ``results/<name>`` as the runner writes it."""
-    run = {"run_id": run_id, "profile": run_id.split("-", 2)[2], "notebook": notebook}
-    prov.record(
-        [("results", name)], run, {"results": results, "figures": results.parent / "figures"}, results
-    )
+def record_table(results, name=EM_TABLE, notebook="04_reading.ipynb", inherited_from=None):
+    """List ``results/<name>`` in the manifest of the run whose folder holds ``results`` as the
+    runner does: among the notebook's ``outputs``, or (``inherited_from``) as a file the run
+    inherited from that run."""
+    manifest = results.parent / "manifest.json"
+    m = json.loads(manifest.read_text())
+    if inherited_from:
+        m.setdefault("inherited", {})[f"results/{name}"] = inherited_from
+    else:
+        entry = m["notebooks"].setdefault(notebook, {"status": "ok", "outputs": []})
+        entry["outputs"].append(f"results/{name}")
+    manifest.write_text(json.dumps(m))
 
 
 def _setup(tmp_path, expected=6.25, tolerance=0.02):
-    """A results folder with the EM table written by run RUN_ID (recorded), its run manifest under
-    ``tmp_path/executions``, and a matrix of two conditions on the table."""
-    results = tmp_path / "results"
+    """The folder of run RUN_ID (``tmp_path/executions/<run id>``) with the EM table its notebook 04
+    wrote, and a matrix of two conditions on the table; returns the run's results folder."""
+    executions = record_run(tmp_path)
+    results = executions / RUN_ID / "results"
     results.mkdir()
     pd.DataFrame({"setting": ["pipeline", "pipeline", "Optimal"], "system": ["bm25", "bm25", "x"],
                   "k": [3.0, 1.0, None], "EM": [6.25, 4.17, 52.08]}).to_csv(results / EM_TABLE, index=False)
     record_table(results)
-    record_run(tmp_path)
     matrix = tmp_path / "m.yaml"
     matrix.write_text(yaml.safe_dump({"profiles": {"smoke": {"split": "test", "conditions": [
         {"id": "bm25 k=3 EM", "table": "reading_em",
@@ -92,7 +98,9 @@ def test_a_notebook_counts_as_finished_only_by_its_own_status(tmp_path):
     m["timings_s"]["04_reading"] = 2.0  # timed, but no per-notebook record
     m["notebooks"]["03_reranking.ipynb"] = {"status": "failed in 03_reranking.ipynb"}
     manifest.write_text(json.dumps(m))
-    assert chk.runs_checked("smoke", executions) == {"02": {"run_id": RUN_ID, "profile": "smoke"}}
+    message = chk.no_run_message("smoke", ["03"], executions)
+    assert message.startswith("no run of profile smoke finished notebook 03")
+    assert chk.no_run_message("smoke", ["02"], executions) is None
 
 
 def test_missing_table_row_or_expected_value_fails(tmp_path):
@@ -170,94 +178,102 @@ def _fail_lines(lines):
     return [line for line in lines if line.startswith("FAIL")]
 
 
-def test_a_table_another_profiles_run_wrote_fails_naming_both_runs(tmp_path):
+def test_a_table_the_run_did_not_write_fails_naming_the_run(tmp_path):
+    """A file in the run's folder that none of its notebooks wrote (copied there by hand) FAILs;
+    written by its notebook 04, it counts, and the line names the run checked."""
     results, matrix = _setup(tmp_path)
-    record_table(results, run_id="20261124-090000-default")  # e.g. the shared quickstart table
+    manifest = results.parent / "manifest.json"
+    m = json.loads(manifest.read_text())
+    m["notebooks"]["04_reading.ipynb"]["outputs"] = []
+    manifest.write_text(json.dumps(m))
     lines: list[str] = []
     assert _check(tmp_path, results, matrix, lines) == 2
-    why = (
-        "table 04_embedded-smoke_test_em.csv was written by run 20261124-090000-default (profile default), "
-        "not by the run checked, run 20261123-120000-smoke (profile smoke)"
-    )
-    assert all(line.endswith(why) for line in _fail_lines(lines)) and len(_fail_lines(lines)) == 2
-    assert "[check] runs checked: notebook 04: run 20261123-120000-smoke" in lines
+    assert _fail_lines(lines)[0].endswith(
+        "table 04_embedded-smoke_test_em.csv is in the folder of run 20261123-120000-smoke but none of its "
+        "notebooks wrote it and the run did not inherit it: rerun its notebook")
+    record_table(results)
+    lines = []
+    assert _check(tmp_path, results, matrix, lines) == 0
+    assert any(x.startswith("[check] run checked: 20261123-120000-smoke (") for x in lines)
 
 
-def test_a_table_a_later_failed_run_rewrote_fails(tmp_path):
-    """A newer run of the same profile rewrote the table, then failed in that notebook: the run
-    checked for notebook 04 is still the older one, in which 04 finished."""
+def test_a_table_of_a_notebook_that_did_not_finish_fails(tmp_path):
+    """Notebook 04 wrote the table, then raised: the table FAILs with the command that reruns it.
+    A newer run that failed is not the run checked: the older one that ended well is."""
     results, matrix = _setup(tmp_path)
+    manifest = results.parent / "manifest.json"
+    m = json.loads(manifest.read_text())
+    m["notebooks"]["04_reading.ipynb"]["status"] = "failed in 04_reading.ipynb"
+    manifest.write_text(json.dumps(m))
+    lines: list[str] = []
+    run = chk.checked_run("smoke", tmp_path / "executions", RUN_ID)
+    assert chk.evaluate(chk.load_matrix(matrix)["smoke"]["conditions"], "embedded-smoke", "test",
+                        run=run)[0].why == (
+        "table 04_embedded-smoke_test_em.csv was written by 04_reading.ipynb in run 20261123-120000-smoke, "
+        "which did not finish (failed in 04_reading.ipynb): rerun it "
+        "(python -m inferqa_utils run --profile smoke --only 04)")
+    m["notebooks"]["04_reading.ipynb"]["status"] = "ok"
+    manifest.write_text(json.dumps(m))
     record_run(tmp_path, "20261123-130000-smoke", status="failed in 04_reading.ipynb")
-    record_table(results, run_id="20261123-130000-smoke")
-    lines: list[str] = []
-    assert _check(tmp_path, results, matrix, lines) == 2
-    assert "written by run 20261123-130000-smoke (profile smoke), not by the run checked, run " \
-           "20261123-120000-smoke (profile smoke)" in _fail_lines(lines)[0]
-    record_run(tmp_path, "20261123-140000-smoke")  # 04 re-run and finished: it is the run checked now
-    record_table(results, run_id="20261123-140000-smoke")
-    assert _check(tmp_path, results, matrix) == 0
+    assert chk.checked_run("smoke", tmp_path / "executions")[0].name == RUN_ID
+    assert _check(tmp_path, results, matrix, lines) == 0
 
 
-def test_a_table_without_run_record_fails_unless_allowed(tmp_path):
+def test_an_inherited_table_counts_as_the_run_it_came_from(tmp_path):
+    """A partial run inherited the table: it counts, and the record names the run that wrote it."""
     results, matrix = _setup(tmp_path)
-    (results / prov.PROVENANCE_FILE).unlink()  # written by hand, or by an older runner
+    later = "20261124-090000-smoke"
+    executions = record_run(tmp_path, later, notebooks=("05_finetuning",))
+    (executions / later / "results").mkdir()
+    (executions / later / "results" / EM_TABLE).write_bytes((results / EM_TABLE).read_bytes())
+    record_table(executions / later / "results", inherited_from=RUN_ID)
     lines: list[str] = []
-    assert _check(tmp_path, results, matrix, lines) == 2
-    assert "table 04_embedded-smoke_test_em.csv has no run record in provenance.json" in _fail_lines(lines)[0]
-    assert "--allow-unrecorded" in _fail_lines(lines)[0]
-    lines = []
-    assert _check(tmp_path, results, matrix, lines, allow_unrecorded=True) == 0
-    assert any(line.endswith("tables with no run record accepted") for line in lines)
+    assert chk.check("smoke", path=matrix, executions=executions, findings_table=False, log=lines.append,
+                     report=tmp_path / "c.md") == 0
+    assert any(x.startswith(f"[check] run checked: {later} (") for x in lines)
+    conds = json.loads((tmp_path / "c.json").read_text())["conditions"]
+    assert [(c["run_checked"]["run_id"], c["written_by"]["run_id"]) for c in conds] == [(later, RUN_ID)] * 2
 
 
-def test_a_table_edited_after_its_run_or_without_a_finished_run_fails(tmp_path):
-    results, matrix = _setup(tmp_path)
-    with open(results / EM_TABLE, "a", encoding="utf-8") as fh:
-        fh.write("pipeline,bm25,5.0,9.0\n")
-    lines: list[str] = []
-    assert _check(tmp_path, results, matrix, lines) == 2
-    assert "was changed after run 20261123-120000-smoke (profile smoke) wrote it" in _fail_lines(lines)[0]
-    (tmp_path / "b").mkdir()
-    results2, matrix2 = _setup(tmp_path / "b")
-    (tmp_path / "b" / "executions" / RUN_ID / "manifest.json").unlink()  # no run of the profile
-    lines = []
-    assert _check(tmp_path / "b", results2, matrix2, lines) == 2
-    assert "but no run checked finished its notebook" in _fail_lines(lines)[0]
-    assert "[check] runs checked: no run of the profile finished a notebook" in lines
-
-
-def test_update_leaves_a_foreign_tables_values_alone(tmp_path):
+def test_update_leaves_the_values_of_a_table_the_run_did_not_write_alone(tmp_path):
     results, matrix = _setup(tmp_path, expected=1.0)
-    record_table(results, run_id="20261124-090000-default")
+    manifest = results.parent / "manifest.json"
+    m = json.loads(manifest.read_text())
+    m["notebooks"]["04_reading.ipynb"]["outputs"] = []
+    manifest.write_text(json.dumps(m))
     outcomes = chk.update("smoke", path=matrix, folder=results, executions=tmp_path / "executions")
-    assert [o.status for o in outcomes] == ["FAIL", "FAIL"] and "profile default" in outcomes[0].why
+    assert [o.status for o in outcomes] == ["FAIL", "FAIL"] and "none of its notebooks" in outcomes[0].why
     assert "expected: 6.25" not in matrix.read_text()
 
 
 def test_cli_exit_code_is_the_checks_outcome(tmp_path, monkeypatch, capsys):
-    """``check --allow-unrecorded`` in a root of its own (results/ holding the hand-made EM table with
-    no run record, no run manifest, the two-condition matrix): exit 0 when both conditions hold, 1
-    when one is off by 2.08, and 2 ("no run to check") without ``--allow-unrecorded``."""
+    """``check --report`` in a root of its own (the run's folder under build/executions holding the
+    EM table its notebook 04 wrote, the two-condition matrix): exit 0 when both conditions hold,
+    with the report in the run's folder; 1 when one is off by 2.08; 2 ("no run to check") without a
+    run, and for a run id that does not exist."""
     from inferqa_utils.__main__ import main
     from inferqa_utils.core.config import Paths
     from inferqa_utils.record import run_dirs
 
-    results, matrix = _setup(tmp_path)
-    (results / prov.PROVENANCE_FILE).unlink()  # a table written by hand: no run record
-    for module in (chk, prov, run_dirs):
-        monkeypatch.setattr(module, "PATHS", Paths(tmp_path))  # results/ is tmp_path/results
+    results, matrix = _setup(tmp_path / "build")
+    for module in (chk, run_dirs):
+        monkeypatch.setattr(module, "PATHS", Paths(tmp_path))
     monkeypatch.setattr(chk, "MATRIX", matrix)
-    argv = ["check", "--profile", "smoke", "--no-findings", "--allow-unrecorded"]
+    argv = ["check", "--profile", "smoke", "--no-findings", "--report"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "tables with no run record accepted" in out and "[check] 2 OK, 0 FAIL" in out
+    assert f"[check] run checked: {RUN_ID} (" in out and "[check] 2 OK, 0 FAIL" in out
+    assert (results / "check_smoke.md").is_file() and (results / "check_smoke.json").is_file()
     m = yaml.safe_load(matrix.read_text(encoding="utf-8"))
     m["profiles"]["smoke"]["conditions"][0]["expected"] = 8.33  # 6.25 − 8.33 = −2.08
     matrix.write_text(yaml.safe_dump(m), encoding="utf-8")
     assert main(argv) == 1
     out = capsys.readouterr().out
     assert "[check] 1 OK, 1 FAIL" in out and "off by -2.08" in out
-    assert main(argv[:-1]) == 2
+    assert main([*argv, "--run", "20990101-000000-smoke"]) == 2
+    assert "no run 20990101-000000-smoke of profile smoke" in capsys.readouterr().err
+    (results.parent / "manifest.json").unlink()
+    assert main(argv) == 2
     assert capsys.readouterr().err.startswith("error: no run of profile smoke to check")
 
 
@@ -266,7 +282,7 @@ def test_cli_exit_code_is_the_checks_outcome(tmp_path, monkeypatch, capsys):
 
 def _outcome(folder, got, expected, tolerance=0.02):
     """One condition on a one-row EM table holding ``got`` (written to ``folder``), evaluated on its
-    own (``runs=None``: which run wrote the table is not asked)."""
+    own (no run: which run wrote the table is not asked)."""
     folder.mkdir(exist_ok=True)
     pd.DataFrame({"setting": ["pipeline"], "EM": [got]}).to_csv(folder / EM_TABLE, index=False)
     c = chk.Condition("EM", stages.READING_EM, {"setting": "pipeline"}, "EM", expected, tolerance)

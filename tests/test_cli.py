@@ -288,7 +288,7 @@ def test_no_run_message_names_a_run_that_finished_nothing(tmp_path):
     run.mkdir()
     (run / "manifest.json").write_text(json.dumps({"status": "failed in 00_quickstart.ipynb",
                                                    "timings_s": {"00_quickstart": 3.0, "total": 3.0}}))
-    assert "finished a notebook (newest run: 20261124-100000-smoke, failed in 00_quickstart.ipynb)" in \
+    assert "ended well (newest run: 20261124-100000-smoke, failed in 00_quickstart.ipynb)" in \
         chk.no_run_message("smoke", executions=tmp_path)
     (run / "manifest.json").write_text(json.dumps({"status": "ok", "timings_s": {"00_quickstart": 3.0},
                                                    "notebooks": {"00_quickstart.ipynb": {"status": "ok"}}}))

@@ -1,4 +1,5 @@
-"""Tests for inferqa_utils.damaging.patterns (paper 004) with hand-checked expected values."""
+"""Tests for inferqa_utils.damaging.patterns and the SER formula of inferqa_utils.damaging.ser (paper 004)
+with hand-checked expected values."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from inferqa_utils.damaging.patterns import (
     em_pattern,
     passage_types,
     probe_keep,
-    stability_error_ratio,
     type_counts,
 )
+from inferqa_utils.damaging.ser import stability_error_ratio
 
 # ---------------------------------------------------------------- em_pattern / AcEM
 

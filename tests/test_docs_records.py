@@ -1,7 +1,9 @@
 """The measured numbers of the pages come from the records under docs/records
 (:mod:`inferqa_utils.present.docs_blocks`, ``make docs``): every generated block of the committed
-pages is what its record renders, no record is older than the code it says it describes, and the
-results page is what the shipped check records give. The generator itself is checked on a copy."""
+pages is what its record renders, no record is older than the code it says it describes, the
+results page is what the shipped check records give, and the pages name records, not commits (at
+most eight distinct commits in README.md and docs/*.md together). The generator itself is checked
+on a copy."""
 
 from __future__ import annotations
 
@@ -49,6 +51,15 @@ def test_no_prose_names_a_commit():
         pytest.skip("git cannot tell which hexadecimal words are commits here (no git, or not a clone)")
     assert not found, ("a measurement's commit belongs in its record (a generated block and the page's "
                        "table of records), not in the prose:\n" + "\n".join(found))
+
+
+def test_the_pages_name_at_most_eight_commits():
+    found = db.page_commits(ROOT)
+    if found is None:
+        pytest.skip("git cannot tell which hexadecimal words are commits here (no git, or not a clone)")
+    assert len(found) <= db.MAX_PAGE_COMMITS, (
+        f"README.md and docs/*.md name {len(found)} distinct commits (at most {db.MAX_PAGE_COMMITS}): a page "
+        "names the record it quotes, and the record holds the commit:\n  " + " ".join(found))
 
 
 def test_results_page_matches_the_shipped_check_records():
@@ -107,10 +118,11 @@ def test_render_views_and_the_table_of_records(root: Path):
     assert "x = 1,234.5, d = −2.00,\nnone = —" in text
     assert "| a | b |\n|---|---|\n| 1 | 0.50 |\n| 2 | — |" in text
     assert "```\none\ntwo\n```" in text
-    assert "on one machine: 2 cores AMD EPYC, 23.5 GB RAM.*" in text
-    assert ("| [a benchmark](records/bench/a.json) | 2026-11-28 | `0000000` | LLM prefill / decode tok/s: "
-            "m 37.9 / 10.2; quiet |") in text
-    assert text.count("0000000") == 1  # the commit once, in the table of records
+    assert ("measured on hosts of one kind (2 cores AMD EPYC, 23.5 GB RAM), which differ in their LLM "
+            "rates. Each record holds the commit it measured; the page names the record.*") in text
+    assert ("| [`docs/records/bench/a.json`](records/bench/a.json) | a benchmark | 2026-11-28 | LLM "
+            "prefill / decode tok/s: m 37.9 / 10.2; quiet |") in text
+    assert "0000000" not in text  # the commit stays in the record
     assert db.differences(root) == []
 
 
@@ -133,7 +145,8 @@ def test_a_generated_block_edited_by_hand_fails_until_make_docs(root: Path):
     page.write_text(text.replace("| 1 | 0.50 |", "| 1 | 0.60 |"), encoding="utf-8")
     assert [str(d) for d in db.differences(root)] == [
         "docs/page.md: block 2 (record bench/a.json, view table) differs from its record"]
-    page.write_text(page.read_text(encoding="utf-8").replace("`0000000`", "`1111111`"), encoding="utf-8")
+    dated = page.read_text(encoding="utf-8").replace("| 2026-11-28 |", "| 2026-11-29 |")
+    page.write_text(dated, encoding="utf-8")
     assert [d.block for d in db.differences(root)] == ["table of records", "2"]
     assert str(db.differences(root)[0]) == (
         "docs/page.md: the table of records differs from the records the page quotes")
@@ -167,8 +180,9 @@ def test_values_from_another_file_and_its_record_listed(root: Path):
     db.update(root, log=lambda _line: None)
     text = (root / "docs" / "p2.md").read_text(encoding="utf-8")
     assert "\n210 and 1,234.5\n" in text  # the 'from' file's value overrides the record's own
-    assert "[an outer record](records/bench/outer.json)" in text
-    assert "[an inner record](records/bench/inner.json)" in text  # the record it reads from
+    assert "| [`docs/records/bench/outer.json`](records/bench/outer.json) | an outer record |" in text
+    # the record it reads from
+    assert "| [`docs/records/bench/inner.json`](records/bench/inner.json) | an inner record |" in text
     # a check record read so is the results page's, not a record of the table
     (root / "docs" / "records" / "checks").mkdir()
     (root / "docs" / "records" / "checks" / "check_x.json").write_text(json.dumps({"run": {"total_s": 9.5}}),
@@ -178,6 +192,25 @@ def test_values_from_another_file_and_its_record_listed(root: Path):
     db.update(root, log=lambda _line: None)
     text = (root / "docs" / "p2.md").read_text(encoding="utf-8")
     assert "\n9.5 and 1,234.5\n" in text and "check_x" not in text
+
+
+def test_sums_items_by_id_minutes_and_the_records_own_fields(root: Path):
+    (root / "check.json").write_text(json.dumps({"findings": [{"id": "f1", "n": 3}, {"id": "f2", "n": 4}]}),
+                                     encoding="utf-8")
+    rec = _record(what="sums", values={"a": 77.7, "b": 244.2, "c": 2},
+                  sum={"total": ["a", "b", "c"]},
+                  views={"text": {"text": "{total:,.1f} s ({total:min} min); f2 on {f2_n}; {record}; "
+                                          "{machine[llm_rates][m][prefill_tok_s]} on {date}"}},
+                  **{"from": {"file": "check.json", "values": {"f2_n": ["findings", "id=f2", "n"]}}})
+    (root / "docs" / "records" / "bench" / "s.json").write_text(json.dumps(rec), encoding="utf-8")
+    loaded = db.load_record("bench/s.json", root)
+    assert loaded["values"]["total"] == 323.9 and loaded["values"]["f2_n"] == 4
+    assert db.render_view(loaded, "text", name="bench/s.json") == (
+        "323.9 s (5 min); f2 on 4; docs/records/bench/s.json; 37.9 on 2026-11-28")
+    rec["from"]["values"]["f2_n"] = ["findings", "id=f9", "n"]  # no such item: the record is named
+    (root / "docs" / "records" / "bench" / "s.json").write_text(json.dumps(rec), encoding="utf-8")
+    with pytest.raises(db.RecordError, match=r"s.json: check.json has no"):
+        db.load_record("bench/s.json", root)
 
 
 def test_write_record_keeps_views_and_describes(root: Path):
@@ -265,3 +298,27 @@ def test_prose_commits_skip_blocks_tables_code_and_foreign_hashes(root: Path):
     (root / "README.md").write_text(f"see {first}\n", encoding="utf-8")
     last = len(text.splitlines())
     assert db.prose_commits(root) == [f"README.md:1: {first}", f"docs/page.md:{last}: {first[:9]}"]
+
+
+def test_page_commits_counts_every_commit_the_pages_name(root: Path):
+    """Nine commits named across two pages — in prose, a table and a fence alike — exceed the limit of
+    eight; a hexadecimal word that is no commit here is not counted."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    _git(root, "init", "-q")
+    commits = []
+    for n in range(9):
+        (root / "f.txt").write_text(f"{n}\n", encoding="utf-8")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-qm", f"c{n}")
+        commits.append(_git(root, "rev-parse", "--short=7", "HEAD"))
+    readme = f"prose {commits[0]} and {commits[1]}\n| {commits[2]} |\n"
+    (root / "README.md").write_text(readme, encoding="utf-8")
+    page = root / "docs" / "page.md"
+    fence = "```\n" + " ".join(commits[3:]) + " deadbeefcafe\n```\n"
+    page.write_text(page.read_text(encoding="utf-8") + fence, encoding="utf-8")
+    found = db.page_commits(root)
+    assert found == sorted(commits) and len(found) > db.MAX_PAGE_COMMITS
+    named = page.read_text(encoding="utf-8").replace(commits[8], "the record's commit")
+    page.write_text(named, encoding="utf-8")
+    assert len(db.page_commits(root)) == db.MAX_PAGE_COMMITS

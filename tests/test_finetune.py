@@ -187,6 +187,7 @@ def test_biencoder_interrupted_resumed_reused_and_retrieves(registry):
     from transformers import TrainerCallback
 
     from inferqa_utils.finetune import train_biencoder
+    from inferqa_utils.finetune.job import TrainJob
     from inferqa_utils.retrieval.registry import retrieve
 
     class StopAfterFirstSave(TrainerCallback):
@@ -199,19 +200,17 @@ def test_biencoder_interrupted_resumed_reused_and_retrieves(registry):
     cfg = TrainConfig(epochs=1, batch_size=3, learning_rate=5e-5, max_seq_length=32, checkpoint_steps=1,
                       freeze_embeddings=True)
     folder = registry / "models" / "FT-test-N2"
+    job = TrainJob("FT-test-N2", folder, n_positives=2)
     with pytest.raises(_Interrupt):
-        train_biencoder(ds, ex, folder, name="FT-test-N2", n_positives=2, cfg=cfg, progress=False,
-                        callbacks=[StopAfterFirstSave()], log=lambda s: None)
+        train_biencoder(ds, ex, job, cfg, progress=False, callbacks=[StopAfterFirstSave()],
+                        log=lambda s: None)
     assert (folder / "checkpoints" / "checkpoint-1").is_dir() and not (folder / "model").exists()
     logs: list[str] = []
     cfg = replace(cfg, checkpoint_steps=100)  # the interval is not part of the fingerprint: still a resume
-    m = train_biencoder(
-        ds, ex, folder, name="FT-test-N2", n_positives=2, cfg=cfg, progress=False, log=logs.append
-    )
+    m = train_biencoder(ds, ex, job, cfg, progress=False, log=logs.append)
     assert m.resumed_from == 1 and m.steps >= 2 and not m.cached and any("resuming" in s for s in logs)
     assert (folder / "model" / "modules.json").exists() and not (folder / "checkpoints").exists()
-    again = train_biencoder(ds, ex, folder, name="FT-test-N2", n_positives=2, cfg=cfg, progress=False,
-                            log=lambda s: None)
+    again = train_biencoder(ds, ex, job, cfg, progress=False, log=lambda s: None)
     assert again.cached and again.steps == m.steps and again.loss == m.loss  # same fingerprint → no training
 
     register("FT-test", "sentence-transformers", m.path)
@@ -228,6 +227,7 @@ def test_cross_encoder_learns_and_loads_as_reranker(registry):
     from sentence_transformers import CrossEncoder
 
     from inferqa_utils.finetune import train_cross_encoder
+    from inferqa_utils.finetune.job import TrainJob
     from inferqa_utils.finetune.training import seed_everything
     from inferqa_utils.rerank import make_reranker
 
@@ -241,8 +241,8 @@ def test_cross_encoder_learns_and_loads_as_reranker(registry):
     seed_everything(cfg.seed)  # the trainer's starting point: MiniLM + the same seeded fresh head
     start = CrossEncoder(str(models.fetch("minilm")), num_labels=1)
     gap0 = float(start.predict(pos_pairs).mean() - start.predict(neg_pairs).mean())
-    m = train_cross_encoder(ds, ex, registry / "models" / "FT-ce-N2", name="FT-ce-N2", n_positives=2, cfg=cfg,
-                            progress=False, log=lambda s: None)
+    job = TrainJob("FT-ce-N2", registry / "models" / "FT-ce-N2", n_positives=2)
+    m = train_cross_encoder(ds, ex, job, cfg, progress=False, log=lambda s: None)
     assert m.steps == 6 and len(m.loss) == 6
     register("FT-ce", "cross-encoder", m.path)
     rr = make_reranker("FT-ce")  # reloaded from the registered folder

@@ -10,7 +10,10 @@ import pandas as pd
 import pytest
 
 from inferqa_utils.damaging import incremental as inc
+from inferqa_utils.damaging import measures
 from inferqa_utils.damaging import ser as ser
+from inferqa_utils.damaging import summary as dr
+from inferqa_utils.damaging.patterns import PROBES, TYPES
 from inferqa_utils.ir.datamodel import Dataset, Hint, Passage, Question
 from inferqa_utils.reading.contexts import build_context
 from inferqa_utils.reading.setup import ReadingSetup
@@ -58,7 +61,7 @@ def test_patterns_curves_and_types():
     assert inc.patterns_of(df, "judged")["q3"] == "0011"
     with pytest.raises(ValueError):
         inc.patterns_of(df, "f1")
-    c = inc.em_curves(df)
+    c = measures.em_curves(df)
     strict = c[c["metric"] == "em"]
     # EM@k: 1/3, 1/3, 1/3, 0 ; AcEM@k: 1/3, 2/3, 2/3, 2/3
     assert strict["EM"].tolist() == pytest.approx([100 / 3, 100 / 3, 100 / 3, 0.0])
@@ -66,7 +69,7 @@ def test_patterns_curves_and_types():
     judged = c[c["metric"] == "judged"]
     assert judged["EM"].tolist() == pytest.approx([100 / 3, 100 / 3, 200 / 3, 100 / 3])
     assert judged["AcEM"].tolist()[-1] == pytest.approx(100.0)
-    t = inc.type_table(df).iloc[0]
+    t = measures.type_table(df).iloc[0]
     assert (t["IZ"], t["DP"], t["DN"], t["SP"], t["SN"]) == (5, 2, 2, 1, 2)
     assert t["questions with DN (%)"] == pytest.approx(66.67)
 
@@ -75,21 +78,21 @@ def test_damaging_intervals_hand_checked():
     # strict: q1 "0110" and q2 "1000" are damaged (correct at some k, wrong at N = 4), q3 never correct
     # EM@4 = 0, AcEM@4 = 2/3; the two discordant questions both favour AcEM: exact p = 2 / 2² = 0.5
     df = _inc("bm25", {"q1": "0110", "q2": "1000", "q3": "0000"}, judged={"q3": "0011"})
-    t = inc.damaging_intervals({"answer-supporting": df}).set_index("metric")
+    t = measures.damaging_intervals({"answer-supporting": df}).set_index("metric")
     s = t.loc["em"]
     assert (s["N"], s["EM@N"], s["AcEM@N"], s["damaged questions"], s["n_questions"]) == (4, 0.0, 66.67, 2, 3)
     assert s["AcEM − EM"] == 66.67 and s["p (paired)"] == pytest.approx(0.5)
     assert s["EM_lo"] == s["EM_hi"] == 0.0 and 0.0 <= s["AcEM_lo"] < 66.67 < s["AcEM_hi"] <= 100.0
     j = t.loc["judged"]  # q3 judged "0011": correct at N, not damaged
     assert (j["EM@N"], j["AcEM@N"], j["damaged questions"]) == (33.33, 100.0, 2)
-    assert inc.damaging_intervals({"x": df.iloc[0:0]}).empty
+    assert measures.damaging_intervals({"x": df.iloc[0:0]}).empty
 
 
 def test_padding_of_short_lists_is_not_counted_as_passages():
     # q1 has 2 passages; "11" padded to N = 4 → "1111": only DP SP are real passages
     df = _inc("bm25", {"q1": "1111"}, passages={"q1": 2})
-    t = inc.type_table(df).iloc[0]
-    assert (t["DP"], t["SP"]) == (1, 1) and t[list(inc.TYPES)].sum() == 2
+    t = measures.type_table(df).iloc[0]
+    assert (t["DP"], t["SP"]) == (1, 1) and t[list(TYPES)].sum() == 2
     assert inc.pattern_table(df)["em_types"].tolist() == ["DP SP"]
 
 
@@ -110,27 +113,27 @@ def test_probe_curves_table_and_comparison():
             }
             for q in ("q1", "q2")
             for m in inc.METRICS
-            for p in sorted(inc.PROBES)
+            for p in sorted(PROBES)
         ]
     )
-    curves = inc.probe_curves(df, probes)
+    curves = measures.probe_curves(df, probes)
     assert len(curves) == 2  # k = 4 for both metrics
     row = curves[curves["metric"] == "em"].iloc[0]
     assert (row["EM"], row["AcEM"], row["Probe 3"], row["Probe 1"]) == (0.0, 100.0, 100.0, 50.0)
-    table = inc.probe_table(curves)
+    table = dr.probe_table(curves)
     assert table["N"].tolist() == [4, 4] and set(table["metric"]) == {"strict EM", "judged (Se)"}
-    comp = inc.damaging_comparison(
+    comp = dr.damaging_comparison(
         {"answer-supporting": curves, "answer-containing": curves.assign(AcEM=50.0)}
     )
     assert comp["AcEM − EM"].tolist() == [100.0, 50.0]
     assert comp["Probe 3 (EM)"].tolist() == [100.0, 100.0]
-    assert "larger on the answer-supporting corpus" in inc.comparison_sentence(comp)
-    assert "No prefix is ever answered" not in inc.comparison_sentence(comp)
-    zero = inc.damaging_comparison(
+    assert "larger on the answer-supporting corpus" in dr.comparison_sentence(comp)
+    assert "No prefix is ever answered" not in dr.comparison_sentence(comp)
+    zero = dr.damaging_comparison(
         {"answer-supporting": curves.assign(AcEM=0.0, EM=0.0), "answer-containing": curves}
     )
-    assert "e5 on the answer-supporting corpus: AcEM@N = 0" in inc.comparison_sentence(zero)
-    assert "Only one corpus" in inc.comparison_sentence(comp[comp["corpus"] == "answer-supporting"])
+    assert "e5 on the answer-supporting corpus: AcEM@N = 0" in dr.comparison_sentence(zero)
+    assert "Only one corpus" in dr.comparison_sentence(comp[comp["corpus"] == "answer-supporting"])
 
 
 # ---------------------------------------------------------------- SER logic

@@ -199,9 +199,9 @@ PATTERNS = {"q1": "10", "q2": "00", "q3": "00", "q4": "01"}
 
 
 def test_em_curves_and_probe_curves_carry_hand_checked_intervals():
-    from inferqa_utils.damaging import incremental as inc
+    from inferqa_utils.damaging import measures
 
-    c = inc.em_curves(_inc(PATTERNS))
+    c = measures.em_curves(_inc(PATTERNS))
     s = c[c["metric"] == "em"].set_index("k")
     # EM@1 per question 1, 0, 0, 0 and EM@2 0, 0, 0, 1: 25 [0, 75]
     assert s.loc[1, ["EM", "EM_lo", "EM_hi"]].tolist() == [25.0, 0.0, 75.0]
@@ -226,14 +226,15 @@ def test_em_curves_and_probe_curves_carry_hand_checked_intervals():
             for q in PATTERNS
         ]
     )
-    pc = inc.probe_curves(_inc(PATTERNS), probes)
+    pc = measures.probe_curves(_inc(PATTERNS), probes)
     p = pc[pc["metric"] == "em"].iloc[0]
     assert (p["k"], p["Probe 3"], p["Probe 3_lo"], p["Probe 3_hi"]) == (2, 25.0, 0.0, 75.0)
     assert (p["EM_lo"], p["EM_hi"], p["AcEM_lo"], p["AcEM_hi"]) == (0.0, 75.0, 0.0, 100.0)
 
 
 def test_em_curve_plot_draws_the_intervals():
-    from inferqa_utils.damaging import incremental as inc
+    from inferqa_utils.damaging import measures
+    from inferqa_utils.damaging import summary as dr
 
     df = _inc(PATTERNS)
     probes = pd.DataFrame(
@@ -253,8 +254,8 @@ def test_em_curve_plot_draws_the_intervals():
             for q in PATTERNS
         ]
     )
-    fig = inc.plot_em_curves({"answer-supporting": inc.em_curves(df)},
-                             {"answer-supporting": inc.probe_curves(df, probes)}, "t")
+    fig = dr.plot_em_curves({"answer-supporting": measures.em_curves(df)},
+                            {"answer-supporting": measures.probe_curves(df, probes)}, "t")
     em_bars, acem_bars, probe_bars = _bars(
         fig.axes[0]
     )  # strict row: EM (left of k), AcEM (right), Probe 3 (on k)

@@ -460,7 +460,7 @@ def test_the_import_writes_the_notebooks_files(tiny):
     from inferqa_utils.measure.metrics import evaluate
 
     _src, root, done = tiny
-    written = {p.name for p in done.written if p.parent == root / "results"}
+    written = {p.name for p in done.written if p.parent == _tables(root)}
     assert written == {t.file(contract.DATASET, contract.SPLIT) for t in export.written_tables()}
     assert {t.stage for t in contract.OWN_TABLES} == {stages.Stage.PAPER_RUNS}
     run = root / "build" / "runs" / contract.DATASET / "supporting" / "bge.trec"
@@ -490,7 +490,7 @@ def test_the_import_writes_the_notebooks_files(tiny):
 
 def test_the_results_page_section(tiny):
     _src, root, _done = tiny
-    text = page.section_for([root / "nothing", root / "results"])
+    text = page.section_for([root / "nothing", _tables(root)])
     assert text.startswith("## The paper's own runs")
     for fragment in (
         "4 questions",
@@ -517,7 +517,7 @@ def test_the_section_prints_p_values_and_tables_as_the_results_page(big):
     from inferqa_utils.present.tables import markdown_table
 
     root, _done = big
-    lines = page.section_for([root / "results"]).splitlines()
+    lines = page.section_for([_tables(root)]).splitlines()
 
     def p_holm(start: str) -> str:
         return next(line for line in lines if line.startswith(start)).split(" | ")[-2]
@@ -603,7 +603,7 @@ def test_an_import_failing_while_renaming_puts_the_earlier_files_back(
     renamed: list[str] = []
 
     def refuse_tables(src: Any, dst: Any) -> None:
-        if Path(dst).parent == root / "results":
+        if Path(dst).parent.name == "results" and "executions" in Path(dst).parts:
             raise PermissionError(errno.EACCES, "Permission denied", str(dst))
         real(src, dst)
         renamed.append(Path(dst).as_posix())
@@ -619,7 +619,8 @@ def test_an_import_killed_while_renaming_is_undone_by_the_next(tmp_path: Path):
     """A process killed (``os._exit``: no clean-up runs) right after renaming the second import's bge
     run into place leaves a mix: bge's new run beside the first import's tables. What the next
     import does first (``export.recover_import``) puts the earlier files back and removes the
-    staging folder: the root holds exactly the first import again."""
+    staging folder: the root holds exactly the first import again, beside the killed import's run
+    folder, which holds no manifest."""
     root, before, second = _first_and_second(tmp_path)
     script = "\n".join(
         [
@@ -643,11 +644,14 @@ def test_an_import_killed_while_renaming_is_undone_by_the_next(tmp_path: Path):
     assert out.returncode == 9, out.stderr
     mixed = _tree(root)
     assert mixed[BGE_RUN] != before[BGE_RUN]
-    findings = contract.table_path(root, contract.FINDINGS).relative_to(root).as_posix()
+    findings = (_tables(root) / contract.FINDINGS.file(contract.DATASET, contract.SPLIT)).relative_to(
+        root.resolve()).as_posix()
     assert mixed[findings] == before[findings]
     restored = export.recover_import(root)
     assert root / BGE_RUN in restored
-    assert _tree(root) == before
+    # the killed import's run folder stays, without a manifest: no run (run_dirs.run_manifests)
+    after = {k: v for k, v in _tree(root).items() if k in before or not k.startswith("build/executions/")}
+    assert after == before
 
 
 # ------------------------------------------------------------------------------------------ verdicts
@@ -789,7 +793,7 @@ def test_the_findings_score_the_import_unchanged(big):
     params = {"first_stage": "bge", "reader_model": "gemma-3-4b", "reading_k": 3, "reading_union": "norm"}
     from inferqa_utils.verdicts import findings
 
-    results = findings.Results(contract.DATASET, contract.SPLIT, params, folder=contract.paths(root).results)
+    results = findings.Results(contract.DATASET, contract.SPLIT, params, folder=_tables(root))
     table = findings.verdict_table(results)
     assert table.loc["optimal_far_above_pipeline", "verdict"] == "inconclusive"  # 2 discordant, as above
     assert table.loc["oracle_half_of_optimal", "verdict"] == "inconclusive"
@@ -1317,21 +1321,30 @@ def test_without_reader_files_only_rankings_and_optimal_are_compared(tmp_path: P
 # ------------------------------------------------------------------------------------------ the check
 
 
+def _tables(root: Path) -> Path:
+    """The folder of the tables of the latest import into ``root`` (``results/paper-runs`` points at
+    its run's folder)."""
+    return (root / "results" / contract.PROFILE).resolve()
+
+
 def test_the_import_is_recorded_as_a_run_of_stage_09(big):
-    """Outside a notebook run the import files itself as the runner files a notebook: a manifest
-    of the paper-runs profile that finished notebook 09, and a run record of every table it wrote."""
-    from inferqa_utils.record import provenance
+    """Outside a notebook run the import files itself as the runner files a notebook: a run folder
+    of the paper-runs profile holding every table it wrote, whose manifest says it finished notebook
+    09 with those tables as its outputs, published as ``results/paper-runs``."""
     from inferqa_utils.verdicts import check as chk
 
     root, done = big
-    runs = chk.runs_checked(contract.PROFILE, root / "build" / "executions")
-    assert list(runs) == ["09"] and runs["09"]["run_id"].endswith("-paper-runs")
-    assert chk.no_run_message(contract.PROFILE, executions=root / "build" / "executions") is None
-    tables = [p.name for p in done.written if p.parent == root / "results"]
+    executions = root / "build" / "executions"
+    run = chk.checked_run(contract.PROFILE, executions)
+    assert run is not None and run[0].name.endswith("-paper-runs")
+    assert chk.no_run_message(contract.PROFILE, executions=executions) is None
+    assert _tables(root) == (run[0] / "results").resolve()
+    tables = [p.name for p in done.written if p.parent == _tables(root)]
     assert len(tables) == len(export.written_tables())
     for name in tables:
-        rec, refused = provenance.check_table(name, runs["09"], root / "results")
-        assert not refused and rec["notebook"] == contract.notebook_file() == "09_paper_runs.ipynb"
+        written, refused = chk.table_refusal(run, name)
+        assert not refused and written["run_id"] == run[0].name
+    assert list(run[1]["notebooks"]) == [contract.notebook_file()] == ["09_paper_runs.ipynb"]
 
 
 def test_check_scores_the_findings_on_an_import_without_flags(big, tmp_path: Path):
@@ -1349,7 +1362,7 @@ def test_check_scores_the_findings_on_an_import_without_flags(big, tmp_path: Pat
     assert out.returncode == 0, out.stdout + out.stderr
     lines = out.stdout.splitlines()
     assert any("no expected numbers recorded for profile 'paper-runs'" in x for x in lines)
-    assert any(x.startswith("[check] runs checked: notebook 09: run ") for x in lines)
+    assert any(x.startswith("[check] run checked: ") and "-paper-runs (complete" in x for x in lines)
     assert any(x.startswith("[check] findings on this run") for x in lines)
     verdicts = {x.split()[1]: x.split()[0] for x in lines if x.startswith("  ") and len(x.split()) > 1}
     assert verdicts["optimal_far_above_pipeline"] == "inconclusive"
@@ -1357,7 +1370,8 @@ def test_check_scores_the_findings_on_an_import_without_flags(big, tmp_path: Pat
     assert verdicts["pipeline_below_oracle"] == "holds"
     assert verdicts["rerankers_marginal"] == "contradicted"
     record = json.loads(report.with_suffix(".json").read_text())
-    assert (record["dataset"], record["split"], record["allow_unrecorded"]) == ("quit-paper", "test", False)
+    assert (record["dataset"], record["split"]) == ("quit-paper", "test")
+    assert record["run_checked"]["run_id"].endswith("-paper-runs")
     assert list(record["run"]["notebooks_s"]) == ["09_paper_runs"]
 
 
@@ -1470,11 +1484,13 @@ def test_notebook_09_without_a_release_shows_nothing(monkeypatch: pytest.MonkeyP
 def test_notebook_09_imports_a_release_and_shows_every_section(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    """Run as the runner runs it (``INFERQA_RUN_ID`` set: the runner, not the import, records the
-    run), on the 40-question release under a dataset name of its own."""
-    from inferqa_utils.record.provenance import RUN_ID_ENV
+    """Run as the runner runs it (``INFERQA_RUN_DIR`` set: the tables go to the run's folder, and the
+    runner, not the import, files the run), on the 40-question release under a dataset name of its
+    own."""
+    from inferqa_utils.core.config import RUN_DIR_ENV
 
-    monkeypatch.setenv(RUN_ID_ENV, "20261126-000000-paper-runs")
+    run_dir = PATHS.executions / "20261126-000000-paper-runs"
+    monkeypatch.setenv(RUN_DIR_ENV, str(run_dir))
     dataset = "paper-runs-notebook-test"
     src = write_big_release(tmp_path / "release")
     try:
@@ -1488,9 +1504,8 @@ def test_notebook_09_imports_a_release_and_shows_every_section(
         assert ns["shown"].dataset == dataset
         manifests = PATHS.executions.glob("*-paper-runs/manifest.json")
         assert all(dataset not in p.read_text() for p in manifests)  # the runner records it, not the import
+        assert (run_dir / "results" / f"09_{dataset}_test_findings.csv").is_file()
     finally:
-        for folder in (PATHS.results, PATHS.figures):
-            for p in folder.glob(f"*{dataset}*"):
-                p.unlink()
+        shutil.rmtree(run_dir, ignore_errors=True)
         shutil.rmtree(PATHS.runs / dataset, ignore_errors=True)
         shutil.rmtree(PATHS.datasets / dataset, ignore_errors=True)

@@ -1139,7 +1139,8 @@ def test_notebook_08_runs_the_example_plugin_on_the_smoke_build(
     yours = read_run(stages.run_dir_file(stages.yours_dir(smoke_outputs), ym.slug("answer-type-bm25")))
     assert ranked(yours) == ranked(expanded)
 
-    table = pd.read_csv(stages.YOURS_COMPARED.path(smoke_outputs, "test"))
+    run_results = Path(m.extra["notebooks"]["08_your_method.ipynb"]["output"]).parent / "results"
+    table = pd.read_csv(stages.YOURS_COMPARED.path(smoke_outputs, "test", run_results))
     assert list(table.columns) == cmp.COLUMNS
     mine = table[table["kind"] == "yours"]
     assert set(mine["system"]) == {"answer-type-bm25"} and set(mine["metric"]) == set(cmp.METRICS)

@@ -193,8 +193,7 @@ def test_read_settings_reads_every_run_and_optimal_once_per_reader():
         ["m"],
         ["other", "m"],
         None,
-        ks=[1],
-        unions=["norm"],
+        reading.ContextGrid(ks=[1], unions=["norm"]),
         load=engines.__getitem__,
     )
     assert set(got.answers["reader"]) == {"m", "other"}

@@ -431,16 +431,17 @@ def test_the_triviahg_control_corpus_comes_from_the_release_when_the_source_is_a
     the questions in the dataset; with the shared data it is the same corpus, read from the source."""
     from inferqa_utils import stages
     from inferqa_utils.core.config import PATHS
+    from inferqa_utils.retrieval.control import control_corpus
 
     folder = rel.release_folder("triviahg-val")
     ds = rel.load_release(folder, verify=False)
     shared = PATHS.shared_data()
     monkeypatch.setenv("INFERQA_SHARED_DATA", str(tmp_path))  # no triviahg/ there
-    corpus, qrels = stages.control_corpus(ds, "test")
+    corpus, qrels = control_corpus(ds, "test")
     assert corpus == stages.control_texts(folder) and len(corpus) == 1000
     assert len(corpus) > len(ds.questions)  # more than the dataset's own questions' references
     assert qrels and all(set(rel_) <= set(corpus) for rel_ in qrels.values())
     if shared is None or not (shared / "triviahg").is_dir():
         pytest.skip("../shared/data is absent: the release's control corpus is not compared with the source")
     monkeypatch.setenv("INFERQA_SHARED_DATA", str(shared))
-    assert stages.control_corpus(ds, "test") == (corpus, qrels)
+    assert control_corpus(ds, "test") == (corpus, qrels)

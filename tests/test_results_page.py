@@ -130,14 +130,16 @@ def test_page_header_runs_table_and_no_record(page: str):
     assert list(runs) == ["smoke", "default", "triviahg"]
     assert runs["triviahg"][1] == "no record"
     smoke, default = runs["smoke"], runs["default"]
-    assert smoke[1:5] == ["`ds-smoke`", "test", "2026-11-23 14:00 UTC", "`99a18c3`"]
+    assert smoke[1:5] == ["`ds-smoke`", "test", "2026-11-23 14:00 UTC", "`check_smoke.json`"]
     assert smoke[5] == "2 CPUs (AMD EPYC, x86_64), 23.5 GB RAM, Linux 6.1, Python 3.11.7"
     assert smoke[6] == "4,778 s (80 min), 8 notebooks; cache use unknown"  # the record predates the counts
     assert smoke[7] == f"2 OK, 1 FAIL; {NOT_NAMED}"  # the record's conditions name no source
     assert smoke[8] == "0 holds, 0 contradicted, 2 inconclusive"
     assert smoke[9] == "`20261123-120000-smoke`" and runs["triviahg"][9] == "—"
-    # the check ran on another (dirty) commit than the notebooks: both are shown
-    assert default[4] == "`1cb6dc9` (uncommitted changes); notebooks run at `99a18c3`"
+    # the check ran on another (dirty) commit than the notebooks: the record is named, and says so
+    assert default[4] == ("`check_default.json` (checked with uncommitted changes; the notebooks ran at "
+                          "another commit than the check)")
+    assert "99a18c3" not in page and "1cb6dc9" not in page  # the page names records, never a commit
     assert default[8] == "1 holds, 1 contradicted, 0 inconclusive"
     assert "SPEC" not in page
 
@@ -279,7 +281,8 @@ def test_check_report_writes_the_record_beside_it(tmp_path: Path):
         (executions / f"{stamp}-smoke" / "manifest.json").write_text(json.dumps(
             {"started": "x", "status": "ok", "git": {"commit": "abc", "dirty": False},
              "timings_s": {"00_quickstart": 1.5, "04_reading": total - 1.5, "total": total},
-             "notebooks": {"00_quickstart.ipynb": {"status": "ok"}, "04_reading.ipynb": {"status": "ok"}}}))
+             "notebooks": {"00_quickstart.ipynb": {"status": "ok"}, "04_reading.ipynb": {
+                     "status": "ok", "outputs": ["results/04_embedded-smoke_test_em.csv"]}}}))
     (executions / "20261124-000000-other-smoke").mkdir()  # another profile's run: not this one's
     (executions / "20261124-000000-other-smoke" / "manifest.json").write_text('{"timings_s": {"total": 1}}')
     report = tmp_path / "out" / "check_smoke.md"
@@ -294,9 +297,8 @@ def test_check_report_writes_the_record_beside_it(tmp_path: Path):
                                                                               ("Optimal", "OK", 52.08)]
     run = {"run_id": "20261123-120000-smoke", "profile": "smoke"}
     assert all(c["run_checked"] == c["written_by"] == run for c in rec["conditions"])
-    assert (
-        rec["conditions"][0]["file"] == "04_embedded-smoke_test_em.csv" and rec["allow_unrecorded"] is False
-    )
+    assert rec["conditions"][0]["file"] == "04_embedded-smoke_test_em.csv"
+    assert rec["run_checked"]["run_id"] == "20261123-120000-smoke"
     assert rec["run"]["total_s"] == 4778.0 and rec["run"]["notebooks_s"] == {"00_quickstart": 1.5,
                                                                              "04_reading": 4776.5}
     assert rec["machine"]["cpus"] and "git" in rec and dt.datetime.fromisoformat(rec["date"]).tzinfo
@@ -506,11 +508,13 @@ def test_summary_line_per_profile_says_counts_and_mixed_commits(pair):
     assert [line.split("**")[1] for line in lines] == ["default", "triviahg", "wikihint"]
     assert lines[0].startswith(
         "- **default** (`ds-default`): 1 holds, 1 contradicted, 2 inconclusive of 4 findings. "
-        "Notebooks run and checked at `99a18c3`; 4,778 s (80 min), 8 notebooks from 1 run"
+        "Record `check_default.json`; 4,778 s (80 min), 8 notebooks from 1 run"
     )
-    assert "Checked at `4bad418`, but the notebooks were run at `cb78b18`" in lines[1]
+    assert "Record `check_triviahg.json` (the notebooks ran at another commit than the check)" in lines[1]
     assert lines[2] == "- **wikihint**: no check record."
-    assert _rows(page, "## Runs")["triviahg"][4] == "`4bad418`; notebooks run at `cb78b18`"
+    assert _rows(page, "## Runs")["triviahg"][4] == (
+        "`check_triviahg.json` (the notebooks ran at another commit than the check)")
+    assert "4bad418" not in page and "cb78b18" not in page
 
 
 def test_sample_profiles_move_to_the_appendix(pair):
@@ -708,18 +712,17 @@ def test_the_header_says_whether_every_profile_comes_from_one_run_at_one_commit(
     records = {"default": _record("default", [], run=dict(one)),
                "triviahg": _record("triviahg", [], run=dict(one))}
     assert rp.provenance(records, ["default", "triviahg"]) == (
-        "*The numbers of default and triviahg come from one complete run each, all at `abc1234`.*")
+        "*The numbers of default and triviahg come from one complete run each (the records "
+        "`check_<profile>.json`, which hold the commits).*")
     assert rp.provenance(records, ["default"]) == (
-        "*The numbers of default come from one complete run of its notebooks at `abc1234`.*")
+        "*The numbers of default come from one complete run of its notebooks (the records "
+        "`check_<profile>.json`, which hold the commits).*")
     two = {**one, "manifests": ["build/executions/a/manifest.json", "build/executions/b/manifest.json"]}
     records["triviahg"] = _record("triviahg", [], run=two)
     text = rp.provenance(records, ["default", "triviahg"])
     assert text.startswith("*The numbers of default and triviahg do not all come from one complete run")
-    assert "**triviahg** from 2 runs at `abc1234`" in text
-    other = {**one, "git": {"commit": "def5678" + "0" * 33, "dirty": False}}
-    records["triviahg"] = _record("triviahg", [], run=other)
-    text = rp.provenance(records, ["default", "triviahg"])
-    assert "**triviahg** from one complete run at `def5678`" in text
+    assert "**triviahg** from 2 runs (record `check_triviahg.json`)" in text
+    assert "abc1234" not in text  # the record holds the commit
 
 
 # ----------------------------------------------------------------------------- recorded from the run checked?
@@ -740,12 +743,11 @@ _THIS = "20261123-120000-smoke"  # the run the hand-made records check (_conditi
     ([_sourced("c1", _THIS, _THIS), _sourced("c2", _THIS, _THIS)],
      "matrix recorded from this run (OK by construction)"),
     ([_sourced("c1", _THIS, "20261101-000000-smoke"), _sourced("c2", _THIS, "20261102-000000-smoke")],
-     "checked on an independent run (recorded at `0ld0000`, checked at `99a18c3`)"),
+     "checked on an independent run (recorded from 2 other runs)"),
     ([_sourced("c1", _THIS, "20261101-000000-smoke", commit="aaaaaaa1"), _sourced("c2", _THIS, _THIS),
       _sourced("c3", _THIS, "20261102-000000-smoke", commit=None), _sourced("c4", _THIS, None)],
-     "2 of 4 checked on an independent run (recorded at `aaaaaaa`, a commit not recorded, checked at "
-     "`99a18c3`); 1 of 4 recorded from this run (OK by construction); 1 of 4 from a run the matrix does "
-     "not name"),
+     "2 of 4 checked on an independent run (recorded from 2 other runs); 1 of 4 recorded from this run "
+     "(OK by construction); 1 of 4 from a run the matrix does not name"),
     ([_condition("c1", "OK")], NOT_NAMED),  # a record written before check copied the sources
 ])
 def test_each_profile_says_whether_its_matrix_was_recorded_from_the_run_checked(
@@ -796,8 +798,7 @@ def test_the_record_of_a_check_on_the_run_the_matrix_came_from_is_marked(tmp_pat
               findings_table=False, log=lambda *_: None)
     page = rp.render(rp.collect([report.parent], log=lambda *_: None), ["smoke"])
     cell = _rows(page, "## Runs")["smoke"][7]
-    # the hand-made run manifest names no commit; the check's own commit stands for it
-    assert cell.startswith("2 OK, 0 FAIL; checked on an independent run (recorded at `fedcba9`, checked at ")
+    assert cell == "2 OK, 0 FAIL; checked on an independent run (recorded from 1 other run)"
 
 
 # ----------------------------------------------------------------------------- docs/artifact.md

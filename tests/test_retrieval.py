@@ -329,7 +329,7 @@ def test_locally_registered_sentence_transformer_is_a_dense_retriever(minilm, is
 
 def test_control_corpus_relevance_uses_gold_answers_not_the_pool():
     from inferqa_utils.ir.datamodel import Dataset, Hint, Question
-    from inferqa_utils.stages import control_corpus
+    from inferqa_utils.retrieval.control import control_corpus
 
     qs = {
         "a": Question(
@@ -358,7 +358,7 @@ def test_control_corpus_relevance_uses_gold_answers_not_the_pool():
 
 def test_control_corpus_adds_the_sources_other_references():
     from inferqa_utils.ir.datamodel import Dataset, Hint, Question
-    from inferqa_utils.stages import control_corpus
+    from inferqa_utils.retrieval.control import control_corpus
 
     built = Dataset("t", {"a": Question("a", "Which city has gondolas?", ["Venice"], [Hint("x")],
                                         reference="Venice is built on canals.")}, splits={"test": ["a"]})

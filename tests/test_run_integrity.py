@@ -1,9 +1,10 @@
-"""Runs that cannot mix (inferqa_utils.run.runner, record.run_dirs, provenance, check, results_page).
+"""Runs that cannot mix (inferqa_utils.run.runner, record.run_dirs, record.run_outputs, check, results_page).
 
-A run id is unique even when two runs begin within one second; a run whose notebook raises stops
-there, its manifest says how far it got, ``check`` refuses the tables of the notebooks it did not
-finish and the results page never calls it complete; two runs writing into one results folder at
-once are told apart, and the tables written meanwhile are refused.
+A run id is unique even when two runs begin within one second; a run writes its tables into its own
+folder, so two runs at once never share one; a run whose notebook raises stops there, its manifest
+says how far it got, ``check`` refuses the tables of the notebooks it did not finish and the results
+page never calls it complete; a partial run starts from the tables of the profile's newest run and
+names the run each came from; a complete run is published as ``results/<profile>``.
 
 The slow tests execute tiny notebooks with papermill, in a project root of their own under
 ``tmp_path`` (``python -m inferqa_utils`` in a subprocess with ``INFERQA_ROOT`` pointed at it, or
@@ -30,7 +31,6 @@ from test_runner import _nb
 from inferqa_utils import stages
 from inferqa_utils.core import config
 from inferqa_utils.core.config import Paths, profile
-from inferqa_utils.record import provenance as prov
 from inferqa_utils.record import run_dirs
 from inferqa_utils.run import runner
 from inferqa_utils.verdicts import check as chk
@@ -38,8 +38,6 @@ from inferqa_utils.verdicts import results_page as rp
 
 #: the second every run of the frozen clock begins in
 SECOND = dt.datetime(2026, 11, 24, 8, 3, 21)
-RUN = {"run_id": "20261124-090000-smoke", "profile": "smoke", "notebook": "02_y.ipynb"}
-OTHER = {"run_id": "20261124-090000-default", "profile": "default", "notebook": "03_x.ipynb"}
 
 
 def _cli(root: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -62,9 +60,11 @@ def _root(tmp_path: Path) -> Path:
     return root
 
 
-def _writes(path: Path, value: float) -> str:
-    """Notebook source writing the one-row table ``system,v`` = ``bm25,<value>`` to ``path``."""
-    return f"from pathlib import Path\nPath({str(path)!r}).write_text('system,v\\nbm25,{value}\\n')"
+def _writes(name: str, value: float) -> str:
+    """Notebook source writing the one-row table ``system,v`` = ``bm25,<value>`` as ``results/<name>``
+    of the run (:data:`inferqa_utils.core.config.PATHS`, which points at the run's folder)."""
+    return ("from inferqa_utils.core.config import PATHS\nPATHS.results.mkdir(parents=True, exist_ok=True)\n"
+            f"(PATHS.results / {name!r}).write_text('system,v\\nbm25,{value}\\n')")
 
 
 def _run_dirs(executions: Path) -> list[Path]:
@@ -105,7 +105,7 @@ def test_runs_of_one_second_are_ordered_by_their_number(tmp_path):
     (tmp_path / "latest-smoke").symlink_to(names[0])
     found = run_dirs.run_manifests("smoke", tmp_path)
     assert [p.parent.name for p, _m in found] == names[::-1]
-    assert chk.runs_checked("smoke", tmp_path) == {"04": {"run_id": names[3], "profile": "smoke"}}
+    assert chk.checked_run("smoke", tmp_path)[0].name == names[3]
     first = [chk._first_run_in_folder(tmp_path / n / "manifest.json") for n in names]
     assert first == [True, False, False, False]
 
@@ -125,7 +125,6 @@ def test_the_runner_gives_two_runs_begun_in_one_second_their_own_run(tmp_path, m
     monkeypatch.setattr(run_dirs, "_dt", types.SimpleNamespace(datetime=frozen))
     for module in (runner, run_dirs):
         monkeypatch.setattr(module, "PATHS", Paths(root))
-    monkeypatch.setattr(prov, "PATHS", Paths(root))
     monkeypatch.setenv(config.PROFILE_ENV, "")  # the runner sets it for the kernels: restored after the test
     first = runner.run_notebooks("smoke", notebooks_dir=nbdir, log=lambda s: None)
     second = runner.run_notebooks("smoke", only=["01"], notebooks_dir=nbdir, log=lambda s: None)
@@ -166,61 +165,59 @@ def test_the_runner_gives_two_runs_begun_in_one_second_their_own_run(tmp_path, m
 def test_a_run_whose_second_of_three_notebooks_raises(tmp_path):
     """``python -m inferqa_utils run --profile smoke`` over three notebooks, the second of which
     writes its table and raises: the third never starts; the manifest says the run failed in the
-    second, which notebooks finished and which never started; ``provenance.json`` records the
-    second's table as written by a notebook that did not finish; ``check --only 03`` refuses in one
-    line, a whole check FAILs the second's and third's conditions with the reasons below and says
-    what the newest run did not finish; the results page calls the run failed, not complete.
+    second, which notebooks finished and which never started, and lists the second's table among
+    its outputs with its status; nothing is published under ``results/``; ``check --only 03`` finds
+    no run that ended well, in one line; a check of that run by its id FAILs the second's and
+    third's conditions with the reasons below and says what the newest run did not finish; the
+    results page calls the run failed, not complete.
     Breaks: the runner going on after a notebook raised (the third starts); ``status`` or
-    ``outcome`` always ``ok``/``complete``; ``notebook_status`` left out of the records (the
-    second's condition FAILs with "no run checked finished its notebook" instead);
-    ``results_page.runs_phrase`` calling any single run "one complete run"."""
+    ``outcome`` always ``ok``/``complete``; a failed notebook's status not consulted (the second's
+    condition is OK); ``results_page.runs_phrase`` calling any single run "one complete run"."""
     root = _root(tmp_path)
-    results, nbdir = root / "results", root / "notebooks"
+    nbdir = root / "notebooks"
     dataset = profile("smoke")["dataset_name"]
     t2, t3, t4 = (stages.table(key).file(dataset, "test")
                   for key in ("retrieval_compared", "reranking_compared", "reading_answers"))
     started = root / "third_started"
-    _nb(nbdir / "02_first.ipynb", "x = 1", _writes(results / t2, 1.5))
+    _nb(nbdir / "02_first.ipynb", "x = 1", _writes(t2, 1.5))
     _nb(nbdir / "03_second.ipynb", "x = 1",
-        _writes(results / t3, 2.5) + "\nraise RuntimeError('the second notebook fails')")
+        _writes(t3, 2.5) + "\nraise RuntimeError('the second notebook fails')")
     _nb(nbdir / "04_third.ipynb", "x = 1",
-        f"from pathlib import Path\nPath({str(started)!r}).write_text('yes')\n" + _writes(results / t4, 3.5))
+        f"from pathlib import Path\nPath({str(started)!r}).write_text('yes')\n" + _writes(t4, 3.5))
 
     done = _cli(root, "run", "--profile", "smoke", "--no-projection")
     assert done.returncode == 1, done.stdout + done.stderr  # not one of the compendium's own errors
     executions = root / "build" / "executions"
     (run_dir,) = _run_dirs(executions)
-    run_id = run_dir.name
+    run_id, results = run_dir.name, run_dir / "results"
     assert _error_lines(done.stderr) == [
         f"error: 03_second.ipynb: RuntimeError: the second notebook fails; full traceback in "
         f"{run_dir / '03_second.ipynb'}"
     ]
 
-    # the third notebook never started
+    # the third notebook never started; the run's tables are in its own folder, none published
     assert not started.exists() and not (results / t4).exists() and not (run_dir / "04_third.ipynb").exists()
+    assert sorted(p.name for p in results.iterdir()) == sorted([t2, t3])
+    assert list((root / "results").iterdir()) == []
     m = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     assert (m["run_id"], m["status"], m["outcome"]) == (run_id, "failed in 03_second.ipynb", "failed")
     assert m["notebooks_selected"] == ["02_first.ipynb", "03_second.ipynb", "04_third.ipynb"]
     assert m["notebooks_finished"] == ["02_first.ipynb"] and m["notebooks_not_started"] == ["04_third.ipynb"]
-    assert {k: v["status"] for k, v in m["notebooks"].items()} == {
-        "02_first.ipynb": "ok", "03_second.ipynb": "failed in 03_second.ipynb"
+    assert {k: (v["status"], v["outputs"]) for k, v in m["notebooks"].items()} == {
+        "02_first.ipynb": ("ok", [f"results/{t2}"]),
+        "03_second.ipynb": ("failed in 03_second.ipynb", [f"results/{t3}"]),
     }
     assert set(m["timings_s"]) == {"02_first", "03_second", "total"}
-    assert m["notebooks"]["03_second.ipynb"]["outputs"] == [f"results/{t3}"]
-    records = prov.load(results)["results"]
-    assert {name: (r["run_id"], r["notebook"], r["notebook_status"]) for name, r in records.items()} == {
-        t2: (run_id, "02_first.ipynb", "ok"), t3: (run_id, "03_second.ipynb", "failed in 03_second.ipynb")
-    }
 
     # check --only 03: nothing to check, in one line
     refused = _cli(root, "check", "--profile", "smoke", "--only", "03", "--no-findings", timeout=300)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert _error_lines(refused.stderr) == [
-        f"error: no run of profile smoke finished notebook 03 (newest run: {run_id}, failed in "
+        f"error: no run of profile smoke ended well (newest run: {run_id}, failed in "
         "03_second.ipynb); make one with: python -m inferqa_utils run --profile smoke --only 03"
     ]
 
-    # a whole check: 02's number counts, 03's table is refused, 04's is missing
+    # a check of the failed run by its id: 02's number counts, 03's table is refused, 04's is missing
     matrix = tmp_path / "matrix.yaml"
     matrix.write_text(yaml.safe_dump({"profiles": {"smoke": {"split": "test", "conditions": [
         {"id": cid, "table": key, "row": {"system": "bm25"}, "column": "v", "expected": value}
@@ -230,16 +227,16 @@ def test_a_run_whose_second_of_three_notebooks_raises(tmp_path):
     report = tmp_path / "out" / "check_smoke.md"
     report.parent.mkdir()
     lines: list[str] = []
-    fails = chk.check("smoke", folder=results, path=matrix, executions=executions, report=report,
+    fails = chk.check("smoke", path=matrix, executions=executions, report=report, run_id=run_id,
                       findings_table=False, log=lines.append)
     assert fails == 2, lines
-    assert f"[check] runs checked: notebook 02: run {run_id}" in lines
+    assert any(x.startswith(f"[check] run checked: {run_id} (failed in 03_second.ipynb") for x in lines)
     assert (f"[check] newest run {run_id}: failed in 03_second.ipynb; notebooks 03, 04 did not finish in "
             "it: their tables count only from a run that finished them") in lines
     rec = rp.load_record(chk.record_path(report))
     assert [(c["id"], c["status"], c["got"], c["why"]) for c in rec["conditions"]] == [
         ("first", "OK", 1.5, ""),
-        ("second", "FAIL", 2.5, f"table {t3} was written by run {run_id} (profile smoke) in 03_second.ipynb, "
+        ("second", "FAIL", 2.5, f"table {t3} was written by 03_second.ipynb in run {run_id}, "
                                 "which did not finish (failed in 03_second.ipynb): rerun it (python -m "
                                 "inferqa_utils run --profile smoke --only 03)"),
         ("third", "FAIL", None, f"{t4} not found (run notebook 04)"),
@@ -247,113 +244,86 @@ def test_a_run_whose_second_of_three_notebooks_raises(tmp_path):
 
     # the results page: one run, failed — never "one complete run"
     assert rec["run"]["complete"] is False and rec["run"]["outcomes"] == ["failed in 03_second.ipynb"]
-    assert rp.provenance({"smoke": rec}, ["smoke"]) == (
-        "*The numbers of smoke do not all come from one complete run at one commit: **smoke** from one run "
-        f"(failed in 03_second.ipynb) at {rp._commit(rec['run']['git'])}.*"
-    )
+    assert rp.runs_phrase(rec["run"]) == "one run (failed in 03_second.ipynb)"
 
 
-# ----------------------------------------------------------------------------- two runs at once
+# ----------------------------------------------------------------------------- two runs at once; partial runs
 
 
 @pytest.mark.slow
-def test_two_runs_at_once_in_one_folder_are_told_apart(tmp_path):
+def test_two_runs_at_once_write_into_their_own_folders(tmp_path):
     """Run A (profile smoke, notebook 02) writes its table, then starts run B (profile default,
     notebook 03) and waits for it: B writes its table while A's notebook is still running. Each
-    run's manifest names the other as writing alongside; A's outputs are its own table only (B filed
-    its table itself); both tables' records name the other run, and ``check`` refuses them.
-    Breaks: the runner not registering its notebooks (:func:`~inferqa_utils.record.provenance.open_window`)
-    or ``finish_window`` ignoring the register (no ``concurrent_runs``: A's notebook is credited
-    with B's table, as before); ``_claimed`` left out (A's outputs list B's table)."""
+    run's folder holds its own table only, each manifest lists its own table, and the results
+    folder of the checkout holds neither.
+    Break: the kernels not told the run's folder (``INFERQA_RUN_DIR`` left out of
+    ``kernel_environment``): both tables land in ``results/``."""
     root = _root(tmp_path)
-    results, nbdir = root / "results", root / "notebooks"
+    nbdir = root / "notebooks"
     t_a, t_b = "02_concurrent_a.csv", "03_concurrent_b.csv"
     launch = [sys.executable, "-m", "inferqa_utils", "run", "--profile", "default", "--only", "03",
               "--no-projection"]
-    _nb(nbdir / "02_launch.ipynb", "x = 1", _writes(results / t_a, 1.5) + (
+    _nb(nbdir / "02_launch.ipynb", "x = 1", _writes(t_a, 1.5) + (
         "\nimport subprocess\n"
         f"done = subprocess.run({launch!r}, capture_output=True, text=True)\n"
         "assert done.returncode == 0, done.stdout + done.stderr"))
-    _nb(nbdir / "03_write.ipynb", "x = 1", _writes(results / t_b, 2.5))
+    _nb(nbdir / "03_write.ipynb", "x = 1", _writes(t_b, 2.5))
 
     done = _cli(root, "run", "--profile", "smoke", "--only", "02", "--no-projection")
     assert done.returncode == 0, done.stdout + done.stderr
     executions = root / "build" / "executions"
     (a_path, a), = run_dirs.run_manifests("smoke", executions)
     (b_path, b), = run_dirs.run_manifests("default", executions)
-    run_a, run_b = a_path.parent.name, b_path.parent.name
     assert (a["status"], b["status"]) == ("ok", "ok")
-
-    assert a["notebooks"]["02_launch.ipynb"]["concurrent_runs"] == [run_b]
-    assert b["notebooks"]["03_write.ipynb"]["concurrent_runs"] == [run_a]
     assert a["notebooks"]["02_launch.ipynb"]["outputs"] == [f"results/{t_a}"]
     assert b["notebooks"]["03_write.ipynb"]["outputs"] == [f"results/{t_b}"]
-    records = prov.load(results)["results"]
-    assert {name: (r["run_id"], r["concurrent"]) for name, r in records.items()} == {
-        t_a: (run_a, [run_b]), t_b: (run_b, [run_a])
-    }
-    assert prov.check_table(t_a, {"run_id": run_a, "profile": "smoke"}, results)[1] == (
-        f"table {t_a} was written by run {run_a} (profile smoke) while run {run_b} also wrote into results/ "
-        "and figures/, so which run wrote it cannot be told: rerun it with no other run writing there "
-        "(python -m inferqa_utils run --profile smoke --only 02)"
-    )
-    assert prov.check_table(t_b, {"run_id": run_b, "profile": "default"}, results)[1].startswith(
-        f"table {t_b} was written by run {run_b} (profile default) while run {run_a} also wrote"
-    )
-    # both notebooks ended: nothing is left in the register
-    assert json.loads(prov.windows_path(results).read_text(encoding="utf-8"))["windows"] == []
+    assert sorted(p.name for p in (a_path.parent / "results").iterdir()) == [t_a]
+    assert sorted(p.name for p in (b_path.parent / "results").iterdir()) == [t_b]
+    assert list((root / "results").iterdir()) == []
 
 
-def _folders(tmp_path: Path) -> dict[str, Path]:
-    folders = {"results": tmp_path / "results", "figures": tmp_path / "figures"}
-    for f in folders.values():
-        f.mkdir()
-    return folders
+@pytest.mark.slow
+def test_a_complete_run_is_published_and_a_partial_run_inherits_its_tables(tmp_path):
+    """A complete run of two notebooks is published as ``results/smoke`` (a link to its tables); a
+    later ``--only 03`` starts from a copy of the first run's tables, lists them as inherited from
+    it, rewrites 03's, and is not published (``results/smoke`` still names the complete run);
+    ``check`` reads the partial run, counting 02's table as the first run's.
+    Breaks: ``_inherit`` skipped for partial runs (03 cannot find 02's table and raises); ``publish``
+    called for every run that ended ``ok``."""
+    root = _root(tmp_path)
+    nbdir = root / "notebooks"
+    dataset = profile("smoke")["dataset_name"]
+    t2, t3 = (stages.table(key).file(dataset, "test") for key in ("retrieval_compared", "reranking_compared"))
+    _nb(nbdir / "02_first.ipynb", "x = 1", _writes(t2, 1.5))
+    _nb(nbdir / "03_second.ipynb", "x = 1",
+        "from inferqa_utils.core.config import PATHS\n"
+        f"v = (PATHS.results / {t2!r}).read_text().split()[-1].split(',')[1]\n" + _writes(t3, 2.5))
+    assert _cli(root, "run", "--profile", "smoke", "--no-projection").returncode == 0
+    executions = root / "build" / "executions"
+    (first,) = _run_dirs(executions)
+    link = root / "results" / "smoke"
+    assert link.is_symlink() and link.resolve() == (first / "results").resolve()
+    assert (link / t2).read_text() == "system,v\nbm25,1.5\n"
 
-
-def _dead_pid() -> int:
-    """The id of a process that has ended (and been reaped)."""
-    proc = subprocess.Popen(["true"])
-    proc.wait(timeout=60)
-    return proc.pid
-
-
-def test_a_notebook_writing_alongside_another_runs_is_told_apart(tmp_path):
-    """The register without a kernel: notebook A begins, notebook B of another process begins, writes
-    and ends, then A writes and ends. Each names the other; A's files leave out the one B filed.
-    Break: ``_close_locked`` returning only the windows open when A began (B, begun later, missed)."""
-    folders = _folders(tmp_path)
-    results = folders["results"]
-    a = prov.open_window(RUN["run_id"], RUN["notebook"], results)
-    before = prov.snapshot(folders)
-    b = prov.open_window(OTHER["run_id"], OTHER["notebook"], results, pid=os.getppid())  # a live process
-    assert (a["overlaps"], b["overlaps"]) == ([], [RUN["run_id"]])
-    (results / "b.csv").write_text("v\n2\n")
-    assert prov.finish_window(b, before, OTHER, folders, results) == ([("results", "b.csv")], [RUN["run_id"]])
-    (results / "a.csv").write_text("v\n1\n")
-    assert prov.finish_window(a, before, RUN, folders, results) == ([("results", "a.csv")], [OTHER["run_id"]])
-    data = prov.load(results)["results"]
-    assert (data["a.csv"]["run_id"], data["a.csv"]["concurrent"]) == (RUN["run_id"], [OTHER["run_id"]])
-    assert (data["b.csv"]["run_id"], data["b.csv"]["concurrent"]) == (OTHER["run_id"], [RUN["run_id"]])
-    assert "so which run wrote it cannot be told" in prov.check_table("a.csv", RUN, results)[1]
-
-
-def test_a_notebook_whose_process_is_gone_or_ended_is_not_writing(tmp_path):
-    """A window left open by a runner that was killed (its process gone), and one this process left
-    open, do not make a later notebook's files concurrent; the register is pruned to nothing.
-    Breaks: ``_alive`` always true; a window this process left open not ended at its next one."""
-    folders = _folders(tmp_path)
-    results = folders["results"]
-    prov.open_window(OTHER["run_id"], OTHER["notebook"], results, pid=_dead_pid())  # killed mid-notebook
-    prov.open_window("20261124-070000-smoke", "01_z.ipynb", results)  # this process, never finished
-    mine = prov.open_window(RUN["run_id"], RUN["notebook"], results)
-    assert mine["overlaps"] == []
-    before = prov.snapshot(folders)
-    (results / "t.csv").write_text("v\n1\n")
-    assert prov.finish_window(mine, before, RUN, folders, results) == ([("results", "t.csv")], [])
-    rec, why = prov.check_table("t.csv", RUN, results)
-    assert why == "" and "concurrent" not in rec
-    assert json.loads(prov.windows_path(results).read_text(encoding="utf-8"))["windows"] == []
+    done = _cli(root, "run", "--profile", "smoke", "--only", "03", "--no-projection")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (second,) = [d for d in _run_dirs(executions) if d != first]
+    m = json.loads((second / "manifest.json").read_text(encoding="utf-8"))
+    assert m["outcome"] == "partial"
+    assert m["inherited"] == {f"results/{t2}": first.name, f"results/{t3}": first.name}
+    assert m["notebooks"]["03_second.ipynb"]["outputs"] == [f"results/{t3}"]
+    assert link.resolve() == (first / "results").resolve()
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(yaml.safe_dump({"profiles": {"smoke": {"split": "test", "conditions": [
+        {"id": cid, "table": key, "row": {"system": "bm25"}, "column": "v", "expected": value}
+        for cid, key, value in (("first", "retrieval_compared", 1.5), ("second", "reranking_compared", 2.5))
+    ]}}}), encoding="utf-8")
+    report = tmp_path / "check_smoke.md"
+    assert chk.check("smoke", path=matrix, executions=executions, report=report, findings_table=False,
+                     log=lambda _line: None) == 0
+    rec = json.loads(chk.record_path(report).read_text(encoding="utf-8"))
+    assert [(c["run_checked"]["run_id"], c["written_by"]["run_id"]) for c in rec["conditions"]] == [
+        (second.name, first.name), (second.name, second.name)]
 
 
 # ----------------------------------------------------------------------------- reading a manifest's outcome

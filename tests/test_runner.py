@@ -4,6 +4,7 @@ Uses a real notebook written to a temporary folder and executed by papermill.
 """
 
 import json
+import os
 from pathlib import Path
 
 import nbformat
@@ -205,7 +206,7 @@ def test_a_run_is_planned_and_checked_before_anything_runs(tmp_path):
 
 
 def test_the_kernel_environment_is_set_for_the_run_and_restored_after(tmp_path, monkeypatch):
-    """Inside: the profile, run id, cost log, ledger and the plugged-in folders before
+    """Inside: the profile, the run's folder, cost log, ledger and the plugged-in folders before
     ``PYTHONPATH``; SIGTERM raises KeyboardInterrupt. After, even when the run raised: the run's own
     variables gone (the notebook's stage included), ``PYTHONPATH`` and the SIGTERM handler as before,
     this environment's python first on ``PATH`` and the profile kept.
@@ -214,22 +215,21 @@ def test_the_kernel_environment_is_set_for_the_run_and_restored_after(tmp_path, 
     import signal
     import sys
 
-    from inferqa_utils.core.config import PROFILE_ENV
+    from inferqa_utils.core.config import PROFILE_ENV, RUN_DIR_ENV
     from inferqa_utils.llm.costs import COST_LOG_ENV, COST_LOG_NAME, COST_STAGE_ENV
     from inferqa_utils.record.ledger import LEDGER_ENV, LEDGER_NAME
-    from inferqa_utils.record.provenance import RUN_ID_ENV
     from inferqa_utils.run.runner import kernel_environment
 
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     monkeypatch.setenv("PYTHONPATH", "/before")
     monkeypatch.setenv(PROFILE_ENV, "")
-    for name in (RUN_ID_ENV, COST_LOG_ENV, COST_STAGE_ENV, LEDGER_ENV):
+    for name in (RUN_DIR_ENV, COST_LOG_ENV, COST_STAGE_ENV, LEDGER_ENV):
         monkeypatch.delenv(name, raising=False)
     previous = signal.getsignal(signal.SIGTERM)
     out = tmp_path / "20261124-080321-smoke"
     with pytest.raises(RuntimeError, match="notebook"), \
             kernel_environment("smoke", out, f"/plug{os.pathsep}/before"):
-        assert (os.environ[PROFILE_ENV], os.environ[RUN_ID_ENV]) == ("smoke", "20261124-080321-smoke")
+        assert (os.environ[PROFILE_ENV], os.environ[RUN_DIR_ENV]) == ("smoke", str(out.resolve()))
         assert os.environ[COST_LOG_ENV] == str(out / COST_LOG_NAME)
         assert os.environ[LEDGER_ENV] == str(out / LEDGER_NAME)
         assert os.environ["PYTHONPATH"] == f"/plug{os.pathsep}/before"
@@ -239,7 +239,7 @@ def test_the_kernel_environment_is_set_for_the_run_and_restored_after(tmp_path, 
             handler(signal.SIGTERM, None)
         os.environ[COST_STAGE_ENV] = "00_first"  # what the executor sets per notebook
         raise RuntimeError("a notebook failed")
-    assert all(name not in os.environ for name in (RUN_ID_ENV, COST_LOG_ENV, COST_STAGE_ENV, LEDGER_ENV))
+    assert all(name not in os.environ for name in (RUN_DIR_ENV, COST_LOG_ENV, COST_STAGE_ENV, LEDGER_ENV))
     assert os.environ["PYTHONPATH"] == "/before" and signal.getsignal(signal.SIGTERM) is previous
     assert os.environ[PROFILE_ENV] == "smoke"
     assert os.environ["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
@@ -247,9 +247,10 @@ def test_the_kernel_environment_is_set_for_the_run_and_restored_after(tmp_path, 
 
 def test_the_executor_records_each_notebook_and_where_the_run_stopped(tmp_path, monkeypatch):
     """Three notebooks, the second raising in its kernel (papermill replaced by a copy that writes
-    one results table per notebook): the first is recorded ``ok`` with its table, the second
-    ``failed in 01_b.ipynb``, the third never starts; the ledger marks both executed notebooks and
-    ``latest-smoke`` names the run's folder.
+    one results table per notebook into the run's folder): the first is recorded ``ok`` with its
+    table, the second ``failed in 01_b.ipynb``, the third never starts; the ledger marks both executed
+    notebooks, ``latest-smoke`` names the run's folder, and the failed run is not published under
+    ``results/``.
     Break: recording a notebook only when papermill returned (no ``finally``)."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
@@ -257,7 +258,7 @@ def test_the_executor_records_each_notebook_and_where_the_run_stopped(tmp_path, 
     from inferqa_utils.core import config
     from inferqa_utils.core.config import Paths
     from inferqa_utils.core.errors import NotebookError
-    from inferqa_utils.record import provenance, run_dirs
+    from inferqa_utils.record import run_dirs
     from inferqa_utils.record.ledger import LEDGER_NAME
     from inferqa_utils.run import runner
 
@@ -267,14 +268,16 @@ def test_the_executor_records_each_notebook_and_where_the_run_stopped(tmp_path, 
         folder.mkdir(parents=True)
     for name in ("00_a", "01_b", "02_c"):
         _nb(nbdir / f"{name}.ipynb", "x = 1", "y = 2")
-    for module in (runner, run_dirs, provenance):
+    for module in (runner, run_dirs):
         monkeypatch.setattr(module, "PATHS", Paths(root))
     monkeypatch.setenv(config.PROFILE_ENV, "")  # the runner sets it for the kernels: restored after the test
 
     def execute_notebook(input_path, output_path, **kw):
         Path(output_path).write_bytes(Path(input_path).read_bytes())
         stem = Path(input_path).stem
-        (root / "results" / f"{stem}.csv").write_text("system,v\nbm25,1\n")
+        tables = Path(os.environ[config.RUN_DIR_ENV]) / "results"
+        tables.mkdir(exist_ok=True)
+        (tables / f"{stem}.csv").write_text("system,v\nbm25,1\n")
         if stem == "01_b":
             raise PapermillExecutionError(1, 2, "y = 2", "ZeroDivisionError", "division by zero", [])
 
@@ -296,16 +299,17 @@ def test_the_executor_records_each_notebook_and_where_the_run_stopped(tmp_path, 
     events = [(r["stage"], r["event"]) for r in map(json.loads, (out / LEDGER_NAME).read_text().splitlines())]
     assert events == [("00_a", "start"), ("00_a", "end"), ("01_b", "start"), ("01_b", "end")]
     assert (root / "build" / "executions" / "latest-smoke").readlink() == Path(out.name)
+    assert list((root / "results").iterdir()) == []
     assert any(line.startswith("[inferqa] 01_b.ipynb FAILED after ") for line in lines)
 
 
 # ----------------------------------------------------------------------------- component resolvers
 
 
-def test_each_stage_registry_declares_the_resolver_of_its_kind(tmp_path, monkeypatch):
-    """One resolver per kind of component, each the one its stage's registry declares; a built-in
-    name resolves to no plugin, a ``module:function`` spec to its plugin, another kind is refused.
-    Break: the reading stage declaring its resolver under kind ``method``."""
+def test_each_kind_of_component_is_resolved_by_its_stage_registry(tmp_path, monkeypatch):
+    """One resolver per kind of component, each the look-up function of its stage's registry; a
+    built-in name resolves to no plugin, a ``module:function`` spec to its plugin, another kind is
+    refused. Break: ``component_resolvers`` mapping kind ``reader`` to the methods' look-up."""
     from inferqa_utils.beyond.registry import method_spec
     from inferqa_utils.core import plugins
     from inferqa_utils.reading.readers import reader_spec
@@ -314,7 +318,7 @@ def test_each_stage_registry_declares_the_resolver_of_its_kind(tmp_path, monkeyp
     from inferqa_utils.run.notebook_params import check_component, component_resolvers
 
     resolvers = component_resolvers()
-    assert {kind: r.resolve for kind, r in resolvers.items()} == {
+    assert resolvers == {
         "retriever": retriever_spec, "reranker": check_reranker, "reader": reader_spec, "method": method_spec,
     }
     assert set(resolvers) == set(plugins.KINDS)
@@ -325,5 +329,3 @@ def test_each_stage_registry_declares_the_resolver_of_its_kind(tmp_path, monkeyp
     assert (found.kind.name, found.spec) == ("retriever", "resolver_test_plugin:build")
     with pytest.raises(ValueError, match="unknown component kind 'scorer'"):
         check_component("scorer", "x")
-    with pytest.raises(ValueError, match="unknown component kind 'scorer'"):
-        plugins.ComponentResolver("scorer", retriever_spec)

@@ -16,6 +16,7 @@ from local_servers import free_port
 
 from inferqa_utils.llm import routing, server
 from inferqa_utils.llm.embeddings import ServerEmbedder
+from inferqa_utils.llm.http_settings import HTTPSettings
 from inferqa_utils.llm.server import ServerError, ServerLLM
 
 SECRET = "s3cr3t-pw"
@@ -71,15 +72,17 @@ def stub() -> Iterator[str]:
 
 
 def test_server_errors_do_not_show_credentials(stub):
-    llm = ServerLLM("m", stub, max_retries=0, concurrency=1)
+    llm = ServerLLM("m", HTTPSettings(stub, max_retries=0, concurrency=1))
     with pytest.raises(ServerError, match="not JSON") as e:
         llm._post("/v1/chat/completions", {})
     assert SECRET not in str(e.value) and "127.0.0.1" in str(e.value)
-    emb = ServerEmbedder("m", stub, use_cache=False, max_retries=0, concurrency=1)
+    emb = ServerEmbedder("m", HTTPSettings(stub, max_retries=0, concurrency=1), use_cache=False)
     with pytest.raises(ServerError) as e:
         emb.encode(["a text"], progress=False)
     assert SECRET not in str(e.value)
-    dead = ServerLLM("m", f"http://alice:{SECRET}@127.0.0.1:{free_port()}", max_retries=0, concurrency=1)
+    dead = ServerLLM(
+        "m", HTTPSettings(f"http://alice:{SECRET}@127.0.0.1:{free_port()}", max_retries=0, concurrency=1)
+    )
     with pytest.raises(ServerError, match="cannot reach") as e:
         dead._post("/v1/chat/completions", {})
     assert SECRET not in str(e.value)
@@ -90,12 +93,12 @@ def test_a_key_over_plain_http_to_another_machine_is_warned_about_once(monkeypat
     monkeypatch.setattr(server, "_warned_plain_http", set())
     caplog.set_level(logging.WARNING, logger=server.__name__)
     for url in ("http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000", "https://10.1.2.3:8000"):
-        ServerLLM("m", url, api_key=SECRET)._http()
-    ServerLLM("m", "http://10.1.2.3:8000")._http()  # no key: nothing to leak
+        ServerLLM("m", HTTPSettings(url, api_key=SECRET))._http()
+    ServerLLM("m", HTTPSettings("http://10.1.2.3:8000"))._http()  # no key: nothing to leak
     assert caplog.records == []
     for _ in range(2):
-        ServerLLM("m", f"http://u:{SECRET}@10.1.2.3:8000", api_key=SECRET)._http()
-    ServerEmbedder("m", "http://10.1.2.3:8000", api_key=SECRET, use_cache=False)._http()
+        ServerLLM("m", HTTPSettings(f"http://u:{SECRET}@10.1.2.3:8000", api_key=SECRET))._http()
+    ServerEmbedder("m", HTTPSettings("http://10.1.2.3:8000", api_key=SECRET), use_cache=False)._http()
     assert len(caplog.records) == 1
     message = caplog.records[0].getMessage()
     assert "http://10.1.2.3:8000" in message and "https" in message and SECRET not in message

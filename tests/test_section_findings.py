@@ -357,6 +357,7 @@ def _patterns() -> pd.DataFrame:
 
 
 def test_damaging_sentences_and_figure_inputs():
+    from inferqa_utils.damaging import ser
     from inferqa_utils.damaging import summary as dr
 
     by_rank = dr.types_by_rank(_patterns())
@@ -380,7 +381,7 @@ def test_damaging_sentences_and_figure_inputs():
     )
     readings = pd.DataFrame([{"kind": k, "qid": f"q{i}", "m": m, "changed": (k == "BM25" and i == 0)}
                              for k in ("random", "BM25") for m in (1, 2) for i in range(2)])
-    long = dr.ser_long(readings)
+    long = ser.ser_long(readings)
     assert long["setting"].tolist() == ["SER w/ random"] * 2 + ["SER w/ BM25"] * 2
     assert long["value"].tolist() == [0.0, 0.0, 50.0, 50.0] and long["pairs"].tolist() == [2, 2, 2, 2]
     assert dr.ser_sentence(long, {"answer-supporting": 2}, 4).startswith(

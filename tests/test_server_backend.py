@@ -22,7 +22,7 @@ from inferqa_utils.construction.convergence import (
     names_messages,
 )
 from inferqa_utils.core import models
-from inferqa_utils.llm import ChatFormat, GenerationCache, backend_record, load_llm
+from inferqa_utils.llm import ChatFormat, GenerationCache, HTTPSettings, backend_record, load_llm
 from inferqa_utils.llm.server import ServerError, ServerLLM
 from inferqa_utils.rerank.llm_rerankers import QueryLikelihoodReranker
 
@@ -64,7 +64,7 @@ def _start_server(port: int, logits_all: bool = True) -> subprocess.Popen:
         stderr=subprocess.DEVNULL,
     )
     try:
-        ServerLLM("smollm2-135m", f"http://127.0.0.1:{port}").wait_ready(timeout=90)
+        ServerLLM("smollm2-135m", HTTPSettings(f"http://127.0.0.1:{port}")).wait_ready(timeout=90)
     except ServerError:
         stop_process(proc)
         raise
@@ -109,7 +109,8 @@ def test_concurrent_generation_keeps_input_order_and_answers(server, local):
     batch = _prompts(12)
     runs = {}
     for c in (1, 4, 8):
-        srv = ServerLLM("smollm2-135m", url, concurrency=c, timeout=600)  # a starved 2-core machine is slow
+        # a starved 2-core machine is slow
+        srv = ServerLLM("smollm2-135m", HTTPSettings(url, concurrency=c, timeout=600))
         t0 = time.perf_counter()
         runs[c] = srv.chat(batch, max_tokens=12, progress=False)
         print(f"concurrency {c}: {time.perf_counter() - t0:.1f} s, {srv.stats.requests} requests, "
@@ -122,7 +123,7 @@ def test_concurrent_generation_keeps_input_order_and_answers(server, local):
 
 def test_server_scores_single_token_continuations(server, local):
     url, _ = server
-    srv = ServerLLM("smollm2-135m", url)
+    srv = ServerLLM("smollm2-135m", HTTPSettings(url))
     batch = [
         [{"role": "user", "content": f"{q} Reply Yes or No."}]
         for q in ("Is Paris the capital of France?", "Is the Moon made of cheese?", "Do fish live in water?")
@@ -147,7 +148,8 @@ def test_server_scores_multi_token_continuations_like_in_process(server, local):
     """Multi-word continuations go through /v1/completions echo + logprobs and equal the in-process
     sums; a one-token continuation in the same list still comes from the chat top_logprobs."""
     url, _ = server
-    srv = ServerLLM("smollm2-135m", url, concurrency=2, timeout=600)  # a starved 2-core machine is slow
+    # a starved 2-core machine is slow
+    srv = ServerLLM("smollm2-135m", HTTPSettings(url, concurrency=2, timeout=600))
     batch = [[BRIEF, {"role": "user", "content": "What is the capital of France?"}],
              [BRIEF, {"role": "user", "content": "Name a large city in the USA."}]]
     conts = ["Paris", "The capital is Paris.", "New York City"]
@@ -168,7 +170,7 @@ def test_upr_reranks_through_the_server_like_in_process(server, local):
     """UPR (query likelihood, mean over the question's tokens) through the server: the same scores
     as in process, normalised by the same token counts (the registry GGUF's tokenizer)."""
     url, _ = server
-    srv = ServerLLM("smollm2-135m", url, concurrency=2, timeout=600)
+    srv = ServerLLM("smollm2-135m", HTTPSettings(url, concurrency=2, timeout=600))
     pairs = [("Where is the Eiffel Tower?", "The Eiffel Tower stands in Paris."),
              ("Where is the Eiffel Tower?", "Bananas are rich in potassium.")]
     remote = QueryLikelihoodReranker(srv, progress=False).score_pairs(pairs)
@@ -192,7 +194,8 @@ def test_names_convergence_judge_through_the_server(server, local, tmp_path):
     random.Random(f"13:{question}").shuffle(order)  # as name_hint_scores orders them (seed 13)
     prompts = [names_messages(order, h) for h in [*hints, NULL_CLUE]]
     srv = ServerLLM(
-        "smollm2-135m", url, concurrency=2, timeout=600, cache=GenerationCache(tmp_path / "c.sqlite")
+        "smollm2-135m", HTTPSettings(url, concurrency=2, timeout=600),
+        cache=GenerationCache(tmp_path / "c.sqlite"),
     )
     remote = srv.score(prompts, [order] * len(prompts), progress=False)
     here = local.score(prompts, [order] * len(prompts), progress=False)
@@ -215,7 +218,7 @@ def test_scoring_on_a_server_without_logits_all_is_one_clear_error():
     url = f"http://127.0.0.1:{port}"
     proc = _start_server(port, logits_all=False)
     try:
-        srv = ServerLLM("smollm2-135m", url, concurrency=2, backoff=0.05)
+        srv = ServerLLM("smollm2-135m", HTTPSettings(url, concurrency=2, backoff=0.05))
         batch = [[BRIEF, {"role": "user", "content": f"Say a word about {t}."}] for t in THINGS[:3]]
         with pytest.raises(
             ServerError, match=r"needs --logits_all true for logprobs and echo\+logprobs"
@@ -238,7 +241,7 @@ def test_echo_scores_are_refused_where_llama_cpp_python_misaligns_them(server):
     url, _ = server
     plain = ChatFormat("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}assistant:\n",
                        bos="<|im_start|>", eos="<|im_end|>", add_bos=False)
-    srv = ServerLLM("smollm2-135m", url, chat_format=plain)
+    srv = ServerLLM("smollm2-135m", HTTPSettings(url), chat_format=plain)
     with pytest.raises(ServerError, match=r"llama-cpp-python's server.*shifted by one token"):
         srv.score([[{"role": "user", "content": "Name a city."}]], ["New York"], progress=False)
     assert srv.stats.requests == 0
@@ -252,7 +255,7 @@ def test_echo_scores_are_refused_where_llama_cpp_python_misaligns_them(server):
 def test_multi_token_scoring_without_a_known_template_says_so():
     """A served model that is not a registry GGUF on this machine has no template to render the
     completions prompt with: one ServerError before any request, naming the way out."""
-    srv = ServerLLM("some-served-model", f"http://127.0.0.1:{free_port()}")
+    srv = ServerLLM("some-served-model", HTTPSettings(f"http://127.0.0.1:{free_port()}"))
     with pytest.raises(ServerError, match=r"chat template is unknown.*chat_format=ChatFormat"):
         srv.score([[{"role": "user", "content": "Name a city."}]], ["New York"], progress=False)
     assert srv.stats.requests == 0
@@ -272,8 +275,8 @@ def test_a_served_model_without_a_gguf_scores_with_its_tokenizer_files(server, t
     monkeypatch.setenv("INFERQA_CHAT_TEMPLATES", f"llama-3.1-8b={tmp_path}")
     batch = [[BRIEF, {"role": "user", "content": "Name a large city in the USA."}]]
     conts = ["New York City", "Los Angeles"]
-    named = ServerLLM("llama-3.1-8b", url, timeout=600).score(batch, conts, progress=False)
-    registry = ServerLLM("smollm2-135m", url, timeout=600).score(batch, conts, progress=False)
+    named = ServerLLM("llama-3.1-8b", HTTPSettings(url, timeout=600)).score(batch, conts, progress=False)
+    registry = ServerLLM("smollm2-135m", HTTPSettings(url, timeout=600)).score(batch, conts, progress=False)
     assert named == registry and all(v < 0 for v in named[0])
 
 
@@ -344,13 +347,16 @@ def test_resume_after_the_server_dies_mid_batch(server, tmp_path):
     restarted server on the same port gets only the missing prompts; answers equal an uninterrupted run."""
     url0, _ = server
     batch = _prompts(30)
-    expected = ServerLLM("smollm2-135m", url0, concurrency=1).chat(batch, max_tokens=24, progress=False)
+    expected = ServerLLM("smollm2-135m", HTTPSettings(url0, concurrency=1)).chat(
+        batch, max_tokens=24, progress=False
+    )
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     cache = GenerationCache(tmp_path / "c.sqlite")
     proc = _start_server(port)
     try:
-        srv = ServerLLM("smollm2-135m", url, cache=cache, concurrency=4, max_retries=2, backoff=0.2)
+        http = HTTPSettings(url, concurrency=4, max_retries=2, backoff=0.2)
+        srv = ServerLLM("smollm2-135m", http, cache=cache)
         errors: list[BaseException] = []
 
         def run() -> None:
@@ -378,7 +384,7 @@ def test_resume_after_the_server_dies_mid_batch(server, tmp_path):
         assert len(errors) == 1 and isinstance(errors[0], ServerError) and "failed 3 times" in str(errors[0])
         assert srv.stats.retries >= 2
         proc = _start_server(port)
-        again = ServerLLM("smollm2-135m", url, cache=cache, concurrency=4)
+        again = ServerLLM("smollm2-135m", HTTPSettings(url, concurrency=4), cache=cache)
         out = again.chat(batch, max_tokens=24, progress=False)
         assert again.stats.cache_hits == n_done
         assert again.stats.requests == again.stats.model_calls == len(batch) - n_done
@@ -391,7 +397,7 @@ def test_client_errors_are_not_retried(server):
     """A 4xx reply stops the batch with one ServerError and no retry: an unknown path (404), and in
     a concurrent batch a prompt longer than the server's context (400)."""
     url, _ = server
-    srv = ServerLLM("smollm2-135m", url, concurrency=4, backoff=0.2)
+    srv = ServerLLM("smollm2-135m", HTTPSettings(url, concurrency=4, backoff=0.2))
     with pytest.raises(ServerError, match="HTTP 404"):
         srv._post("/v1/no-such-endpoint", {"x": 1})
     assert (srv.stats.requests, srv.stats.retries) == (1, 0)
@@ -405,7 +411,7 @@ def test_client_errors_are_not_retried(server):
 def test_server_errors_are_retried_then_one_error(server):
     """llama-cpp-python answers a request its schema rejects with HTTP 500: retried, then one error."""
     url, _ = server
-    srv = ServerLLM("smollm2-135m", url, max_retries=2, backoff=0.05)
+    srv = ServerLLM("smollm2-135m", HTTPSettings(url, max_retries=2, backoff=0.05))
     with pytest.raises(ServerError, match=r"failed 3 times.*HTTP 500"):
         srv.chat([[{"role": "wizard", "content": "hi"}]], max_tokens=4, progress=False)
     assert (srv.stats.requests, srv.stats.retries) == (3, 2)
@@ -413,7 +419,9 @@ def test_server_errors_are_retried_then_one_error(server):
 
 def test_timeouts_are_retried_then_one_error(server):
     url, _ = server
-    srv = ServerLLM("smollm2-135m", url, timeout=0.05, max_retries=2, backoff=0.1, concurrency=1)
+    srv = ServerLLM(
+        "smollm2-135m", HTTPSettings(url, timeout=0.05, max_retries=2, backoff=0.1, concurrency=1)
+    )
     with pytest.raises(ServerError, match=r"failed 3 times.*ReadTimeout"):
         srv.chat(_prompts(1), max_tokens=200, progress=False)
     assert (srv.stats.requests, srv.stats.retries) == (3, 2)
@@ -421,7 +429,7 @@ def test_timeouts_are_retried_then_one_error(server):
 
 def test_unreachable_server_fails_fast_naming_the_url():
     url = f"http://127.0.0.1:{free_port()}"
-    srv = ServerLLM("x", url)  # default retries and concurrency
+    srv = ServerLLM("x", HTTPSettings(url))  # default retries and concurrency
     t0 = time.perf_counter()
     with pytest.raises(ServerError, match="cannot reach the LLM server") as e:
         srv.chat(_prompts(10), progress=False)

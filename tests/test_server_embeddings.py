@@ -13,6 +13,7 @@ from local_servers import free_port, stop_process
 
 from inferqa_utils.core import models
 from inferqa_utils.llm.embeddings import Embedder, ServerEmbedder, VectorCache, load_embedder
+from inferqa_utils.llm.http_settings import HTTPSettings
 from inferqa_utils.llm.server import ServerError
 
 pytestmark = pytest.mark.slow
@@ -46,7 +47,7 @@ def embed_server():
          "--n_threads", "2", "--verbose", "false"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        ServerEmbedder("smollm2-135m", url).wait_ready(timeout=120)
+        ServerEmbedder("smollm2-135m", HTTPSettings(url)).wait_ready(timeout=120)
         yield url
     finally:
         stop_process(proc)
@@ -68,7 +69,7 @@ def in_process_vectors():
 
 
 def _embedder(url: str, tmp_path, **kw) -> ServerEmbedder:
-    e = ServerEmbedder("smollm2-135m", url, token_pooling="mean", **kw)
+    e = ServerEmbedder("smollm2-135m", HTTPSettings(url, **kw), token_pooling="mean")
     e.cache = VectorCache(tmp_path / "v.sqlite")
     return e
 
@@ -110,7 +111,7 @@ def test_the_vector_cache_is_used_and_keyed_by_backend_and_model(embed_server, t
     e.encode(TEXTS[:1], role="query", progress=False)  # the role is part of the key
     assert e.stats.requests == 5
     # another served model id (the server answers with its only model) does not reuse the vectors
-    other = ServerEmbedder("smollm2-135m", embed_server, model="other-id", token_pooling="mean")
+    other = ServerEmbedder("smollm2-135m", HTTPSettings(embed_server), model="other-id", token_pooling="mean")
     other.cache = e.cache
     other.encode(TEXTS[:1], role="passage", progress=False)
     assert other.stats.requests == 1 and other.identity != e.identity
@@ -120,7 +121,7 @@ def test_the_vector_cache_is_used_and_keyed_by_backend_and_model(embed_server, t
 
 def test_token_level_replies_need_token_pooling(embed_server):
     """SmolLM2 has no pooling layer: llama-cpp-python returns one vector per token, refused by default."""
-    e = ServerEmbedder("smollm2-135m", embed_server, use_cache=False)
+    e = ServerEmbedder("smollm2-135m", HTTPSettings(embed_server), use_cache=False)
     with pytest.raises(ServerError, match=r"one vector per token.*token_pooling='mean'"):
         e.encode(TEXTS[:1], progress=False)
 
@@ -169,7 +170,7 @@ def test_env_routes_load_embedder_and_manifests_record_it(embed_server, monkeypa
 
 def test_unreachable_embedding_server_fails_fast_naming_the_url():
     url = f"http://127.0.0.1:{free_port()}"
-    e = ServerEmbedder("minilm", url, use_cache=False)
+    e = ServerEmbedder("minilm", HTTPSettings(url), use_cache=False)
     with pytest.raises(ServerError, match="cannot reach the embedding server") as err:
         e.encode(TEXTS, progress=False)
     assert url in str(err.value) and "INFERQA_EMBED_SERVER" in str(err.value)

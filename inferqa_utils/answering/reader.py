@@ -49,10 +49,6 @@ class ReaderOutput:
     raw: str
     answer: str
 
-    @property
-    def abstained(self) -> bool:
-        return self.answer == NO_ANSWER
-
 
 @dataclass(frozen=True)
 class KnownAnswers:

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from ..reading.setup import ReadingSetup
 
 REPORT_METRICS = ("Hit@1", "Hit@5", "Hit@10", "Recall@10", "MRR@100", "nDCG@10", "nDCG@100")
-KINDS = ("retriever", "reranker", "method", "oracle")
 
 
 def baseline_runs(dataset_name: str, names: Sequence[str], qids: Sequence[str],

@@ -117,10 +117,6 @@ def method_spec(name: str) -> MethodSpec:
                                                 "a module:function spec naming run(inputs)"))
 
 
-#: how a method spec is checked before a run (:class:`~inferqa_utils.core.plugins.ComponentResolver`)
-RESOLVER = plugins.ComponentResolver("method", method_spec)
-
-
 def checked_run(what: str, run: Any, queries: Mapping[str, str], corpus: Mapping[str, str], k: int) -> Run:
     """``run`` as a :data:`~inferqa_utils.ir.trec.Run` of every question of ``queries`` (in their
     order; a question it lacks gets an empty list), each list cut at ``k`` and its scores made floats;

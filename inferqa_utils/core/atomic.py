@@ -33,7 +33,12 @@ from pathlib import Path
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> Path:
-    """Write ``text`` to ``path`` atomically (see the module docstring); returns ``path``.
+    """Write ``text`` to ``path`` atomically (:func:`write_bytes_atomic`); returns ``path``."""
+    return write_bytes_atomic(path, text.encode(encoding))
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (see the module docstring); returns ``path``.
 
     The file keeps the mode of the file it replaces (a new file gets the umask's default, as
     ``open`` would give it); temporary files ``.<name>.<pid>-<random>.tmp`` left by a writer that
@@ -53,8 +58,8 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, encoding: str = "
             os.umask(umask)
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding=encoding) as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

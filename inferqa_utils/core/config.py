@@ -38,6 +38,9 @@ def _find_root() -> Path:
 
 
 ROOT: Path = _find_root()
+#: the environment variable naming the folder of the notebook run under way: its tables and figures
+#: go to ``<run folder>/results`` and ``<run folder>/figures`` (:class:`Paths`)
+RUN_DIR_ENV = "INFERQA_RUN_DIR"
 
 
 @dataclass(frozen=True)
@@ -59,13 +62,27 @@ class Paths:
     def embedded_dataset(self) -> Path:
         return self.data / "embedded" / "questions.json"
 
+    def run_dir(self) -> Path | None:
+        """The folder of the notebook run under way (``$INFERQA_RUN_DIR``, set by the runner for its
+        kernels), for the paths of this process's repository (:data:`ROOT`) or of a root the folder
+        lies under; else ``None``."""
+        env = os.environ.get(RUN_DIR_ENV)
+        if not env:
+            return None
+        run = Path(env)
+        return run if self.root == ROOT or run.resolve().is_relative_to(self.root.resolve()) else None
+
     @property
     def figures(self) -> Path:
-        return self.root / "figures"
+        """The run's ``figures/`` during a run (:meth:`run_dir`), else ``figures/`` (explorations)."""
+        run = self.run_dir()
+        return run / "figures" if run is not None else self.root / "figures"
 
     @property
     def results(self) -> Path:
-        return self.root / "results"
+        """The run's ``results/`` during a run (:meth:`run_dir`), else ``results/`` (explorations)."""
+        run = self.run_dir()
+        return run / "results" if run is not None else self.root / "results"
 
     @property
     def cache(self) -> Path:

@@ -350,12 +350,6 @@ def declarations(kind: str) -> dict[str, list[metadata.EntryPoint]]:
     return out
 
 
-def entry_points(kind: str) -> dict[str, metadata.EntryPoint]:
-    """The entry points of a kind's group in the installed distributions, one per name (for a name
-    two distributions declare, the first found: :func:`resolve` refuses that name, naming both)."""
-    return {name: eps[0] for name, eps in declarations(kind).items()}
-
-
 def names(kind: str) -> list[str]:
     """The entry-point names of a kind, sorted."""
     return sorted(declarations(kind))
@@ -515,40 +509,3 @@ def find(kind: str, spec: str) -> Plugin | None:
     if is_target(spec) or spec in declarations(kind):
         return resolve(kind, spec)
     return None
-
-
-@dataclass(frozen=True)
-class ComponentResolver:
-    """How the registry of one kind of component checks a spec of it, building nothing: ``resolve``
-    returns the registry's entry for the spec (a plugged-in component's entry holds its
-    :class:`Plugin` as ``plugin``) or raises — an unknown name a ``ValueError``, ``KeyError`` or
-    project error listing the valid names, a wrong plugin spec a
-    :class:`~inferqa_utils.core.errors.PluginError`. Each stage's registry declares its own as
-    ``RESOLVER`` (:func:`inferqa_utils.run.notebook_params.check_component` looks the kinds up there)."""
-
-    kind: str
-    resolve: Callable[[str], Any]
-
-    def __post_init__(self) -> None:
-        kind_of(self.kind)  # one of KINDS, else ValueError
-
-    def plugin(self, spec: str) -> Plugin | None:
-        """The plugin behind ``spec`` once :attr:`resolve` accepted it; ``None`` for a name of the
-        registry's own."""
-        return getattr(self.resolve(spec), "plugin", None)
-
-
-def described(identity: str | Callable[[], str] | None = None,
-              description: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator giving a component its ``identity`` (a string or a function of no argument) and
-    ``description`` attributes (module docstring), e.g.
-    ``@described(identity=lambda: f"v1 {bm25s_identity()}")``."""
-
-    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        if identity is not None:
-            fn.identity = identity  # type: ignore[attr-defined]
-        if description is not None:
-            fn.description = description  # type: ignore[attr-defined]
-        return fn
-
-    return wrap

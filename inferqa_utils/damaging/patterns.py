@@ -1,4 +1,4 @@
-"""Damaging passages: EM patterns, AcEM, passage types, probes and SER (paper 004).
+"""Damaging passages: EM patterns, AcEM, passage types and probes (paper 004).
 
 Incremental inference reads a ranked list ``p_1..p_N`` with the top-1, top-2, …, top-N passages;
 the **EM pattern** is the bit string ``EM@1..EM@N`` (``"1"`` = exact match).
@@ -9,7 +9,8 @@ the **EM pattern** is the bit string ``EM@1..EM@N`` (``"1"`` = exact match).
   **SN** a 0 after a 0 once a 1 has appeared.
 * Probes (passage subsets re-read; DN is never kept): P1 = DP+SP, P2 = DP, P3 = IZ+DP+SP,
   P4 = IZ+DP, P5 = IZ+DP+SP+SN, P6 = IZ+DP+SN. An all-zero pattern keeps every passage.
-* Stability Error Ratio (SER): the share of questions whose answer changes under a perturbation.
+
+The Stability Error Ratio (paper 004 §3.1) is defined in :mod:`inferqa_utils.damaging.ser`.
 
 The paper's reader (FiD) is order-invariant, so one inference per prefix suffices; decoder LLMs
 are order-sensitive, so patterns obtained with them depend on the passage order used.
@@ -20,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
-
-from ..ir.textnorm import normalize_answer
 
 TYPES: tuple[str, ...] = ("IZ", "DP", "DN", "SP", "SN")
 
@@ -155,22 +154,3 @@ def type_counts(patterns: Sequence[str]) -> dict[str, int]:
             counts[t] += 1
     return counts
 
-
-def stability_error_ratio(base_answers: Sequence[str], perturbed_answers: Sequence[str]) -> float:
-    """Stability Error Ratio in % (paper 004 §3.1, after Krishna et al. 2021).
-
-    ``SER = 100 · |{q : norm(base_q) ≠ norm(perturbed_q)}| / |Q|`` with ``norm`` =
-    :func:`inferqa_utils.ir.textnorm.normalize_answer`. Pass only the questions answered correctly with
-    the gold passage alone (``base_answers``) and their answers after adding extra passages
-    (``perturbed_answers``, aligned). For several perturbations per question, repeat the base answer
-    once per perturbed sample. Returns NaN for no questions.
-    """
-    if len(base_answers) != len(perturbed_answers):
-        raise ValueError(f"{len(base_answers)} base answers for {len(perturbed_answers)} perturbed answers")
-    if not base_answers:
-        return float("nan")
-    changed = sum(
-        normalize_answer(b) != normalize_answer(p)
-        for b, p in zip(base_answers, perturbed_answers, strict=True)
-    )
-    return 100.0 * changed / len(base_answers)

@@ -17,7 +17,8 @@ Perturbation: the good passage followed by ``m = 1..max_extra`` extra passages, 
 Extras are nested (the context for m + 1 extends the one for m) and put *after* the good passage;
 a decoder reader is order-sensitive, so other placements may give other ratios (FiD, the paper's
 reader, is not). ``SER(m) = 100 · |{(q, s) : norm(answer_m) ≠ norm(base answer)}| / |{(q, s)}|``
-(:func:`inferqa_utils.damaging.patterns.stability_error_ratio`).
+(:func:`stability_error_ratio`; :func:`ser_table` per setting and m, :func:`ser_long` with
+intervals).
 """
 
 from __future__ import annotations
@@ -32,14 +33,34 @@ from ..answering.scoring import gold_of
 from ..core.config import SEED
 from ..ir.datamodel import Dataset
 from ..ir.runs import ranked_ids
-from ..ir.textnorm import any_occurs_folded
+from ..ir.textnorm import any_occurs_folded, normalize_answer
 from ..ir.trec import Run
+from ..measure.uncertainty import mean_ci
 from ..reading.contexts import union_norm
 from ..reading.setup import ReadingSetup
 from .incremental import read_unique
-from .patterns import stability_error_ratio
 
 KINDS = ("random", "BM25")
+
+
+def stability_error_ratio(base_answers: Sequence[str], perturbed_answers: Sequence[str]) -> float:
+    """Stability Error Ratio in % (paper 004 §3.1, after Krishna et al. 2021).
+
+    ``SER = 100 · |{q : norm(base_q) ≠ norm(perturbed_q)}| / |Q|`` with ``norm`` =
+    :func:`inferqa_utils.ir.textnorm.normalize_answer`. Pass only the questions answered correctly with
+    the gold passage alone (``base_answers``) and their answers after adding extra passages
+    (``perturbed_answers``, aligned). For several perturbations per question, repeat the base answer
+    once per perturbed sample. Returns NaN for no questions.
+    """
+    if len(base_answers) != len(perturbed_answers):
+        raise ValueError(f"{len(base_answers)} base answers for {len(perturbed_answers)} perturbed answers")
+    if not base_answers:
+        return float("nan")
+    changed = sum(
+        normalize_answer(b) != normalize_answer(p)
+        for b, p in zip(base_answers, perturbed_answers, strict=True)
+    )
+    return 100.0 * changed / len(base_answers)
 
 
 def supporting_gold_candidates(ds: Dataset, qid: str) -> list[str]:
@@ -184,3 +205,29 @@ def ser_table(readings: pd.DataFrame) -> pd.DataFrame:
         row[f"EM at m = {int(g['m'].max())} (%)"] = round(100.0 * last["em"].mean(), 2)
         rows.append(row)
     return pd.DataFrame(rows).set_index("setting") if rows else pd.DataFrame()
+
+
+def ser_long(readings: pd.DataFrame) -> pd.DataFrame:
+    """SER(m) with seeded 95 % bootstrap intervals over (question, sample) pairs: long rows
+    ``(setting, m, value, lo, hi, pairs)``, SER in % = mean of the per-pair 0/1 ``changed`` of
+    :func:`ser_inference`'s readings, for :func:`inferqa_utils.present.figures.interval_lines`."""
+    several = "corpus" in readings.columns and readings["corpus"].nunique() > 1
+    keys = ["corpus", "kind", "m"] if several else ["kind", "m"]
+    rows = []
+    for key, g in readings.groupby(keys, sort=False):
+        *corpus, kind, m = key
+        iv = mean_ci(
+            g["changed"].astype(str).str.lower().isin(["true", "1"]).astype(float).to_numpy()
+        ).scaled(100)
+        rows.append(
+            {
+                "setting": (f"{corpus[0]}: " if corpus else "") + f"SER w/ {kind}",
+                "m": int(m),
+                "value": round(iv.value, 2),
+                "lo": round(iv.lo, 2),
+                "hi": round(iv.hi, 2),
+                "pairs": len(g),
+            }
+        )
+    return pd.DataFrame(rows, columns=["setting", "m", "value", "lo", "hi", "pairs"])
+

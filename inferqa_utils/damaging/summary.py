@@ -1,26 +1,76 @@
-"""Notebook 06's figure inputs and generated "what we found" sentences (paper 004 on QUIT).
+"""Notebook 06's tables, figures and generated "what we found" sentences (paper 004 on QUIT).
 
-The tables come from :mod:`inferqa_utils.damaging.incremental` and :mod:`inferqa_utils.damaging.ser`;
-here they become the long frames the generic plots of :mod:`inferqa_utils.present.figures` draw
-(passage types per rank, probes with intervals, SER over the number of added passages) and the
-sentence that closes each section, every number computed from the tables.
+The readings come from :mod:`inferqa_utils.damaging.incremental` and
+:mod:`inferqa_utils.damaging.ser`, the curves and intervals from
+:mod:`inferqa_utils.damaging.measures`; here they take the shapes of the paper's tables (Table 6:
+:func:`probe_table`; the two corpora side by side: :func:`damaging_comparison`), become the
+figures — :func:`plot_em_curves` (paper 004 Fig. 3 shape) and the long frames the generic plots of
+:mod:`inferqa_utils.present.figures` draw (passage types per rank, probes with intervals, SER over
+the number of added passages) — and the sentence that closes each section, every number computed
+from the tables.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ..measure.paper import paper_value
-from ..measure.uncertainty import mean_ci
+from ..present.figures import INTERVAL_NOTE, error_bars
 from ..present.sentences import ci, share
+from .incremental import METRIC_LABELS, METRICS
 from .patterns import TYPES, passage_types
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: colours of the passage types in figures (negative types warm, positive types green)
 TYPE_COLOURS = {"IZ": "#c9c9c9", "DP": "#5cb85c", "DN": "#d9534f", "SP": "#a3d9a5", "SN": "#f0ad4e"}
-#: the columns of a probe table (:func:`inferqa_utils.damaging.incremental.probe_table`) drawn as bars
+#: the columns of a probe table (:func:`probe_table`) drawn as bars
 PROBE_READINGS = ("EM@N", "AcEM@N", *(f"Probe {i}" for i in range(1, 7)))
+
+
+# ---------------------------------------------------------------- tables
+
+
+def probe_table(curves: pd.DataFrame) -> pd.DataFrame:
+    """Paper 004 Table 6 shape: one row per system × metric of
+    :func:`~inferqa_utils.damaging.measures.probe_curves` at its largest probe k (= N)."""
+    if curves.empty:
+        return curves
+    last = curves.loc[curves.groupby(["system", "metric"], sort=False)["k"].idxmax()].copy()
+    last["metric"] = last["metric"].map({"em": "strict EM", "judged": "judged (Se)"})
+    last = last.rename(columns={"EM": "EM@N", "AcEM": "AcEM@N", "k": "N"})
+    return last.reset_index(drop=True)
+
+
+def damaging_comparison(curves_by_corpus: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Answer-supporting vs answer-containing (one frame of
+    :func:`~inferqa_utils.damaging.measures.probe_curves` per corpus): per
+    system and corpus, EM@N, AcEM@N and the damaging effect ``AcEM@N − EM@N`` (strict and judged),
+    with Probe 3@N. In points of %."""
+    rows = []
+    for corpus, curves in curves_by_corpus.items():
+        if curves.empty:
+            continue
+        for system, g in curves.groupby("system", sort=False):
+            row: dict = {"system": system, "corpus": corpus}
+            for metric, (em_name, ac_name) in METRIC_LABELS.items():
+                last = g[g["metric"] == metric].sort_values("k").iloc[-1]
+                row["N"] = int(last["k"])
+                row[f"{em_name}@N"] = last["EM"]
+                row[f"{ac_name}@N"] = last["AcEM"]
+                row[f"{ac_name} − {em_name}"] = round(last["AcEM"] - last["EM"], 2)
+                if "Probe 3" in last:
+                    row[f"Probe 3 ({em_name})"] = last["Probe 3"]
+            row["n_questions"] = int(g["n_questions"].iloc[0])
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- sentences and figure inputs
 
 
 def _groups(df: pd.DataFrame):
@@ -78,7 +128,7 @@ def incremental_sentence(patterns: pd.DataFrame) -> str:
 
 
 def curves_sentence(em_curves: pd.DataFrame) -> str:
-    """Per retriever, strict EM@k over k (:func:`~inferqa_utils.damaging.incremental.em_curves`):
+    """Per retriever, strict EM@k over k (:func:`~inferqa_utils.damaging.measures.em_curves`):
     EM@1, the best k, EM@N and AcEM@N with their intervals, and the gap AcEM@N − EM@N beside
     paper 004's (NQ, DPR, FiD)."""
     parts = []
@@ -99,7 +149,7 @@ def curves_sentence(em_curves: pd.DataFrame) -> str:
 
 
 def types_sentence(types: pd.DataFrame, by_rank: pd.DataFrame | None = None) -> str:
-    """The strict passage-type counts (:func:`~inferqa_utils.damaging.incremental.type_table`), the
+    """The strict passage-type counts (:func:`~inferqa_utils.damaging.measures.type_table`), the
     share of questions with a damaging (DN) passage and, with ``by_rank``
     (:func:`types_by_rank`), the ranks where the DN passages sit."""
     parts = []
@@ -118,7 +168,7 @@ def types_sentence(types: pd.DataFrame, by_rank: pd.DataFrame | None = None) -> 
 
 
 def probe_bars(table6: pd.DataFrame, readings: Sequence[str] = PROBE_READINGS) -> pd.DataFrame:
-    """The probe table at k = N (:func:`~inferqa_utils.damaging.incremental.probe_table`) as long rows
+    """The probe table at k = N (:func:`probe_table`) as long rows
     ``(panel, reading, value, lo, hi)`` for :func:`inferqa_utils.present.figures.interval_bars`: one panel
     per system and pattern (strict / judged), one bar per reading (EM@N, AcEM@N, Probe 1–6)."""
     stems = {"EM@N": "EM", "AcEM@N": "AcEM"}
@@ -161,31 +211,32 @@ def probes_sentence(table6: pd.DataFrame) -> str:
     )
 
 
-def ser_long(readings: pd.DataFrame) -> pd.DataFrame:
-    """SER(m) with seeded 95 % bootstrap intervals over (question, sample) pairs: long rows
-    ``(setting, m, value, lo, hi, pairs)``, SER in % = mean of the per-pair 0/1 ``changed``
-    (:func:`~inferqa_utils.damaging.ser.ser_inference`), for
-    :func:`inferqa_utils.present.figures.interval_lines`."""
-    several = "corpus" in readings.columns and readings["corpus"].nunique() > 1
-    keys = ["corpus", "kind", "m"] if several else ["kind", "m"]
-    rows = []
-    for key, g in readings.groupby(keys, sort=False):
-        *corpus, kind, m = key
-        iv = mean_ci(
-            g["changed"].astype(str).str.lower().isin(["true", "1"]).astype(float).to_numpy()
-        ).scaled(100)
-        rows.append(
-            {
-                "setting": (f"{corpus[0]}: " if corpus else "") + f"SER w/ {kind}",
-                "m": int(m),
-                "value": round(iv.value, 2),
-                "lo": round(iv.lo, 2),
-                "hi": round(iv.hi, 2),
-                "pairs": len(g),
-            }
-        )
-    return pd.DataFrame(rows, columns=["setting", "m", "value", "lo", "hi", "pairs"])
+def comparison_sentence(comp: pd.DataFrame) -> str:
+    """One generated sentence: on which corpus the strict damaging effect AcEM@N − EM@N is larger, per
+    system."""
+    if comp.empty or comp["corpus"].nunique() < 2:
+        return "Only one corpus was analysed: no answer-supporting vs answer-containing comparison."
+    parts = []
+    gap = "AcEM − EM"
+    never = []
+    for system, g in comp.groupby("system", sort=False):
+        s = g.set_index("corpus")[gap]
+        desc = ", ".join(f"{c} {v:.1f}" for c, v in s.items())
+        top = s.idxmax() if s.nunique() > 1 else None
+        parts.append(f"{system}: {desc} points" + (f" (larger on the {top} corpus)" if top else " (equal)"))
+        never += [f"{system} on the {c} corpus" for c, v in g.set_index("corpus")["AcEM@N"].items() if v == 0]
+    note = (
+        f" No prefix is ever answered correctly ({'; '.join(never)}: AcEM@N = 0), so no passage there can be "
+        "shown to damage an answer."
+        if never
+        else ""
+    )
 
+    em, acem, probe3 = paper_value("damaging_passages", "b"), paper_value("damaging_passages"), paper_value(
+        "probe3_recovers")
+    return ("Damaging effect AcEM@N − EM@N (strict): " + "; ".join(parts) + "." + note +
+            f" Paper 004 (NQ, DPR, FiD): EM@100 {em:g} vs AcEM@100 {acem:g} ({acem - em:.1f} points); "
+            f"Probe 3 {probe3:g}.")
 
 def ser_reference() -> dict[str, float]:
     """Paper 004 Table 1's SER at m = 4 (NQ, FiD), for the dotted lines of the SER figure."""
@@ -201,7 +252,7 @@ def ser_reference() -> dict[str, float]:
 def ser_sentence(long: pd.DataFrame, gold: dict[str, int], n_questions: int | Mapping[str, int]) -> str:
     """How many questions had a good passage read correctly per corpus (``gold``, of
     ``n_questions`` read — per corpus when a mapping), and SER at m = 1 and the largest m per
-    setting with intervals (:func:`ser_long`), beside paper 004's Table 1."""
+    setting with intervals (:func:`~inferqa_utils.damaging.ser.ser_long`), beside paper 004's Table 1."""
     of = n_questions if isinstance(n_questions, Mapping) else dict.fromkeys(gold, n_questions)
     start = "; ".join(f"{share(n, of[c])} on the {c} corpus" for c, n in gold.items())
     if long.empty:
@@ -226,3 +277,68 @@ def ser_sentence(long: pd.DataFrame, gold: dict[str, int], n_questions: int | Ma
         + "; ".join(parts)
         + f". Paper 004 (NQ, FiD): random ≤ {lo_r:g} %, BM25 {lo_b:g}–{hi_b:g} %."
     )
+
+
+# ---------------------------------------------------------------- figure
+
+
+def plot_em_curves(curves_by_corpus: Mapping[str, pd.DataFrame],
+                   probes_by_corpus: Mapping[str, pd.DataFrame] | None = None, title: str = ""):
+    """Paper 004 Fig. 3 shape: EM@k (solid) vs AcEM@k (dashed) over k, one colour per system; one
+    column per corpus, rows strict (EM/AcEM) and judged (SeEM/SeAcEM). With ``probes_by_corpus``
+    (frames of :func:`~inferqa_utils.damaging.measures.probe_curves`), Probe 3@k is drawn as crosses
+    (paper 004 Fig. 5/9). Every point carries its 95 % bootstrap interval over questions as an error
+    bar (the ``_lo`` / ``_hi`` columns of :func:`~inferqa_utils.damaging.measures.em_curves` and
+    :func:`~inferqa_utils.damaging.measures.probe_curves`, drawn with
+    :func:`inferqa_utils.present.figures.error_bars`); the lines pass through the true k, EM bars sit
+    a little left of k, AcEM bars (lighter) a little right, Probe 3 bars on k."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    corpora = [c for c, df in curves_by_corpus.items() if not df.empty]
+    if not corpora:
+        raise ValueError("no EM curves to plot")
+    fig, axes = plt.subplots(len(METRICS), len(corpora), figsize=(5.2 * len(corpora), 3.6 * len(METRICS)),
+                             sharey=True, squeeze=False)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+    def bars(g: pd.DataFrame, col: str) -> np.ndarray | None:
+        return error_bars(g[col], g[f"{col}_lo"], g[f"{col}_hi"]) if f"{col}_lo" in g else None
+
+    bar_style = {"elinewidth": 0.7, "capsize": 2}
+    for j, corpus in enumerate(corpora):
+        df = curves_by_corpus[corpus]
+        pc = (probes_by_corpus or {}).get(corpus)
+        for i, metric in enumerate(METRICS):
+            ax = axes[i][j]
+            em_name, ac_name = METRIC_LABELS[metric]
+            sub = df[df["metric"] == metric]
+            for c, (system, g) in enumerate(sub.groupby("system", sort=False)):
+                col = colours[c % len(colours)]
+                ax.plot(g["k"], g["EM"], color=col, marker="o", ms=2.5, label=f"{system} {em_name}@k")
+                ax.plot(g["k"], g["AcEM"], color=col, ls="--", label=f"{system} {ac_name}@k")
+                ax.errorbar(g["k"] - 0.12, g["EM"], yerr=bars(g, "EM"), fmt="none", ecolor=col, **bar_style)
+                ax.errorbar(g["k"] + 0.12, g["AcEM"], yerr=bars(g, "AcEM"), fmt="none", ecolor=col, alpha=0.6,
+                            **bar_style)
+                if pc is not None and "Probe 3" in pc:
+                    pg = pc[(pc["system"] == system) & (pc["metric"] == metric)]
+                    ax.errorbar(
+                        pg["k"],
+                        pg["Probe 3"],
+                        yerr=bars(pg, "Probe 3"),
+                        color=col, ls="none", marker="x", ms=7,
+                        label=f"{system} Probe 3@k",
+                        **bar_style,
+                    )
+            ax.set_ylim(-3, 103)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            n = int(sub["n_questions"].max()) if len(sub) else 0
+            ax.set_title(f"{corpus}: {em_name} vs {ac_name} ({n} questions)", fontsize=10)
+            ax.set_xlabel("k (top-k passages read)")
+            ax.grid(alpha=0.3)
+            if j == 0:
+                ax.set_ylabel("% of questions")
+            ax.legend(fontsize=7)
+    fig.suptitle(f"{title}\n{INTERVAL_NOTE}" if title else INTERVAL_NOTE)
+    fig.tight_layout()
+    return fig

@@ -22,6 +22,7 @@ from typing import Any
 from ..core import models
 from ..ir.datamodel import Dataset
 from .batching import plan_batches
+from .job import TrainJob
 from .sampling import TrainingExample, examples_fingerprint
 from .training import (
     BIENCODER_KIND,
@@ -62,16 +63,18 @@ def biencoder_fingerprint(
     )
 
 
-def train_biencoder(ds: Dataset, examples: Sequence[TrainingExample], folder: str | Path, *, name: str,
-                    n_positives: int, cfg: TrainConfig, base: str = "minilm", progress: bool = True,
-                    callbacks: list[Any] | None = None, log: Callable[[str], None] = print) -> TrainedModel:
-    """Fine-tune bi-encoder ``base`` (a sentence-transformers model of the registry) on ``examples``
-    into ``folder`` (see :mod:`.training` for reuse/resume). Returns the :class:`TrainedModel`;
+def train_biencoder(ds: Dataset, examples: Sequence[TrainingExample], job: TrainJob, cfg: TrainConfig, *,
+                    progress: bool = True, callbacks: list[Any] | None = None,
+                    log: Callable[[str], None] = print) -> TrainedModel:
+    """Fine-tune bi-encoder ``job.base`` (a sentence-transformers model of the registry) on
+    ``examples`` with ``cfg`` into ``job.folder`` (see :mod:`.training` for reuse/resume); ``callbacks``
+    go to the Trainer, ``progress`` shows its progress bar. Returns the :class:`TrainedModel`;
     register it with :func:`.training.register` (kind ``"sentence-transformers"``)."""
     if not examples:
         raise ValueError("no training examples")
+    base = job.base
     fp = biencoder_fingerprint(ds, examples, cfg, base)
-    meta = {"n_positives": n_positives, "n_examples": len(examples), "epochs": cfg.epochs, "base": base,
+    meta = {"n_positives": job.n_positives, "n_examples": len(examples), "epochs": cfg.epochs, "base": base,
             **cfg.__dict__}
     columns = triplet_columns(ds, examples)
     anchors = [e.qid for e in examples]
@@ -99,7 +102,8 @@ def train_biencoder(ds: Dataset, examples: Sequence[TrainingExample], folder: st
     def save(trainer: Any, path: Path) -> None:
         trainer.model.save(str(path))
 
-    return run_training(name, BIENCODER_KIND, Path(folder), fp, meta, make_trainer, save, callbacks, log)
+    folder = Path(job.folder)
+    return run_training(job.name, BIENCODER_KIND, folder, fp, meta, make_trainer, save, callbacks, log)
 
 
 def disjoint_batch_sampler(anchor_keys: Sequence[str], negative_keys: Sequence[str | None]) -> Any:

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from ..retrieval.evaluation import metrics_table
 from ..retrieval.registry import retrieve, retriever_identity, run_all
 from .biencoder import train_biencoder
 from .cross_encoder import train_cross_encoder
+from .job import TrainJob
 from .sampling import TrainingExample, sample_examples, sample_summary
 from .training import (
     BIENCODER_KIND,
@@ -78,47 +80,47 @@ def sampling_table(
     )
 
 
+@dataclass(frozen=True)
+class TrainPlan:
+    """What :func:`train_all` trains for each sample set: a bi-encoder and a cross-encoder from
+    registry model ``base``, registered as ``<retriever_name>-N<n>`` and ``<reranker_name>-N<n>``
+    (:func:`variant_name`), both with the hyper-parameters of ``cfg`` except its epochs — ``epochs``
+    per model, None for the paper's schedule by N (paper 000 §5.2–5.3, A.2–A.3) — and, for the
+    cross-encoder, its learning rate (``reranker_learning_rate``: its head starts from scratch)."""
+
+    cfg: TrainConfig
+    retriever_name: str
+    reranker_name: str
+    reranker_learning_rate: float
+    epochs: float | None
+    base: str = "minilm"
+
+
 def train_all(
     ds: Dataset,
     dataset_name: str,
     sets: Mapping[SetKey, Sequence[TrainingExample]],
+    plan: TrainPlan,
     *,
-    retriever_name: str,
-    reranker_name: str,
-    epochs: float | None,
-    batch_size: int,
-    learning_rate: float,
-    reranker_learning_rate: float,
-    max_seq_length: int,
-    freeze_embeddings: bool = False,
-    base: str = "minilm",
-    seed: int = SEED,
     progress: bool = True,
     log: Callable[[str], None] = print,
 ) -> list[TrainedModel]:
-    """Train (or reuse / resume) and register a bi-encoder and a cross-encoder per sample set.
-
-    ``epochs=None`` uses the paper's schedule by N (paper 000 §5.2–5.3, A.2–A.3). Checkpoints and final models
-    live in ``build/models/<dataset>/<variant>/``.
+    """Train (or reuse / resume) and register a bi-encoder and a cross-encoder per sample set, as
+    ``plan`` says. Checkpoints and final models live in ``build/models/<dataset>/<variant>/``.
     """
     out = []
+    base = plan.base
     for (n, neg), examples in sets.items():
-        ep = epochs_for(n, epochs)
-        for kind, base_name, lr, train in ((BIENCODER_KIND, retriever_name, learning_rate, train_biencoder),
-                                           (CROSS_ENCODER_KIND, reranker_name, reranker_learning_rate,
-                                            train_cross_encoder)):
+        ep = epochs_for(n, plan.epochs)
+        for kind, base_name, lr, train in (
+            (BIENCODER_KIND, plan.retriever_name, plan.cfg.learning_rate, train_biencoder),
+            (CROSS_ENCODER_KIND, plan.reranker_name, plan.reranker_learning_rate, train_cross_encoder),
+        ):
             name = variant_name(base_name, n, neg)
-            cfg = TrainConfig(
-                epochs=ep, batch_size=batch_size, learning_rate=lr, max_seq_length=max_seq_length,
-                freeze_embeddings=freeze_embeddings, seed=seed,
-            )
+            cfg = replace(plan.cfg, epochs=ep, learning_rate=lr)
             log(f"[finetune] {name}: {len(examples)} triplets (N={n}, {neg} negatives), {ep:g} epoch(s)")
-            m = train(
-                ds,
-                examples,
-                models_dir(dataset_name) / name,
-                name=name, n_positives=n, cfg=cfg, base=base, progress=progress, log=log,
-            )
+            job = TrainJob(name, models_dir(dataset_name) / name, n, base)
+            m = train(ds, examples, job, cfg, progress=progress, log=log)
             m.params["negatives"] = neg
             register(
                 name, kind, m.path,

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..core import models
 from ..ir.datamodel import Dataset
+from .job import TrainJob
 from .sampling import TrainingExample, examples_fingerprint
 from .training import (
     CROSS_ENCODER_KIND,
@@ -65,22 +66,21 @@ def cross_encoder_fingerprint(
 def train_cross_encoder(
     ds: Dataset,
     examples: Sequence[TrainingExample],
-    folder: str | Path,
-    *,
-    name: str,
-    n_positives: int,
+    job: TrainJob,
     cfg: TrainConfig,
-    base: str = "minilm",
+    *,
     progress: bool = True,
     callbacks: list[Any] | None = None,
     log: Callable[[str], None] = print,
 ) -> TrainedModel:
-    """Fine-tune a one-logit cross-encoder from encoder ``base`` on the pairs of ``examples`` into
-    ``folder`` (reuse/resume as in :mod:`.training`). ``cfg.batch_size`` counts pairs."""
+    """Fine-tune a one-logit cross-encoder from encoder ``job.base`` on the pairs of ``examples`` with
+    ``cfg`` into ``job.folder`` (reuse/resume as in :mod:`.training`; ``callbacks`` and ``progress``
+    as :func:`~inferqa_utils.finetune.biencoder.train_biencoder`). ``cfg.batch_size`` counts pairs."""
     if not examples:
         raise ValueError("no training examples")
+    base = job.base
     fp = cross_encoder_fingerprint(ds, examples, cfg, base)
-    meta = {"n_positives": n_positives, "n_examples": len(examples), "epochs": cfg.epochs, "base": base,
+    meta = {"n_positives": job.n_positives, "n_examples": len(examples), "epochs": cfg.epochs, "base": base,
             **cfg.__dict__}
     columns = pair_columns(ds, examples)
 
@@ -109,4 +109,5 @@ def train_cross_encoder(
     def save(trainer: Any, path: Path) -> None:
         trainer.model.save_pretrained(str(path))
 
-    return run_training(name, CROSS_ENCODER_KIND, Path(folder), fp, meta, make_trainer, save, callbacks, log)
+    folder = Path(job.folder)
+    return run_training(job.name, CROSS_ENCODER_KIND, folder, fp, meta, make_trainer, save, callbacks, log)

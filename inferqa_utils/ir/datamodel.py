@@ -17,8 +17,6 @@ from typing import Any
 #: Labels (paper 000 §1): 2 fully relevant, 1 partially relevant, 0 irrelevant.
 LABEL_IRRELEVANT, LABEL_PARTIAL, LABEL_RELEVANT = 0, 1, 2
 
-COARSE_TYPES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
-
 
 @dataclass
 class Hint:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,13 +21,14 @@ from ..core.config import PATHS
 from .base import LLM, LLMStats, Message, Messages
 from .cache import GenerationCache
 from .chatformat import ChatFormat
-from .llamacpp import LlamaCppLLM
+from .http_settings import HTTPSettings
+from .llamacpp import LlamaCppLLM, LlamaCppSettings
 from .routing import Route, backend_record, backend_records, server_route, split_served
 from .server import ServerError, ServerLLM
 
 __all__ = [
-    "LLM", "ChatFormat", "GenerationCache", "LLMStats", "Message", "Messages", "ServerError", "ServerLLM",
-    "backend_record", "backend_records", "default_cache", "load_llm",
+    "LLM", "ChatFormat", "GenerationCache", "HTTPSettings", "LLMStats", "LlamaCppSettings", "Message",
+    "Messages", "ServerError", "ServerLLM", "backend_record", "backend_records", "default_cache", "load_llm",
 ]
 
 
@@ -56,8 +58,10 @@ def load_llm(name: str, backend: str | None = None, base_url: str | None = None,
     otherwise (``None``, ``"auto"``) the environment decides — ``INFERQA_LLM_SERVERS`` for the
     models it names, ``INFERQA_LLM_SERVER`` for all others, else in process (:mod:`.routing`).
     A server's model id is ``name`` unless the route says ``url#served-id`` or ``model=`` is given.
-    Keywords of the other backend are ignored (``n_ctx``, ``prefix_reuse``, ``order_prompts`` on
-    a server). With ``shared=True`` one instance per configuration is reused.
+    Keywords are those of :class:`LlamaCppSettings` in process, and those of :class:`ServerLLM` and
+    of its :class:`HTTPSettings` (``timeout=``, ``concurrency=``, …) on a server; keywords of the
+    other backend are ignored (``n_ctx``, ``prefix_reuse``, ``order_prompts`` on a server). With
+    ``shared=True`` one instance per configuration is reused.
     """
     if backend not in (None, "auto", "llamacpp", "server"):
         raise ValueError(f"backend must be 'llamacpp', 'server', 'auto' or None, not {backend!r}")
@@ -85,7 +89,8 @@ def load_llm(name: str, backend: str | None = None, base_url: str | None = None,
     if c is not None:  # persisted few-shot prefixes live beside the generation cache
         kw.setdefault("kv_dir", c.path.parent / "kv")
     llm = LlamaCppLLM(
-        name, path, models.checksum(name), cache=c, n_ctx=n_ctx, prefix_reuse=prefix_reuse, **kw
+        name, path, models.checksum(name), cache=c,
+        settings=LlamaCppSettings(n_ctx=n_ctx, prefix_reuse=prefix_reuse, **kw),
     )
     if shared:
         _LOADED[key] = llm
@@ -94,17 +99,17 @@ def load_llm(name: str, backend: str | None = None, base_url: str | None = None,
 
 def _server_llm(name: str, route: Route, cache: GenerationCache | None, use_cache: bool, shared: bool,
                 kw: dict[str, Any]) -> ServerLLM:
-    """A :class:`ServerLLM` for ``route``; in-process-only keywords dropped, one instance per
-    configuration."""
-    in_process_only = set(inspect.signature(LlamaCppLLM).parameters) - set(
-        inspect.signature(ServerLLM).parameters
-    )
-    kw = {k: v for k, v in kw.items() if k not in in_process_only}
+    """A :class:`ServerLLM` for ``route``; in-process-only keywords dropped, the others split
+    between its :class:`HTTPSettings` and itself; one instance per configuration."""
+    in_process = set(inspect.signature(LlamaCppLLM).parameters) | {f.name for f in fields(LlamaCppSettings)}
+    on_server = set(inspect.signature(ServerLLM).parameters) | {f.name for f in fields(HTTPSettings)}
+    kw = {k: v for k, v in kw.items() if k not in in_process - on_server}
     kw.setdefault("model", route.model)
     key = ("server", name, route.url, use_cache, json.dumps(kw, sort_keys=True, default=str))
     if shared and key in _LOADED:
         return _LOADED[key]  # type: ignore[return-value]
-    llm = ServerLLM(name, route.url, cache=cache, **kw)
+    http, rest = HTTPSettings.split(route.url, kw)
+    llm = ServerLLM(name, http, cache=cache, **rest)
     if shared:
         _LOADED[key] = llm
     return llm

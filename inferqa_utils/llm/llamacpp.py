@@ -40,7 +40,8 @@ import ctypes
 import hashlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,40 @@ def _multi_sequence_llama(n_seq_max: int, extra_bufts: bool = True, **kw: Any):
             lib.llama_model_default_params = model_default
 
 
+@dataclass(frozen=True)
+class LlamaCppSettings:
+    """How :class:`LlamaCppLLM` loads and runs a GGUF model in process.
+
+    * ``n_ctx`` — tokens the context (and its KV cache) holds;
+    * ``n_threads`` — CPU threads (None: every core);
+    * ``n_batch`` — prompt tokens evaluated per decode call;
+    * ``prefix_reuse`` — keep the KV cache's common prefix between prompts (False: every prompt is
+      evaluated from an empty context, the naive baseline of the benchmarks);
+    * ``order_prompts`` — run a batch in token order so that neighbours share prefixes (with
+      ``prefix_reuse`` only);
+    * ``seed`` — llama.cpp's sampler seed (decoding is greedy);
+    * ``kv_dir`` — where stable prompt prefixes are persisted (None: not persisted);
+    * ``extra_bufts`` — llama.cpp's CPU repacking of the weights, and ``engine`` further
+      ``llama_cpp.Llama`` settings (``flash_attn``, ``type_k``, ``type_v``, ``n_ubatch``), both for
+      ``benchmarks/engine.py``: the compendium's runs use llama.cpp's defaults, under which its
+      recorded greedy tokens were made.
+    """
+
+    n_ctx: int = 4096
+    n_threads: int | None = None
+    n_batch: int = 512
+    prefix_reuse: bool = True
+    order_prompts: bool = True
+    seed: int = 13
+    kv_dir: str | Path | None = None
+    extra_bufts: bool = True
+    engine: Mapping[str, Any] | None = None
+
+
 class LlamaCppLLM(LLM):
+    """A registry GGUF model run in process by llama.cpp (module docstring), loaded and run as
+    ``settings`` say; ``identity`` (the model file's checksum) keys its cached outputs."""
+
     backend = "llamacpp"
 
     def __init__(
@@ -101,34 +135,23 @@ class LlamaCppLLM(LLM):
         model_path: str | Path,
         identity: str,
         cache: GenerationCache | None = None,
-        n_ctx: int = 4096,
-        n_threads: int | None = None,
-        n_batch: int = 512,
-        prefix_reuse: bool = True,
-        order_prompts: bool = True,
-        seed: int = 13,
-        kv_dir: str | Path | None = None,
-        extra_bufts: bool = True,
-        engine: dict[str, Any] | None = None,
+        settings: LlamaCppSettings | None = None,
     ) -> None:
-        """``engine``: further ``llama_cpp.Llama`` settings (``flash_attn``, ``type_k``, ``type_v``,
-        ``n_ubatch``) and ``extra_bufts`` the weights' CPU repacking, both for
-        ``benchmarks/engine.py``: the compendium's runs use llama.cpp's defaults, under which its
-        recorded greedy tokens were made."""
         super().__init__(name, identity, cache)
         import llama_cpp
 
+        s = settings if settings is not None else LlamaCppSettings()
         self._lc = llama_cpp
         self.model_path = str(model_path)
-        self.prefix_reuse = prefix_reuse
-        self.order_prompts = order_prompts
+        self.prefix_reuse = s.prefix_reuse
+        self.order_prompts = s.order_prompts
         self.llm = _multi_sequence_llama(
-            n_seq_max=self.N_SEQ_MAX, extra_bufts=extra_bufts, model_path=self.model_path, n_ctx=n_ctx,
-            n_threads=n_threads or max(1, os.cpu_count() or 1),
-            n_batch=n_batch, logits_all=False, verbose=False, seed=seed, **(engine or {}),
+            n_seq_max=self.N_SEQ_MAX, extra_bufts=s.extra_bufts, model_path=self.model_path, n_ctx=s.n_ctx,
+            n_threads=s.n_threads or max(1, os.cpu_count() or 1),
+            n_batch=s.n_batch, logits_all=False, verbose=False, seed=s.seed, **(s.engine or {}),
         )
         self._mem = llama_cpp.llama_get_memory(self.llm._ctx.ctx)
-        self.n_ctx = n_ctx
+        self.n_ctx = s.n_ctx
         self.n_vocab = self.llm.n_vocab()
         self._ctx = self.llm._ctx.ctx
         self._vocab = llama_cpp.llama_model_get_vocab(self.llm._model.model)
@@ -145,7 +168,7 @@ class LlamaCppLLM(LLM):
         #: tokens every prompt since the last family switch shared (the family's stable prefix)
         self._stable = 0
         #: where persisted prefix snapshots live (None: not persisted)
-        self.kv_dir: Path | None = Path(kv_dir) if kv_dir else None
+        self.kv_dir: Path | None = Path(s.kv_dir) if s.kv_dir else None
         self._disk_checked = False
 
     # ------------------------------------------------------------------ text <-> tokens

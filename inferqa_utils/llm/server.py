@@ -37,7 +37,8 @@ queues this client's other requests before it (a timed-out request is not cancel
 so a tight timeout only adds duplicate work).
 Prompts are sent in sorted order so that the server's prefix cache sees shared prefixes together.
 :class:`HTTPBackend` (connection, retries, concurrency) is shared with the embedding client
-(:class:`inferqa_utils.llm.embeddings.ServerEmbedder`).
+(:class:`inferqa_utils.llm.embeddings.ServerEmbedder`); both take their connection settings as one
+:class:`~inferqa_utils.llm.http_settings.HTTPSettings`.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from ..core.errors import InferQAError
 from .base import LLM, Messages
 from .cache import GenerationCache
 from .chatformat import ChatFormat, GGUFVocab, HFTokenizerVocab, registry_vocab
+from .http_settings import HTTPSettings
 from .routing import (
     API_KEY_ENV,
     CONCURRENCY_ENV,
@@ -123,24 +125,29 @@ class HTTPBackend:
     #: how errors name the server, and what to unset to stop using it
     server_kind = "LLM server"
     unset_hint = f"unset {SERVER_ENV} / INFERQA_LLM_SERVERS to run models in process"
+    #: environment variables holding the API key when the settings give none (the first one set wins)
+    api_key_envs: tuple[str, ...] = (API_KEY_ENV,)
+    #: (environment variable, default) of the requests in flight when the settings leave them None
+    concurrency_env: tuple[str, int] = (CONCURRENCY_ENV, 8)
+    #: (environment variable, default) of the retries when the settings leave them None
+    retries_env: tuple[str, int] = (RETRIES_ENV, 4)
     stats: Any
 
-    def _setup_http(self, base_url: str, api_key: str | None, api_key_envs: Sequence[str], timeout: float,
-                    connect_timeout: float, concurrency: int, max_retries: int, backoff: float,
-                    max_backoff: float) -> None:
-        self.base_url = check_url(base_url, f"{self.server_kind} URL")
-        self._api_key = api_key  # never recorded (describe() leaves it out)
-        self._api_key_envs = tuple(api_key_envs)
-        self.timeout = timeout
-        self.connect_timeout = min(connect_timeout, timeout)
-        self.concurrency = concurrency
-        self.max_retries = max_retries
+    def _setup_http(self, http: HTTPSettings) -> None:
+        """Take ``http``'s settings (concurrency and retries left None: from the environment)."""
+        self.base_url = check_url(http.base_url, f"{self.server_kind} URL")
+        self._api_key = http.api_key  # never recorded (describe() leaves it out)
+        self.timeout = http.timeout
+        self.connect_timeout = min(http.connect_timeout, http.timeout)
+        self.concurrency = (http.concurrency if http.concurrency is not None
+                            else env_int(*self.concurrency_env, minimum=1))
+        self.max_retries = http.max_retries if http.max_retries is not None else env_int(*self.retries_env)
         if self.concurrency < 1 or self.max_retries < 0:
             raise ValueError(
-                f"concurrency must be >= 1 and max_retries >= 0 (got {concurrency}, {max_retries})"
+                f"concurrency must be >= 1 and max_retries >= 0 (got {self.concurrency}, {self.max_retries})"
             )
-        self.backoff = backoff
-        self.max_backoff = max_backoff
+        self.backoff = http.backoff
+        self.max_backoff = http.max_backoff
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
         self._reached = False  # a request got an HTTP reply: later connection failures are retried
@@ -152,7 +159,7 @@ class HTTPBackend:
                 import httpx
 
                 key = self._api_key or next(
-                    (os.environ[v] for v in self._api_key_envs if os.environ.get(v)), ""
+                    (os.environ[v] for v in self.api_key_envs if os.environ.get(v)), ""
                 )
                 if key:
                     warn_plain_http_token(self.base_url)
@@ -311,40 +318,27 @@ class HTTPBackend:
 class ServerLLM(HTTPBackend, LLM):
     """A model served over the OpenAI API; see the module docstring for scoring and the client.
 
-    ``chat_format`` renders prompts for multi-token scoring (default: the registry GGUF's template
-    when that file is on this machine, loaded on first use)."""
+    ``http``: where the server is and how it is talked to (:class:`HTTPSettings`); ``model``: the
+    id the server knows the model by (default ``name``); ``top_logprobs``: the first reply token's
+    alternatives asked for when scoring one-token continuations; ``seed``: sent with every request;
+    ``extra_body``: further request fields (default :data:`GREEDY_EXTRA`); ``chat_format`` renders
+    prompts for multi-token scoring (default: the registry GGUF's template when that file is on this
+    machine, loaded on first use)."""
 
     backend = "server"
 
     def __init__(
         self,
         name: str,
-        base_url: str,
+        http: HTTPSettings,
         model: str | None = None,
         cache: GenerationCache | None = None,
-        api_key: str | None = None,
-        timeout: float = 120.0,
         top_logprobs: int = 20,
         seed: int = 13,
-        concurrency: int | None = None,
-        max_retries: int | None = None,
-        backoff: float = 0.5,
-        max_backoff: float = 8.0,
-        connect_timeout: float = 5.0,
         extra_body: dict[str, Any] | None = None,
         chat_format: ChatFormat | None = None,
     ) -> None:
-        self._setup_http(
-            base_url,
-            api_key,
-            (API_KEY_ENV,),
-            timeout,
-            connect_timeout,
-            concurrency if concurrency is not None else env_int(CONCURRENCY_ENV, 8, minimum=1),
-            max_retries if max_retries is not None else env_int(RETRIES_ENV, 4),
-            backoff,
-            max_backoff,
-        )
+        self._setup_http(http)
         self.model = model or name
         self.top_logprobs = top_logprobs
         self.seed = seed

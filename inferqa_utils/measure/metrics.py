@@ -42,13 +42,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
+#: the retrieval metrics of every table by default: the main retrieval table (notebook 02), a
+#: retriever's selection (notebook 05) and the columns those tables declare (:mod:`inferqa_utils.stages`)
 DEFAULT_METRICS: tuple[str, ...] = (
     "Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@50", "Hit@100",
     "Recall@5", "Recall@10", "Recall@50",
     "MRR@100",
     "nDCG@10", "nDCG@100",
 )
-DEFAULT = DEFAULT_METRICS
 KINDS = ("Hit", "Recall", "MRR", "nDCG")
 #: the metric kinds that skip a question without a relevant passage: all (this compendium's tables) …
 SKIP_ALL: tuple[str, ...] = KINDS

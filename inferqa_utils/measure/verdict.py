@@ -88,8 +88,6 @@ if TYPE_CHECKING:
 HOLDS, CONTRADICTED, INCONCLUSIVE = "holds", "contradicted", "inconclusive"
 #: the label of a comparison that cannot come out otherwise: shown, never counted
 BY_CONSTRUCTION = "by construction"
-#: the verdicts a table counts
-VERDICTS = (HOLDS, CONTRADICTED, INCONCLUSIVE)
 #: the level of every decision (two-sided, as the 95 % intervals), before and after Holm
 ALPHA = 0.05
 #: fewer units than this (measured per side; discordant for a paired difference; moved for an

@@ -55,8 +55,13 @@ __all__ = ["CONTRADICTED", "HOLDS", "INCONCLUSIVE", "MIN_UNITS", "decide"]
 
 def table_path(root: str | Path | None, table: Table, dataset: str = DATASET, split: str = SPLIT
                ) -> Path:
-    """``<root>/results/<file of table>`` (:meth:`inferqa_utils.stages.Table.path`)."""
-    return table.path(dataset, split, folder=paths(root).results)
+    """``<root>/results/<file of table>`` (:meth:`inferqa_utils.stages.Table.path`; during a run,
+    the run's results folder); outside a run, the latest import's when ``results/`` has no such
+    file (``results/paper-runs/``, the link to the run folder of that import)."""
+    where = paths(root)
+    path = table.path(dataset, split, folder=where.results)
+    published = where.root / "results" / PROFILE / path.name
+    return published if where.run_dir() is None and not path.exists() and published.exists() else path
 
 
 def run_path(root: str | Path | None, system: str, corpus: str = "quit", dataset: str = DATASET) -> Path:
@@ -73,7 +78,7 @@ def qrels_path(root: str | Path | None, name: str = SPLIT, dataset: str = DATASE
 
 def notebook_file() -> str:
     """The file name of stage 09's notebook (``<stem>.ipynb``), as run manifests and
-    ``results/provenance.json`` name it."""
+    their ``outputs`` name it."""
     return f"{STAGE.notebook}.ipynb"
 
 

@@ -27,7 +27,7 @@ what a killed import left is undone by the next one (:func:`recover_import`).
 
 :func:`record_run` then files the import as a run of stage 09 under the ``paper-runs`` profile, as
 the notebook runner files a notebook's run: a run manifest ``build/executions/<stamp>-paper-runs/``
-and the tables' records in ``results/provenance.json`` (:mod:`inferqa_utils.record.provenance`), so that
+and the run's folder and manifest (:mod:`inferqa_utils.record.run_outputs`), so that
 ``python -m inferqa_utils check --profile paper-runs`` finds the run whose tables it reads.
 """
 
@@ -163,13 +163,15 @@ def write_all(
     dataset: str = contract.DATASET, ft_base: str = FT_BASE, log: Callable[[str], Any] | None = None,
 ) -> list[Path]:
     """Write every file of the module docstring as one set (staged, then renamed into place);
-    returns their paths under ``root``."""
+    returns their paths under ``root``. The tables go to the results folder of the run under way
+    (:attr:`inferqa_utils.core.config.Paths.results`)."""
     say = log or (lambda s: None)
+    where = contract.paths(root)
+    results = where.results.resolve().relative_to(where.root.resolve())
 
     def write(folder: Path) -> list[Path]:
-        return _write_files(folder, release, tables, record, dataset, ft_base, say)
+        return _write_files(folder, results, release, tables, record, dataset, ft_base, say)
 
-    where = contract.paths(root)
     written = staging.write_as_one(where.root, _staging_name(dataset), write, where.build)
     say(f"[paper-runs] {len(written)} files renamed into place under {where.root}")
     return written
@@ -189,11 +191,11 @@ def _staging_name(dataset: str) -> str:
 
 
 def _write_files(
-    folder: Path, release: Release, tables: Tables, record: dict[str, Any], dataset: str, ft_base: str,
-    say: Callable[[str], Any],
+    folder: Path, results: Path, release: Release, tables: Tables, record: dict[str, Any], dataset: str,
+    ft_base: str, say: Callable[[str], Any],
 ) -> list[Path]:
-    """Every file of the module docstring under ``folder`` (laid out as under a root): the runs and
-    qrels, the tables, the record last."""
+    """Every file of the module docstring under ``folder`` (laid out as under a root, the tables in
+    its ``results`` folder): the runs and qrels, the tables, the record last."""
     written = write_runs(folder, release, dataset)
     say(f"[paper-runs] {len(written)} qrels and run files")
     frames = {
@@ -202,9 +204,9 @@ def _write_files(
         contract.SUMMARY: tables.summary,
     }
     for table, df in frames.items():
-        written.append(_csv(df, contract.table_path(folder, table, dataset)))
+        written.append(_csv(df, folder / results / table.file(dataset, contract.SPLIT)))
         say(f"[paper-runs] {written[-1].name} ({len(df)} rows)")
-    path = contract.table_path(folder, contract.RECORD, dataset)
+    path = folder / results / contract.RECORD.file(dataset, contract.SPLIT)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     written.append(path)
@@ -221,38 +223,32 @@ VIA = "python -m inferqa_utils paper-runs import"
 
 
 def record_run(
-    root: str | Path | None, written: Iterable[Path], params: dict[str, Any], seconds: float,
+    folder: Path, written: Iterable[Path], params: dict[str, Any], seconds: float,
     started: str | None = None, log: Callable[[str], Any] | None = None,
 ) -> Path:
     """File an import as a finished run of stage 09 under the ``paper-runs`` profile, as the notebook
-    runner files a notebook's run (:func:`inferqa_utils.run.runner.run_notebooks`): the tables under
-    ``<root>/results/`` among ``written`` are recorded in ``results/provenance.json`` with the run's
-    identity, and ``<root>/build/executions/<YYYYmmdd-HHMMSS>-paper-runs/manifest.json`` says the
-    run finished stage 09's notebook (``via`` names the command). ``check --profile paper-runs``
-    then finds the run and the run that wrote each table (:func:`inferqa_utils.verdicts.check.runs_checked`).
+    runner files a notebook's run (:func:`inferqa_utils.run.runner.run_notebooks`): ``folder``
+    (``build/executions/<YYYYmmdd-HHMMSS>-paper-runs``) holds the tables under its ``results/``,
+    and its ``manifest.json`` says the run finished stage 09's notebook (``via`` names the command)
+    with those tables as its ``outputs``; ``results/paper-runs`` then points at them
+    (:func:`inferqa_utils.record.run_outputs.publish`). ``check --profile paper-runs`` finds the run.
     Returns the manifest's path."""
-    from ..record import provenance
-    from ..record.manifest import Manifest, git_commit
+    from ..record.manifest import Manifest
+    from ..record.run_outputs import output_files, publish
 
-    where = contract.paths(root)
-    folder = where.executions / f"{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{contract.PROFILE}"
     notebook = contract.notebook_file()
-    run = provenance.run_identity(folder.name, contract.PROFILE, notebook, params.get("dataset"), None,
-                                  git_commit())
-    results = where.results.resolve()
-    files = [("results", p.resolve().relative_to(results).as_posix()) for p in written
-             if p.resolve().is_relative_to(results)]
-    provenance.record(files, run, {"results": where.results, "figures": where.figures}, where.results)
+    own = {p.resolve() for p in written}
+    files = [name for name, p in output_files(folder).items() if p.resolve() in own]
     manifest = Manifest(kind="paper-runs-import", parameters={"profile": contract.PROFILE, **params})
     if started:
         manifest.started = started
     manifest.timings = {contract.STAGE.notebook: round(seconds, 1), "total": round(seconds, 1)}
     manifest.extra.update(
-        run_id=folder.name, status="ok",
-        notebooks={notebook: {"status": "ok", "via": VIA, "parameters": params,
-                              "outputs": [f"results/{name}" for _key, name in files]}},
+        run_id=folder.name, status="ok", outcome="complete",
+        notebooks={notebook: {"status": "ok", "via": VIA, "parameters": params, "outputs": files}},
     )
     path = manifest.write(folder / "manifest.json")
+    publish(folder, contract.PROFILE, folder.parent.parent.parent)
     if log:
         log(f"[paper-runs] recorded as run {folder.name} of profile {contract.PROFILE} ({path})")
     return path

@@ -213,28 +213,43 @@ class Context:
     vanilla_monot5: str
 
 
+@dataclass(frozen=True)
+class ReadingConfig:
+    """The reading configuration of an EM comparison (module docstring): the reader (or the two
+    readers compared), the EM scoring (``normalised`` or ``raw``), ``k`` passages and the ``union``;
+    all empty for a comparison of rankings."""
+
+    reader: str = ""
+    scoring: str = ""
+    k: int | None = None
+    union: str | None = None
+
+
+#: the reading configuration of a comparison of rankings (no reader, no EM scoring)
+NO_READING = ReadingConfig()
+
+
 def _compared(
     ctx: Context, family: str, fid: str | None, a_name: str, b_name: str, metric: str,
-    a: np.ndarray | None, b: np.ndarray | None, reader: str = "", scoring: str = "", k: int | None = None,
-    union: str | None = None,
+    a: np.ndarray | None, b: np.ndarray | None, at: ReadingConfig = NO_READING,
 ) -> Comparison | None:
     """The comparison of the per-question vectors ``a`` and ``b`` (NaN: the question does not count)
-    as a paired sample over the questions that count on both sides; ``None`` when the release has no
-    file for one side. ``fid``: the finding tested (``None``, or a finding missing from the rules:
-    no claim)."""
+    as a paired sample over the questions that count on both sides, read at ``at``;
+    ``None`` when the release has no file for one side. ``fid``: the finding tested (``None``, or a
+    finding missing from the rules: no claim)."""
     if a is None or b is None:
         return None
     keep = ~(np.isnan(a) | np.isnan(b))
     sample = Sample(a[keep], b[keep], paired=True, note=f"{a_name} vs {b_name}")
     finding = ctx.rules.get(fid) if fid else None
-    return Comparison(family, finding, a_name, b_name, metric, sample, reader, scoring, k, union)
+    return Comparison(family, finding, a_name, b_name, metric, sample, at.reader, at.scoring, at.k, at.union)
 
 
 def _em(ctx: Context, family: str, fid: str, a: str, b: str, reader: str, scoring: str) -> Comparison | None:
     """EM of system ``a`` vs system ``b`` for one reader and scoring, at the context's k and union."""
     v, k, union = ctx.vectors, ctx.k, ctx.union
     xa, xb = v.em(a, reader, scoring, k, union), v.em(b, reader, scoring, k, union)
-    return _compared(ctx, family, fid, a, b, "EM", xa, xb, reader, scoring, k, union)
+    return _compared(ctx, family, fid, a, b, "EM", xa, xb, ReadingConfig(reader, scoring, k, union))
 
 
 def f1_containing_vs_quit(ctx: Context) -> Iterator[Comparison | None]:
@@ -340,8 +355,9 @@ def reasoning_reader(ctx: Context) -> Iterator[Comparison | None]:
             yield _compared(
                 ctx, "reasoning reader", "general_reader_beats_reasoning", f"{GENERAL_READER}, {s}",
                 f"{REASONING_READER}, {s}", "EM", v.em(s, GENERAL_READER, scoring, k, union),
-                v.em(s, REASONING_READER, scoring, k, union), f"{GENERAL_READER} vs {REASONING_READER}",
-                scoring, at_k, None if s == "Optimal" else union,
+                v.em(s, REASONING_READER, scoring, k, union),
+                ReadingConfig(f"{GENERAL_READER} vs {REASONING_READER}", scoring, at_k,
+                              None if s == "Optimal" else union),
             )
 
 
@@ -357,7 +373,7 @@ def union_freq_vs_norm(ctx: Context) -> Iterator[Comparison | None]:
                     norm = v.em(rd.system, reader, scoring, kk, "norm")
                     yield _compared(
                         ctx, "union", None, f"{rd.system}, Union_freq", f"{rd.system}, Union_norm", "EM",
-                        freq, norm, reader, scoring, kk, "freq vs norm",
+                        freq, norm, ReadingConfig(reader, scoring, kk, "freq vs norm"),
                     )
 
 

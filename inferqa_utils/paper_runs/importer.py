@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -88,11 +89,13 @@ def import_release(
 ) -> Imported:
     """Load, validate and score the release under ``source``, then write it under ``root`` (the
     repository root by default) as dataset ``dataset``, split ``test``, and — unless a notebook run
-    is under way (the runner records its notebooks' files) — record it as a run of stage 09
+    is under way (the runner files its notebooks' outputs) — file it as a run of stage 09: the
+    tables go to a new run folder of the ``paper-runs`` profile
     (:func:`~inferqa_utils.paper_runs.export.record_run`). ``k``, ``union`` and ``depth`` that do
     not fit are refused before anything is written (:func:`check_options`,
     :func:`check_reading`)."""
-    from ..record.provenance import RUN_ID_ENV
+    from ..core.config import RUN_DIR_ENV
+    from ..record.run_dirs import new_run_dir
 
     if union not in ("norm", "freq"):
         raise ValueError(f"union must be 'norm' or 'freq', got {union!r}")
@@ -112,9 +115,21 @@ def import_release(
         "ft_base": ft_base, "vanilla_monot5": vanilla_monot5,
     }
     record = import_record(release, source, params)
-    written = write_all(root, release, tables, record, dataset, ft_base, log)
+    executions = contract.paths(root).executions
+    own_run = None if os.environ.get(RUN_DIR_ENV) else new_run_dir(contract.PROFILE, executions)
+    if own_run is not None:
+        os.environ[RUN_DIR_ENV] = str(own_run.resolve())
+    try:
+        written = write_all(root, release, tables, record, dataset, ft_base, log)
+    except BaseException:
+        if own_run is not None:  # nothing of a failed import stays in its run's folder
+            shutil.rmtree(own_run, ignore_errors=True)
+        raise
+    finally:
+        if own_run is not None:
+            os.environ.pop(RUN_DIR_ENV, None)
     seconds = time.perf_counter() - t0
     log(f"[paper-runs] {len(written)} files written in {seconds:.1f} s")
-    if not os.environ.get(RUN_ID_ENV):
-        record_run(root, written, params, seconds, started, log)
+    if own_run is not None:
+        record_run(own_run, written, params, seconds, started, log)
     return Imported(release, tables, written, seconds)

@@ -15,7 +15,6 @@ from pathlib import Path
 from ..present.tables import markdown_table, p_value_text
 from . import contract
 
-TITLE = "## The paper's own runs"
 _MARK = {contract.HOLDS: "✓", contract.CONTRADICTED: "✗", contract.INCONCLUSIVE: "○"}
 #: the paper, cited in full (the page's own list cites only what its findings sections name)
 PAPER = "*Inferential Question Answering*, arXiv 2602.01239, 2026"

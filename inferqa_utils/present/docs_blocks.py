@@ -11,28 +11,37 @@ The contract, once:
   below), optionally ``command``, ``commit_note``, ``from``, ``describes`` and
   ``still_valid_after``. ``from`` reads further values out of other JSON files of the repository
   (``{"file": PATH, "values": {NAME: [KEY, ...]}}`` or a list of them: a dataset release's manifest,
-  the run records of ``inferqa_utils/record/reference_costs.json``, another record), so a number the
+  the run records of ``inferqa_utils/record/reference_costs.json``, another record, a check record;
+  a key ``"id=NAME"`` picks the item of a list whose ``id`` is ``NAME``), so a number the
   repository already records is not copied; a record read so is listed in the page's table of
-  records beside the one that reads it. A benchmark's ``--record PATH`` rewrites
+  records beside the one that reads it. ``sum`` (``{NAME: [VALUE, ...]}``) adds values up after
+  that, so a total is never typed beside its parts. A benchmark's ``--record PATH`` rewrites
   ``commit``, ``date``, ``machine`` and ``values`` and keeps the rest (:func:`write_record`).
 * A **view** is ``{"text": TEMPLATE}`` (a string or a list of lines, filled by
   :meth:`str.format` from ``values``: ``{name}``, ``{name:,.1f}``, ``{rows[0][key]}``; a negative
   number is printed with "−", a missing one as "—"), ``{"table": {"rows": NAME, "columns":
   [[HEADER, CELL TEMPLATE], ...]}}`` (one Markdown row per item of ``values[NAME]``, each cell
   filled from the item and ``values``) or ``{"code": NAME}`` (the lines of ``values[NAME]`` as a
-  fenced block).
+  fenced block). Besides ``values`` a template reads the record's ``machine``
+  (``{machine[llm_rates][qwen2.5-coder-1.5b][prefill_tok_s]}``), ``date`` and ``record`` (its path,
+  ``docs/records/runs/default.json``: a page names the record it quotes, never a commit); the format
+  spec ``min`` prints seconds as whole minutes (``{total:min}``), so a minute count cannot go stale
+  beside its seconds.
 * A **page** (README.md, docs/*.md) marks a generated block with
   ``<!-- record: <path under docs/records> [view] -->`` … ``<!-- /record -->`` (view ``text`` when
-  none is named), and once near its top ``<!-- records -->`` … ``<!-- /records -->``: the table of
-  every record the page's blocks quote, with its date, commit and machine, so no sentence of the
-  page repeats them.
+  none is named), and once ``<!-- records -->`` … ``<!-- /records -->``: the table of every record
+  the page's blocks quote, by its path, with its date, host and run conditions. The commit a record
+  measured stays in the record: no page names it (:func:`page_commits` counts the commits the pages
+  name, :func:`prose_commits` finds one written in prose).
 * ``describes`` (paths of the repository) says which code a record measured: :func:`stale` reports
   a record whose described paths changed in a commit after ``commit`` (``git log
   <commit>..HEAD -- <paths>``), unless ``still_valid_after`` names a commit after which they did
   not change (set after reading those changes; a re-run with ``--record`` clears it).
 
-A measurement's commit is named only there: :func:`prose_commits` lists each commit of this clone
-that the prose of a page names outside its blocks, its table of records and its fenced code.
+A measurement's commit is named only in its record: :func:`prose_commits` lists each commit of this
+clone that the prose of a page names outside its blocks, its table of records and its fenced code,
+and :func:`page_commits` every distinct commit any part of the pages names (at most
+:data:`MAX_PAGE_COMMITS`).
 
 :func:`render_page` rewrites a page's blocks; :func:`update` (``python -m inferqa_utils docs``,
 ``make docs``) writes every page whose blocks changed; :func:`differences` names each block whose
@@ -126,12 +135,29 @@ def load_record(path: str | Path, root: str | Path = ".") -> dict[str, Any]:
             node = src
             for key in keys:
                 try:
-                    node = node[key]
+                    node = _step(node, key)
                 except (KeyError, IndexError, TypeError) as exc:
                     raise RecordError(f"{path}: {source['file']} has no {keys!r} (value {name!r})") from exc
             values[name] = node
+    for name, parts in (rec.get("sum") or {}).items():
+        try:
+            values[name] = round(sum(float(values[k]) for k in parts), 6)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordError(f"{path}: cannot add up {parts!r} (sum {name!r}: {exc})") from exc
     rec["values"] = values
     return rec
+
+
+def _step(node: Any, key: Any) -> Any:
+    """``node[key]``; on a list, ``"FIELD=VALUE"`` picks the one item whose ``FIELD`` is ``VALUE``
+    (a finding of a check record by its id, whatever its position)."""
+    if isinstance(node, list) and isinstance(key, str) and "=" in key:
+        field, _, wanted = key.partition("=")
+        found = [item for item in node if isinstance(item, Mapping) and str(item.get(field)) == wanted]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} items with {key}")
+        return found[0]
+    return node[key]
 
 
 def _sources(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -144,8 +170,8 @@ def write_record(path: str | Path, values: Mapping[str, Any], *, what: str, comm
                  machine: Mapping[str, Any], command: str | None = None, commit_note: str | None = None,
                  describes: Iterable[str] = ()) -> Path:
     """Write a measurement as the record ``path``: ``commit``, ``date``, ``machine`` and ``values``
-    from this run; the ``views`` (and ``describes``, when the file names some) of the record already
-    there are kept, ``still_valid_after`` is dropped (the record is new)."""
+    from this run; the ``views``, ``from`` and ``sum`` (and ``describes``, when the file names some)
+    of the record already there are kept, ``still_valid_after`` is dropped (the record is new)."""
     path = Path(path)
     old: dict[str, Any] = {}
     if path.exists():
@@ -162,6 +188,8 @@ def write_record(path: str | Path, values: Mapping[str, Any], *, what: str, comm
         "machine": dict(machine),
         "describes": old.get("describes") or list(describes),
         "values": dict(values),
+        "from": old.get("from"),
+        "sum": old.get("sum"),
         "views": old.get("views") or {},
     }
     rec = {k: v for k, v in rec.items() if v not in (None, [])}
@@ -176,6 +204,8 @@ class _Formatter(string.Formatter):
     def format_field(self, value: Any, format_spec: str) -> str:
         if value is None:
             return MISSING
+        if format_spec == "min":  # seconds as whole minutes
+            return f"{float(value) / 60:,.0f}"
         text = format(value, format_spec)
         return text.replace("-", "−") if isinstance(value, int | float) else text
 
@@ -191,13 +221,17 @@ def _fill(template: str | list[str], values: Mapping[str, Any], where: str) -> s
         raise RecordError(f"{where}: cannot fill {text[:60]!r}… ({type(exc).__name__}: {exc})") from exc
 
 
-def render_view(rec: Mapping[str, Any], view: str, where: str = "record") -> str:
-    """The Markdown of view ``view`` of the record ``rec`` (module docstring)."""
+def render_view(rec: Mapping[str, Any], view: str, where: str = "record", name: str | None = None) -> str:
+    """The Markdown of view ``view`` of the record ``rec`` (module docstring); ``name`` is its path
+    under ``docs/records``, which a template reads as ``{record}``."""
     spec = rec["views"].get(view)
     if spec is None:
         raise RecordError(f"{where}: no view {view!r} (views: {', '.join(rec['views']) or 'none'})")
     where = f"{where}, view {view}"
-    values = rec["values"]
+    own = {"machine": rec.get("machine") or {}, "date": rec.get("date")}
+    if name is not None:
+        own["record"] = (RECORDS / name).as_posix()
+    values = ChainMap(dict(rec["values"]), own)
     if "text" in spec:
         return _fill(spec["text"], values, where)
     if "table" in spec:
@@ -246,30 +280,44 @@ def _conditions(machine: Mapping[str, Any]) -> str:
     return "; ".join(parts) or MISSING
 
 
-def _commit_text(rec: Mapping[str, Any]) -> str:
-    commit = f"`{str(rec['commit'])[:7]}`" if rec.get("commit") else "not recorded"
-    return f"{commit} ({rec['commit_note']})" if rec.get("commit_note") else commit
+def _code_text(rec: Mapping[str, Any]) -> str | None:
+    """What the record says of the code beyond its commit (``commit_note``), or that it names no
+    commit; ``None`` when it names one and nothing more. The commit itself stays in the record."""
+    if not rec.get("commit"):
+        return "commit not recorded" + (f" ({rec['commit_note']})" if rec.get("commit_note") else "")
+    return f"code: the record's commit {rec['commit_note']}" if rec.get("commit_note") else None
 
 
 def header(records: Iterable[tuple[str, Mapping[str, Any]]], page: str) -> str:
-    """The page's table of records: each record the page quotes, linked, with its date, commit,
-    machine and run conditions (LLM rates, other load); a machine all records share is named once,
-    above the table. ``page`` is the page's path relative to the root, for the links."""
+    """The page's table of records: each record the page quotes, by its path (linked), with what it
+    measured, its date and its run conditions (what the record says of its code beyond the commit,
+    the host's LLM rates, other load); the hardware all records share is named once, above the
+    table, else per row. Hosts of one kind differ in their LLM rates, so the rates are per record.
+    No commit is shown: the record holds it. ``page`` is the page's path relative to the root, for
+    the links."""
     import os
 
     records = list(records)
     folder = Path(page).parent
     hardware = {_hardware(rec["machine"]) for _name, rec in records}
     shared = hardware.pop() if len(hardware) == 1 else None
-    columns = ["record", "date", "commit", *([] if shared else ["machine"]), "conditions"]
-    rows = [[f"[{rec['what']}]({Path(os.path.relpath(RECORDS / name, folder)).as_posix()})", str(rec["date"]),
-             _commit_text(rec), *([] if shared else [_hardware(rec["machine"])]), _conditions(rec["machine"])]
-            for name, rec in records]
-    machine = f" on one machine: {shared}" if shared else " on the machine it names"
+    columns = ["record", "what", "date", *([] if shared else ["machine"]), "conditions"]
+    rows = []
+    for name, rec in records:
+        path = (RECORDS / name).as_posix()
+        link = Path(os.path.relpath(RECORDS / name, folder)).as_posix()
+        conditions = _conditions(rec["machine"])
+        code = _code_text(rec)
+        if code:
+            conditions = code if conditions == MISSING else f"{code}; {conditions}"
+        rows.append([f"[`{path}`]({link})", str(rec["what"]), str(rec["date"]),
+                     *([] if shared else [_hardware(rec["machine"])]), conditions])
+    hosts = (f" on hosts of one kind ({shared}), which differ in their LLM rates" if shared
+             else " on the hosts the table names")
     return "\n".join([
         "*The measured numbers on this page are generated from these records (`make docs` rewrites them; "
-        "a benchmark's `--record` re-measures one). Each was measured at the commit it names"
-        f"{machine}.*",
+        f"a benchmark's `--record` re-measures one), measured{hosts}. Each record holds the commit it "
+        "measured; the page names the record.*",
         "",
         *markdown_table(columns, rows),
     ])
@@ -287,7 +335,7 @@ def render_page(text: str, page: str, root: str | Path = ".") -> str:
         name, view = m["record"], m["view"] or "text"
         if name not in used:
             used[name] = load_record(name, root)
-        body = render_view(used[name], view, f"{page}: record {name}")
+        body = render_view(used[name], view, f"{page}: record {name}", name)
         opening = f"<!-- record: {m['record']}{' ' + m['view'] if m['view'] else ''} -->"
         return f"{opening}\n\n{body}\n\n<!-- /record -->"
 
@@ -444,3 +492,34 @@ def prose_commits(root: str | Path = ".") -> list[str] | None:
         return None
     commits = {w for w, answer in zip(words, done.stdout.splitlines(), strict=False) if " commit " in answer}
     return [f"{page}:{number}: {word}" for page, number, word in found if word in commits]
+
+
+#: every word of 7 to 40 hexadecimal digits, as ``grep -ohE '\b[0-9a-f]{7,40}\b'`` finds them
+HEX_ANY = re.compile(r"\b[0-9a-f]{7,40}\b")
+#: the most distinct commits README.md and docs/*.md together may name (a page names the record it
+#: quotes; the record holds the commit)
+MAX_PAGE_COMMITS = 8
+
+
+def page_commits(root: str | Path = ".") -> list[str] | None:
+    """The distinct commits of this clone that README.md and docs/*.md name anywhere — prose,
+    generated blocks, tables of records, fenced code and generated pages alike — as the hexadecimal
+    words git resolves to a commit, sorted. ``None`` when git cannot tell (no git, not a clone).
+    A hexadecimal word that is no commit here (a count, a date, llama.cpp's commit) is left out."""
+    import subprocess
+
+    root = Path(root)
+    if _git(root, "rev-parse", "HEAD") is None:
+        return None
+    words: set[str] = set()
+    for path in sorted({p for pattern in PAGES for p in root.glob(pattern) if p.is_file()}):
+        words.update(HEX_ANY.findall(path.read_text(encoding="utf-8")))
+    if not words:
+        return []
+    ordered = sorted(words)
+    try:
+        done = subprocess.run(["git", "cat-file", "--batch-check"], cwd=root, capture_output=True, text=True,
+                              input="".join(f"{w}^{{commit}}\n" for w in ordered), timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return [w for w, answer in zip(ordered, done.stdout.splitlines(), strict=False) if " commit " in answer]

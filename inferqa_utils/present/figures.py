@@ -53,12 +53,15 @@ def error_bars(values: Sequence[float] | np.ndarray, lo: Sequence[float] | np.nd
 
 
 def save_figure(fig, name: str, folder: Path | None = None) -> Path:
-    """Write ``fig`` as ``<folder or figures/>/<name>.png`` (stable names; 120 dpi) and return the path."""
-    folder = folder or PATHS.figures
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    return path
+    """Write ``fig`` as ``<folder or figures/>/<name>.png`` (stable names; 120 dpi), atomically, and
+    return the path."""
+    import io
+
+    from ..core.atomic import write_bytes_atomic
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
+    return write_bytes_atomic((folder or PATHS.figures) / f"{name}.png", buf.getvalue())
 
 
 # ----------------------------------------------------------------------------- forest plot of the findings

@@ -98,10 +98,3 @@ def best_vs_baseline(table: pd.DataFrame, metric: str, baseline: str, what: str 
     return (f"On {metric} the best {what} is **{best}**{ties} with {ci_of(t, best, metric)} against "
             f"{baseline}'s {base}: {diff:+.1f} points ({test}, "
             f"{p_text(t.at[best, p_col]) if p_col in t else 'no test'})." + tail)
-
-
-def direction(a: float, b: float, tolerance: float = 0.0) -> str:
-    """``"higher"``, ``"lower"`` or ``"the same"`` for ``a`` against ``b``."""
-    if abs(a - b) <= tolerance:
-        return "the same"
-    return "higher" if a > b else "lower"

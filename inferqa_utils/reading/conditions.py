@@ -163,6 +163,19 @@ def em_table(answers: pd.DataFrame) -> pd.DataFrame:
     return t[["EM", "EM_lo", "EM_hi", "judged", "judged_lo", "judged_hi", "no_answer", "n"]].reset_index()
 
 
+@dataclass(frozen=True)
+class ContextGrid:
+    """The contexts every run is read with (paper 000 §5.4): the top-k passages for each k of
+    ``ks``, merged by each union of ``unions`` (``"norm"``: Union_norm, ``"freq"``: Union_freq with
+    the rank weight ``alpha`` and the in-passage position weight ``beta`` of paper 000 Eq. 1,
+    :mod:`inferqa_utils.reading.contexts`)."""
+
+    ks: Sequence[int]
+    unions: Sequence[str]
+    alpha: float = ALPHA
+    beta: float = BETA
+
+
 @dataclass
 class Readings:
     """Everything notebook 04 reads (:func:`read_settings`)."""
@@ -177,13 +190,12 @@ class Readings:
 
 def read_settings(ds: Dataset, runs: Mapping[str, Run], settings: Mapping[str, str], qids: Sequence[str],
                   reader_models: Sequence[str], optimal_readers: Sequence[str], judge: LLM | None,
-                  ks: Sequence[int], unions: Sequence[str], alpha: float = ALPHA, beta: float = BETA,
-                  load: Callable[[str], LLM] | None = None) -> Readings:
+                  grid: ContextGrid, load: Callable[[str], LLM] | None = None) -> Readings:
     """Notebook 04's readings (paper 000 §5.4, Table 8): each of ``reader_models`` reads every run ×
-    k × union (pipeline and oracle settings, :func:`read_runs`: one reader batch and one judge batch,
-    contexts the build already read reused via :func:`known_answers`) and the Optimal setting
-    (:func:`optimal`); each of ``optimal_readers`` that is not also a main reader reads the Optimal
-    setting only. ``load`` makes an engine from a registry name (default
+    k × union of ``grid`` (pipeline and oracle settings, :func:`read_runs`: one reader batch and one
+    judge batch, contexts the build already read reused via :func:`known_answers`) and the Optimal
+    setting (:func:`optimal`); each of ``optimal_readers`` that is not also a main reader reads the
+    Optimal setting only. ``load`` makes an engine from a registry name (default
     :func:`inferqa_utils.llm.load_llm`); each engine's counters start at 0, so ``reuse`` shows this
     call's model calls (0 on a re-run)."""
     if load is None:
@@ -193,8 +205,9 @@ def read_settings(ds: Dataset, runs: Mapping[str, Run], settings: Mapping[str, s
         reader = load(name)
         reader.reset_stats()
         if name in reader_models:
-            setup = ReadingSetup(reader, judge, ds, known=known_answers(ds, name), alpha=alpha, beta=beta)
-            frames.append(read_runs(setup, runs, qids, ks, unions, settings=settings))
+            setup = ReadingSetup(reader, judge, ds, known=known_answers(ds, name), alpha=grid.alpha,
+                                 beta=grid.beta)
+            frames.append(read_runs(setup, runs, qids, grid.ks, grid.unions, settings=settings))
         per_passage, counts = optimal(reader, judge, ds, qids)
         optimal_rows.append(per_passage)
         frames.append(optimal_per_question(per_passage, qids, name))

@@ -114,10 +114,6 @@ def reader_spec(name: str) -> ReaderSpec:
     raise UnknownNameError(plugins.unknown_name("reader", name, reader_names(), forms))
 
 
-#: how a reader spec is checked before a run (:class:`~inferqa_utils.core.plugins.ComponentResolver`)
-RESOLVER = plugins.ComponentResolver("reader", reader_spec)
-
-
 def prompt_reader(messages: Callable[[str, str], Messages], max_tokens: int = MAX_NEW_TOKENS) -> Answer:
     """A reader from a prompting strategy: ``messages(question, context)`` gives each question's
     chat prompt; the LLM answers the batch greedily (cached, prefix-ordered) and every reply is

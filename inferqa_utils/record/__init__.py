@@ -1,3 +1,4 @@
-"""What a run leaves behind about itself: run manifests (:mod:`.manifest`), which run wrote each
-output (:mod:`.provenance`), run folders (:mod:`.run_dirs`), the ledger of what each analysis spent
-(:mod:`.ledger`) and the projection of a run's time on this host (:mod:`.projection`)."""
+"""What a run leaves behind about itself: run manifests (:mod:`.manifest`), run folders
+(:mod:`.run_dirs`) and the tables and figures in them (:mod:`.run_outputs`), the ledger of what
+each analysis spent (:mod:`.ledger`) and the projection of a run's time on this host
+(:mod:`.projection`)."""

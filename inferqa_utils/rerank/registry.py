@@ -211,10 +211,6 @@ def check_reranker(name: str) -> RerankerSpec | None:
     raise UnknownNameError(plugins.unknown_name("reranker", name, reranker_names(), forms))
 
 
-#: how a reranker spec is checked before a run (:class:`~inferqa_utils.core.plugins.ComponentResolver`)
-RESOLVER = plugins.ComponentResolver("reranker", check_reranker)
-
-
 def needs_llm(name: str) -> bool:
     """Whether reranker ``name`` needs an LLM (False for cross-encoder names and folders)."""
     spec = reranker_spec(name)

@@ -21,7 +21,6 @@ from ..present.figures import INTERVAL_NOTE, error_bars
 from ..stages import CONTAINING, SUPPORTING, SUPPORTING_LENIENT, reference_question
 
 # re-exported: notebooks 02 and 05 call ``ex.run_all`` and ``ex.metrics_table``
-from .evaluation import MAIN_METRICS as MAIN_METRICS
 from .evaluation import metrics_table as metrics_table
 from .registry import run_all as run_all
 

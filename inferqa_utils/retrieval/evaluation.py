@@ -13,17 +13,11 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..ir.trec import Run
-from ..measure.metrics import evaluate
-
-#: the metrics of the main retrieval table (notebook 02) and of a retriever's selection (notebook 05)
-MAIN_METRICS = (
-    "Hit@1", "Hit@5", "Hit@10", "Hit@20", "Hit@50", "Hit@100", "Recall@5", "Recall@10", "Recall@50",
-    "MRR@100", "nDCG@10", "nDCG@100",
-)
+from ..measure.metrics import DEFAULT_METRICS, evaluate
 
 
 def metrics_table(runs: dict[str, Run], qrels: dict[str, dict[str, int]], threshold: int,
-                  metrics: Sequence[str] = MAIN_METRICS) -> pd.DataFrame:
+                  metrics: Sequence[str] = DEFAULT_METRICS) -> pd.DataFrame:
     """One row per retriever (metrics in %), with the number of questions and the threshold."""
     return pd.concat([evaluate(run, qrels, threshold=threshold, metrics=metrics, name=name)
                       for name, run in runs.items()]).round(2)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..core.config import SEED
-from ..ir.datamodel import LABEL_PARTIAL, LABEL_RELEVANT
+from ..ir.datamodel import LABEL_PARTIAL, LABEL_RELEVANT, Dataset, Question
 from ..ir.trec import Run
 from ..llm.base import LLM
 from ..measure.metrics import question_scores
@@ -74,8 +74,7 @@ def pool(corpora: Sequence[JudgedCorpus], qids: Sequence[str], depth: int,
 def judge_pool(
     pools: Mapping[str, Mapping[str, Sequence[str]]],
     texts: Mapping[str, Mapping[str, str]],
-    questions: Mapping[str, str],
-    golds: Mapping[str, Sequence[str]],
+    questions: Sequence[Question],
     reader: LLM,
     judge: LLM | None,
     known: Mapping[str, Mapping[str, int]] | None = None,
@@ -84,11 +83,12 @@ def judge_pool(
     prior: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Judge every pooled (question, passage): the reader answers from the passage, the judge
-    decides (label 2 = accepted, 1 = not). ``known[qid][pid]`` (the build's labels of own
-    passages) is reused instead of a new reading, and so is a judgment of the same corpus,
-    question and passage in ``prior`` (a dataset release's ``control/judgments.tsv``). One row
-    per judgment: ``corpus, qid, pid, answer, label, source`` (``labeling``, ``release`` or
-    ``pooled``). Generations are cached by the LLM."""
+    decides (label 2 = accepted, 1 = not) against the question's gold answers (``gold_answers``,
+    else its answers; paper 000 §3.2.2). ``questions`` holds every question of ``pools``.
+    ``known[qid][pid]`` (the build's labels of own passages) is reused instead of a new reading,
+    and so is a judgment of the same corpus, question and passage in ``prior`` (a dataset
+    release's ``control/judgments.tsv``). One row per judgment: ``corpus, qid, pid, answer,
+    label, source`` (``labeling``, ``release`` or ``pooled``). Generations are cached by the LLM."""
     from ..answering.guards import DEFAULT_GUARDS
     from ..answering.judge import judge_answers
     from ..answering.reader import read
@@ -118,11 +118,13 @@ def judge_pool(
                 else:
                     todo.append((label, qid, pid))
     if todo:
-        qs = [questions[qid] for _, qid, _ in todo]
+        by_qid = {q.qid: q for q in questions}
+        qs = [by_qid[qid].question for _, qid, _ in todo]
+        golds = [list(by_qid[qid].meta.get("gold_answers") or by_qid[qid].answers) for _, qid, _ in todo]
         ctx = [texts[label][pid] for label, _, pid in todo]
         outs = read(reader, qs, ctx, desc=f"judge pooled passages ({reader.name})", progress=progress)
         preds = [o.answer for o in outs]
-        verdicts = judge_answers(judge, qs, [golds[qid] for _, qid, _ in todo], preds, progress=progress,
+        verdicts = judge_answers(judge, qs, golds, preds, progress=progress,
                                  contexts=ctx, guards=DEFAULT_GUARDS if guards is None else guards)
         for (label, qid, pid), pred, v in zip(todo, preds, verdicts, strict=True):
             rows.append({"corpus": label, "qid": qid, "pid": pid, "answer": pred,
@@ -211,6 +213,28 @@ MATCHED = ", size-matched"
 DIFFERENCE = f"{Corpus.CONTAINING} − {Corpus.SUPPORTING}"
 
 
+@dataclass(frozen=True)
+class RankedCorpus:
+    """One side of the fair comparison as the notebook has it: the corpus's texts and the runs
+    retrieved from it (by retriever name)."""
+
+    texts: Mapping[str, str]
+    runs: Mapping[str, Run]
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """How the fair comparison pools and samples (module docstring): the top-``depth`` of every
+    run is judged (Hit@k is measured for k ≤ ``depth``), on the first ``max_questions`` of the
+    split (None: all); with ``size_matched`` the size-matched view of each corpus is added, its
+    per-question sample seeded by ``seed``."""
+
+    depth: int = 5
+    max_questions: int | None = None
+    size_matched: bool = True
+    seed: int = SEED
+
+
 @dataclass
 class FairControl:
     """Everything the fair comparison produced (see the module docstring)."""
@@ -231,29 +255,32 @@ def reference_owner(pid: str, qids: set[str]) -> str | None:
     return head if tail.isdigit() and head in qids else None
 
 
-def fair_control(ds, split: str, supporting: Mapping[str, str], supporting_runs: Mapping[str, Run],
-                 control: Mapping[str, str], control_runs: Mapping[str, Run], reader: LLM, judge: LLM | None,
-                 depth: int = 5, max_questions: int | None = None, size_matched: bool = True,
-                 progress: bool = True, seed: int = SEED, prior: pd.DataFrame | None = None) -> FairControl:
-    """The fair cross-corpus comparison of ``split`` (module docstring): pool the top-``depth``
-    of every run in both corpora (and, with ``size_matched``, of the size-matched rankings), judge
-    the pool with ``reader`` + ``judge``, and score Hit@k (k ≤ depth) per question.
+def fair_control(ds: Dataset, split: str, supporting: RankedCorpus, control: RankedCorpus, reader: LLM,
+                 judge: LLM | None, settings: PoolSettings = PoolSettings(), progress: bool = True,
+                 prior: pd.DataFrame | None = None) -> FairControl:
+    """The fair cross-corpus comparison of ``split`` (module docstring) between the
+    answer-supporting corpus and the answer-containing control, each with its runs: pool the
+    top-``settings.depth`` of every run in both corpora (and, with ``settings.size_matched``, of
+    the size-matched rankings), judge the pool with ``reader`` + ``judge``, and score Hit@k
+    (k ≤ depth) per question.
 
     The build's labels of the questions' own passages are reused as judgments (same rule) when the
     split was LLM-labelled; otherwise own passages are read and judged like any other. Judgments
     in ``prior`` (those a dataset release ships) are reused too: only pairs it lacks are judged."""
+    depth, max_questions = settings.depth, settings.max_questions
     evaluated = ds.split(split)[:max_questions] if max_questions is not None else ds.split(split)
     qids = [q.qid for q in evaluated]
     known_qids = set(ds.questions)
-    sup = JudgedCorpus(SUPPORTING_JUDGED, supporting, supporting_runs,
+    sup = JudgedCorpus(SUPPORTING_JUDGED, supporting.texts, supporting.runs,
                        lambda pid: ds.passages[pid].qid if pid in ds.passages else None)
-    con = JudgedCorpus(CONTAINING_JUDGED, control, control_runs, lambda pid: reference_owner(pid, known_qids))
+    con = JudgedCorpus(CONTAINING_JUDGED, control.texts, control.runs,
+                       lambda pid: reference_owner(pid, known_qids))
     corpora = [sup, con]
-    size = min(len(supporting), len(control))
-    if size_matched:
+    size = min(len(supporting.texts), len(control.texts))
+    if settings.size_matched:
         for c in (sup, con):
             runs = (
-                size_matched_runs(c.runs, c.texts, c.owner, size, qids, seed)
+                size_matched_runs(c.runs, c.texts, c.owner, size, qids, settings.seed)
                 if len(c.texts) > size
                 else c.runs
             )
@@ -268,9 +295,7 @@ def fair_control(ds, split: str, supporting: Mapping[str, str], supporting_runs:
             lst.extend(p for p in pids if p not in lst)
     labelled = split in (ds.meta.get("labelled_splits") or [])
     known = {qid: dict(ds.qrels.get(qid, {})) for qid in qids} if labelled else {}
-    judgments = judge_pool(base_pools, {sup.label: supporting, con.label: control},
-                           {q.qid: q.question for q in evaluated},
-                           {q.qid: list(q.meta.get("gold_answers") or q.answers) for q in evaluated},
+    judgments = judge_pool(base_pools, {sup.label: supporting.texts, con.label: control.texts}, evaluated,
                            reader, judge, known=known, progress=progress, prior=prior)
     qrels_base = {base: judged_qrels(judgments, base) for base in base_pools}
     qrels = {c.label: qrels_base[c.label.removesuffix(MATCHED)] for c in corpora}

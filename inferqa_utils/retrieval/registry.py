@@ -104,10 +104,6 @@ def retriever_spec(name: str) -> RetrieverSpec:
     return RetrieverSpec(name, model.description, _dense_build(name), lambda: dense_identity(model))
 
 
-#: how a retriever spec is checked before a run (:class:`~inferqa_utils.core.plugins.ComponentResolver`)
-RESOLVER = plugins.ComponentResolver("retriever", retriever_spec)
-
-
 def plugin_retriever(plugin: plugins.Plugin) -> RetrieverSpec:
     """The spec of a plugged-in retriever (:mod:`inferqa_utils.core.plugins`), named by its spec: its
     build calls the plugin's ``build(corpus, index_dir)``, checks that the result has ``search`` and

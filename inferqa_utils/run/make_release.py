@@ -99,13 +99,14 @@ def _control_judgments(name: str, folder: Path, params: dict[str, Any], progress
     """Notebook 02's pooled judgments of both corpora, on the build in ``folder``."""
     from ..llm import load_llm
     from ..retrieval import pooled
+    from ..retrieval.control import control_corpus
     from ..retrieval.registry import run_all
 
     t = time.perf_counter()
     ds = load_built(name, folder=folder)
     split = params.get("split", "test")
     corpus, queries = stages.corpus_of(ds), stages.queries_of(ds, split)
-    control, _ = stages.control_corpus(ds, split)
+    control, _ = control_corpus(ds, split)
     if not control:
         log("[release] no answer-containing references: no control judgments")
         return None, {}, {"seconds": 0.0, "llm": {}}
@@ -115,13 +116,14 @@ def _control_judgments(name: str, folder: Path, params: dict[str, Any], progress
     control_runs = run_all(retrievers, control, queries, name, stages.Corpus.CONTAINING, k=depth)
     reader, judge = load_llm(params["reader_model"]), load_llm(params["judge_model"])
     before = {m.name: m.stats.as_dict() for m in (reader, judge)}
-    fair = pooled.fair_control(
-        ds, split, corpus, runs, control, control_runs, reader, judge,
+    settings = pooled.PoolSettings(
         depth=int(params.get("pool_depth", 5)),
         max_questions=params.get("pool_questions"),
         size_matched=bool(params.get("size_matched", True)),
-        progress=progress,
     )
+    fair = pooled.fair_control(ds, split, pooled.RankedCorpus(corpus, runs),
+                               pooled.RankedCorpus(control, control_runs), reader, judge, settings,
+                               progress=progress)
     after = {m.name: m.stats.as_dict() for m in (reader, judge)}
     cost = step_costs({"control judgments": time.perf_counter() - t},
                       {"start": before, "control judgments": after})["control judgments"]

@@ -23,8 +23,8 @@ same names as papermill's ``inspect_notebook`` (tests/test_cli.py compares them)
 (:data:`COMPONENT_PARAMETERS`: notebook 08's ``your_*`` and the ``module:function`` values of the
 retriever and reranker lists) that its registry cannot resolve — an unknown name, a module that
 does not import, a missing attribute, a callable of the wrong signature
-(:mod:`inferqa_utils.core.plugins`) — building nothing. Each stage's registry declares how a spec
-of its kind is checked (its ``RESOLVER``, :func:`component_resolvers`).
+(:mod:`inferqa_utils.core.plugins`) — building nothing, with the function of the stage's registry
+that looks a spec of its kind up (:func:`component_resolvers`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import ast
 import difflib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import DataFormatError, ParameterError
 
 if TYPE_CHECKING:
-    from ..core.plugins import ComponentResolver, Plugin
+    from ..core.plugins import Plugin
 
 #: how a value's type is named in messages, with its article
 _KIND_TEXT = {"boolean": "true or false", "integer": "an integer", "number": "a number", "string": "a string",
@@ -316,26 +316,31 @@ COMPONENT_PARAMETERS: dict[str, tuple[str, bool]] = {
 }
 
 
-def component_resolvers() -> dict[str, ComponentResolver]:
-    """``{kind: resolver}``: the :class:`~inferqa_utils.core.plugins.ComponentResolver` each stage's
-    registry declares for its kind of component (its ``RESOLVER``), the registries imported when a
-    spec is first checked."""
-    from ..beyond.registry import RESOLVER as methods
-    from ..reading.readers import RESOLVER as readers
-    from ..rerank.registry import RESOLVER as rerankers
-    from ..retrieval.registry import RESOLVER as retrievers
+def component_resolvers() -> dict[str, Callable[[str], Any]]:
+    """``{kind: resolve}`` for each kind of component (:data:`inferqa_utils.core.plugins.KINDS`):
+    the function of its stage's registry that looks a spec up, building nothing — it returns the
+    registry's entry for the spec (a plugged-in component's entry holds its
+    :class:`~inferqa_utils.core.plugins.Plugin` as ``plugin``) or raises (an unknown name: a
+    ``ValueError``, ``KeyError`` or project error listing the valid names; a wrong plugin spec: a
+    :class:`~inferqa_utils.core.errors.PluginError`). The registries are imported when a spec is
+    first checked."""
+    from ..beyond.registry import method_spec
+    from ..reading.readers import reader_spec
+    from ..rerank.registry import check_reranker
+    from ..retrieval.registry import retriever_spec
 
-    return {r.kind: r for r in (retrievers, rerankers, readers, methods)}
+    return {"retriever": retriever_spec, "reranker": check_reranker, "reader": reader_spec,
+            "method": method_spec}
 
 
 def check_component(kind: str, spec: str) -> Plugin | None:
     """Refuse a spec the registry of ``kind`` cannot resolve, building nothing (for a plugged-in
     component its module is imported and its callable's signature checked,
     :func:`inferqa_utils.core.plugins.resolve`); returns the plugin behind it, None for a built-in name."""
-    resolver = component_resolvers().get(kind)
-    if resolver is None:
+    resolve = component_resolvers().get(kind)
+    if resolve is None:
         raise ValueError(f"unknown component kind {kind!r}")
-    return resolver.plugin(spec)
+    return getattr(resolve(spec), "plugin", None)
 
 
 def check_components(params: Mapping[str, Any], declared: Sequence[str] | None = None,

@@ -10,11 +10,12 @@ overwriting an earlier run: a second run begun in the same second gets ``<timest
 :func:`inferqa_utils.record.run_dirs.new_run_dir`). Each notebook's entry in the manifest says how
 its kernel ended (``kernel_exit``: ``0``, ``"exit N"``, ``"signal N (NAME)"``;
 :mod:`inferqa_utils.run.kernels`): a kernel that died after its cells finished leaves the
-notebook's status ``ok`` but is logged as a warning. The results tables and figures each notebook
-added or changed are listed under its ``outputs`` and recorded in ``results/provenance.json`` with
-the run's identity (:mod:`inferqa_utils.record.provenance`; ``concurrent_runs`` names the other
-runs that wrote into those folders while the notebook ran); the run id (the run folder's name)
-reaches the kernels as ``INFERQA_RUN_ID``. The manifest's ``caches_at_start``
+notebook's status ``ok`` but is logged as a warning. The notebooks write their tables and figures
+into the run's own folder (``results/`` and ``figures/`` under it; the kernels find it in
+``INFERQA_RUN_DIR``): the files each notebook added or changed are listed under its ``outputs``; a
+partial run (``--only``) starts from the profile's newest run's files, listed under ``inherited``;
+a complete run is published as ``results/<profile>`` and ``figures/<profile>``
+(:mod:`inferqa_utils.record.run_outputs`). The manifest's ``caches_at_start``
 (:func:`~inferqa_utils.record.run_dirs.cache_sizes`) says how much the reusable caches held when
 the run began.
 
@@ -26,7 +27,6 @@ far the run got (``status``, ``outcome``, ``notebooks_selected``, ``notebooks_fi
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import time
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.config import PATHS, PROFILE_ENV, profile, profile_names, profile_notebooks
-from ..core.errors import DataFormatError, NotebookError, UnknownProfileError
+from ..core.config import PATHS, PROFILE_ENV, RUN_DIR_ENV, profile, profile_names, profile_notebooks
+from ..core.errors import NotebookError, UnknownProfileError
 from ..llm.costs import COST_LOG_ENV, COST_LOG_NAME, COST_STAGE_ENV, per_stage, read_log
 from ..record.ledger import LEDGER_ENV, LEDGER_NAME, notebook_event
 from ..record.manifest import Manifest
@@ -47,6 +47,7 @@ from ..record.run_dirs import (
     finished_notebooks,
     llama_cpp_build,
     new_run_dir,
+    run_manifests,
 )
 
 
@@ -275,20 +276,18 @@ def start_manifest(plan: RunPlan, out_dir: Path) -> Manifest:
 def kernel_environment(profile_name: str, out_dir: Path, kernel_path: str | None = None) -> Iterator[None]:
     """The environment the kernels of a run into ``out_dir`` inherit, while the run lasts. Kept
     after it: this environment's python first on ``PATH`` (papermill starts kernel ``python3``) and
-    the profile (``INFERQA_PROFILE``). Removed at the end: the run id (``INFERQA_RUN_ID``, the
-    folder's name), the cost log every LLM batch appends its counters to
+    the profile (``INFERQA_PROFILE``). Removed at the end: the run's folder (``INFERQA_RUN_DIR``,
+    where the notebooks write their tables and figures), the cost log every LLM batch appends its counters to
     (:mod:`inferqa_utils.llm.costs`, ``benchmarks/run_cost.py``), the ledger notebooks mark their
     analyses in (:mod:`inferqa_utils.record.ledger`) and the notebook those count under
     (``INFERQA_COST_STAGE``, set by :class:`NotebookExecutor`). Restored at the end: ``PYTHONPATH``
     (``kernel_path`` while the run lasts, when given) and the SIGTERM handler (SIGTERM raises
     :class:`KeyboardInterrupt` meanwhile, :func:`_raise_on_sigterm`)."""
-    from ..record import provenance
-
     env_path = str(Path(sys.executable).parent)
     if env_path not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = env_path + os.pathsep + os.environ.get("PATH", "")
     os.environ[PROFILE_ENV] = profile_name
-    os.environ[provenance.RUN_ID_ENV] = out_dir.name
+    os.environ[RUN_DIR_ENV] = str(out_dir.resolve())
     os.environ[COST_LOG_ENV] = str(out_dir / COST_LOG_NAME)
     os.environ[LEDGER_ENV] = str(out_dir / LEDGER_NAME)
     previous_path = os.environ.get("PYTHONPATH")
@@ -304,7 +303,7 @@ def kernel_environment(profile_name: str, out_dir: Path, kernel_path: str | None
                 os.environ.pop("PYTHONPATH", None)
             else:
                 os.environ["PYTHONPATH"] = previous_path
-        for name in (COST_LOG_ENV, COST_STAGE_ENV, LEDGER_ENV, provenance.RUN_ID_ENV):
+        for name in (COST_LOG_ENV, COST_STAGE_ENV, LEDGER_ENV, RUN_DIR_ENV):
             os.environ.pop(name, None)
 
 
@@ -328,13 +327,14 @@ class NotebookExecutor:
 
     def run(self, nb: Path, index: int) -> None:
         """Execute notebook ``nb``, the ``index``-th of the plan, with the parameters it declares into
-        ``out_dir/<nb.name>``: the executed copy, how its kernel ended, the results tables and figures
-        it wrote (:func:`_record_outputs`), its time and the run's LLM costs go to the manifest, which
-        is written after it (a run stopped later keeps the times of what finished). A notebook that
-        raises sets :attr:`status` and raises a :class:`~inferqa_utils.core.errors.NotebookError`."""
+        ``out_dir/<nb.name>``: the executed copy, how its kernel ended, the tables and figures it
+        added or changed in the run's folder (``outputs``), its time and the run's LLM costs go to
+        the manifest, which is written after it (a run stopped later keeps the times of what
+        finished). A notebook that raises sets :attr:`status` and raises a
+        :class:`~inferqa_utils.core.errors.NotebookError`."""
         import papermill as pm
 
-        from ..record import provenance
+        from ..record import run_outputs
         from .kernels import recording_manager
 
         plan, out_dir, manifest, log, proj = self.plan, self.out_dir, self.manifest, self.log, self.projection
@@ -350,9 +350,7 @@ class NotebookExecutor:
         t0 = time.perf_counter()
         nb_status = "ok"
         km_class = recording_manager()
-        # registered first: a file changed after the snapshot was written while this notebook ran
-        window = _open_window(out_dir.name, nb.name, log)
-        before = provenance.snapshot()
+        before = run_outputs.snapshot(out_dir)
         try:
             pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
                                 cwd=str(nb.parent), progress_bar=False, report_mode=False,
@@ -370,14 +368,11 @@ class NotebookExecutor:
             notebook_event(out_dir / LEDGER_NAME, nb.stem, "end")
             dt = round(time.perf_counter() - t0, 1)
             manifest.timings[nb.stem] = dt
-            record = {"parameters": params, "output": str(out), "status": nb_status,
-                      "kernel_exit": _kernel_exit(nb.name, km_class, log)}
-            record["outputs"], others = _record_outputs(
-                before, window, out_dir.name, plan.profile_name, nb.name, nb_status, plan.parameters, log
-            )
-            if others:
-                record["concurrent_runs"] = others
-            manifest.extra["notebooks"][nb.name] = record
+            manifest.extra["notebooks"][nb.name] = {
+                "parameters": params, "output": str(out), "status": nb_status,
+                "kernel_exit": _kernel_exit(nb.name, km_class, log),
+                "outputs": run_outputs.changed_since(before, out_dir),
+            }
         manifest.extra["llm_costs"] = per_stage(read_log(out_dir / COST_LOG_NAME))
         log(proj.after(nb.stem, dt) if proj is not None else f"[inferqa] {nb.name} done in {dt:.1f} s")
         if proj is not None:
@@ -395,8 +390,11 @@ class NotebookExecutor:
             self.status = f"{word} in {self.current}" if self.current else word
 
     def finish(self) -> None:
-        """Write the run's manifest with its final :attr:`status` and total time, and point
-        ``build/executions/latest-<profile>`` at the run's folder (left as it is when it cannot be)."""
+        """Write the run's manifest with its final :attr:`status` and total time, point
+        ``build/executions/latest-<profile>`` at the run's folder (left as it is when it cannot be),
+        and, when every notebook of the profile finished, ``results/<profile>`` and
+        ``figures/<profile>`` at its tables and figures
+        (:func:`~inferqa_utils.record.run_outputs.publish`)."""
         self.manifest.timings["total"] = round(time.perf_counter() - self.started, 1)
         _mark_progress(self.manifest, self.plan.notebooks, self.status, self.plan.scope)
         self.manifest.write(self.out_dir / "manifest.json")
@@ -407,6 +405,14 @@ class NotebookExecutor:
             latest.symlink_to(self.out_dir.name)
         except OSError:
             pass
+        if self.manifest.extra.get("outcome") == "complete":
+            from ..record.run_outputs import publish
+
+            try:
+                for link in publish(self.out_dir, self.plan.profile_name, PATHS.root):
+                    self.log(f"[inferqa] {link.relative_to(PATHS.root)} -> {self.out_dir.name}")
+            except OSError as exc:
+                self.log(f"[inferqa] warning: the run's tables were not published under results/: {exc}")
 
 
 def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
@@ -435,6 +441,8 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     out_dir = out_dir or new_run_dir(profile_name)
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = start_manifest(plan, out_dir)
+    if plan.scope == "partial":
+        _inherit(manifest, out_dir, profile_name, log)
     log(f"[inferqa] profile {profile_name}: {len(plan.notebooks)} notebook(s) -> {out_dir}")
     executor = NotebookExecutor(plan, out_dir, manifest, log, proj)
     try:
@@ -480,17 +488,18 @@ def _outcome(status: str, scope: str) -> str:
     return word if word in OUTCOMES else "failed"
 
 
-def _open_window(run_id: str, notebook: str, log: Any) -> dict[str, Any] | None:
-    """Register the notebook as writing into ``results/`` and ``figures/``
-    (:func:`inferqa_utils.record.provenance.open_window`); ``None``, with a warning, when the register cannot
-    be written (the notebook's outputs are then recorded without knowing of other runs)."""
-    from ..record import provenance
+def _inherit(manifest: Manifest, out_dir: Path, profile_name: str, log: Any) -> None:
+    """Start a partial run from the tables and figures of the profile's newest run that holds some
+    (:func:`~inferqa_utils.record.run_outputs.inherit`), listed in the manifest's ``inherited``."""
+    from ..record.run_outputs import inherit, output_files
 
-    try:
-        return provenance.open_window(run_id, notebook)
-    except OSError as exc:
-        log(f"[inferqa] warning: cannot register {notebook} in {provenance.WINDOWS_FILE}: {exc}")
-        return None
+    for path, m in run_manifests(profile_name, out_dir.parent):
+        if path.parent != out_dir and output_files(path.parent):
+            manifest.extra["inherited"] = inherit(out_dir, path.parent, m)
+            log(f"[inferqa] partial run: {len(manifest.extra['inherited'])} table(s) and figure(s) of run "
+                f"{path.parent.name} copied in")
+            return
+    manifest.extra["inherited"] = {}
 
 
 def _notebook_error(notebook: str, executed: Path, exc: Exception) -> NotebookError:
@@ -501,53 +510,6 @@ def _notebook_error(notebook: str, executed: Path, exc: Exception) -> NotebookEr
     if isinstance(ename, str) and ename:
         return NotebookError(notebook, executed, ename, str(getattr(exc, "evalue", "")))
     return NotebookError(notebook, executed, type(exc).__name__, str(exc))
-
-
-def _record_outputs(
-    before: dict, window: dict[str, Any] | None, run_id: str, profile_name: str, notebook: str, status: str,
-    params: dict[str, Any], log: Any,
-) -> tuple[list[str], list[str]]:
-    """Record the results tables and figures the notebook added or changed since the ``before``
-    snapshot as written by this run, with the notebook's ``status`` (a table of a notebook that did
-    not finish is refused by ``check``), and close its ``window``
-    (:func:`inferqa_utils.record.provenance.finish_window`). Returns the files, as ``results/<name>``,
-    ``figures/<name>``, and the ids of the other runs that wrote into those folders meanwhile (each
-    named in a warning). A provenance file that cannot be written is a warning."""
-    from ..record import provenance
-    from ..record.manifest import git_commit
-
-    dataset = params.get("dataset_name")
-    run = provenance.run_identity(run_id, profile_name, notebook, dataset, _dataset_fingerprint(dataset),
-                                  git_commit())
-    run["notebook_status"] = status
-    try:
-        files, others = provenance.finish_window(window, before, run)
-    except (OSError, DataFormatError) as exc:
-        log(
-            f"[inferqa] warning: the outputs of {notebook} were not recorded in "
-            f"{provenance.PROVENANCE_FILE}: {exc}"
-        )
-        return [], []
-    if others:
-        log(f"[inferqa] warning: run{'s' * (len(others) > 1)} {', '.join(others)} also wrote into results/ "
-            f"and figures/ while {notebook} ran: which run wrote what cannot be told, and check refuses "
-            "the tables recorded meanwhile; rerun the notebook with no other run in this folder")
-    return [f"{key}/{name}" for key, name in files], others
-
-
-def _dataset_fingerprint(dataset: Any) -> str | None:
-    """The ``fingerprint`` in the built dataset's manifest, or ``None`` (not built, unreadable)."""
-    from ..construction.store import built_dir
-
-    if not isinstance(dataset, str) or not dataset:
-        return None
-    try:
-        found = json.loads((built_dir(dataset) / "manifest.json").read_text(encoding="utf-8")).get(
-            "fingerprint"
-        )
-    except (OSError, ValueError, AttributeError):
-        return None
-    return found if isinstance(found, str) else None
 
 
 def _kernel_exit(notebook: str, km_class: Any, log: Any) -> int | str | None:

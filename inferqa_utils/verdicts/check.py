@@ -5,21 +5,20 @@ command beside its expected scores, printed OK / FAIL), ``inferqa_utils/verdicts
 per profile, *conditions*: a result table by its key in the stage registry
 (:data:`inferqa_utils.stages.TABLES`, which names the notebook that writes it and its file under
 ``results/`` for the profile's dataset and split), a row (column = value pairs), a column, the
-expected value and a tolerance. :func:`check` reads the tables the latest run of that profile wrote, prints
+expected value and a tolerance. :func:`check` reads the tables of one run of that profile, prints
 one line per condition, then the papers' findings scored on the same run
 (:mod:`inferqa_utils.verdicts.findings`),
 and reports failure when a condition is off by more than its tolerance or its table/row is missing.
 
-A number counts only when its table was written by the run checked (:func:`runs_checked`: per
-notebook, the newest run of the profile in which that notebook finished — the runs whose times the
-check record reports), as ``results/provenance.json`` records it (:mod:`inferqa_utils.record.provenance`):
-a table another run wrote (another profile's, e.g. the shared ``00_quickstart_answers.csv``, or an
-older or failed run of the same profile), a table a notebook wrote before it raised or was stopped,
-a table written while another run wrote into the same folders, a table changed after its run wrote
-it, and a table with no record (written by hand or by an older runner; accepted with
-``allow_unrecorded``) FAIL with a reason naming the table and the runs. When the newest run of the
-profile failed, was stopped or has not ended, a line says so and names the notebooks it did not
-finish (:func:`newest_run_note`).
+The run checked (:func:`checked_run`) is the one ``--run`` names, else the profile's newest run
+that ended well (complete, or partial: ``--only``); its tables are read from its own folder,
+``build/executions/<run id>/results/`` (:mod:`inferqa_utils.record.run_outputs`), and every line
+names the run. A number counts only when the run accounts for its table: a table one of its
+notebooks wrote, or one a partial run inherited from an earlier run (named as the run that wrote
+it). A table written by a notebook that raised or was stopped, and a file none of the run's
+notebooks wrote nor inherited (put there by hand), FAIL with a reason naming the table and the
+run. When the newest run of the profile failed, was stopped or has not ended, a line says so and
+names the notebooks it did not finish (:func:`newest_run_note`).
 
 Expected values are recorded from a real run and changed only deliberately:
 ``python -m inferqa_utils check --profile NAME --update`` rewrites them from the current results
@@ -48,8 +47,15 @@ from typing import Any
 from .. import stages
 from ..core.config import PATHS, profile, root_relative, run_command
 from ..core.errors import DataFormatError, UnknownNameError
-from ..record import provenance
-from ..record.run_dirs import describe_outcome, run_manifests, run_order, run_outcome, unfinished_notebooks
+from ..record.run_dirs import (
+    RUN_DIR_RE,
+    describe_outcome,
+    run_manifests,
+    run_order,
+    run_outcome,
+    unfinished_notebooks,
+)
+from ..record.run_outputs import origin
 
 MATRIX = Path(__file__).with_name("reproduction.yaml")
 #: version of the check record's layout (:func:`check_record`); readers refuse other versions
@@ -299,48 +305,78 @@ def read_value(
     return v, ""
 
 
-def runs_checked(profile_name: str, executions: Path | None = None) -> dict[str, dict[str, Any]]:
-    """``{notebook number: {"run_id", "profile"}}``: for each notebook, the newest run of the profile
-    (manifests under ``executions``, default ``build/executions``) in which it finished. One full
-    run names itself for every notebook; a profile run a notebook at a time names each one's run."""
+#: the run a check reads: its folder and its manifest
+Run = tuple[Path, dict[str, Any]]
 
-    out: dict[str, dict[str, Any]] = {}
+
+def checked_run(profile_name: str, executions: Path | None = None, run_id: str | None = None) -> Run | None:
+    """The run :func:`check` reads (module docstring): ``(folder, manifest)`` of the run ``run_id``
+    of the profile, else of its newest run that ended well (outcome ``complete`` or ``partial``);
+    ``None`` when there is none (an unknown ``run_id`` included)."""
     for path, m in run_manifests(profile_name, executions):
-        for stem in _finished_notebooks(m):
-            out.setdefault(stem.split("_", 1)[0], {"run_id": path.parent.name, "profile": profile_name})
-    return out
+        if path.parent.name == run_id if run_id else run_outcome(m, profile_name) in ("complete", "partial"):
+            return path.parent, m
+    return None
+
+
+def _profile_of(run: Run) -> str:
+    """The profile of a run: its folder's name says it (``<stamp>-<profile>``)."""
+    m = RUN_DIR_RE.match(run[0].name)
+    params = run[1].get("parameters")
+    return m["profile"] if m else str(params.get("profile") or "") if isinstance(params, Mapping) else ""
+
+
+def table_refusal(run: Run, file: str) -> tuple[dict[str, Any] | None, str]:
+    """Whether the run accounts for its table ``results/<file>`` (module docstring):
+    ``(written_by, "")`` when it does, else ``(written_by or None, reason)``; ``written_by`` is
+    ``{"run_id", "profile"}`` of the run that wrote it."""
+    folder, m = run
+    profile_name = _profile_of(run)
+    found = origin(m, folder.name, f"results/{file}")
+    if found is None:
+        return None, (f"table {file} is in the folder of run {folder.name} but none of its notebooks "
+                      "wrote it and the run did not inherit it: rerun its notebook")
+    written = {"run_id": found["run_id"], "profile": profile_name}
+    if found["status"] != "ok":
+        nb = str(found["notebook"])
+        return written, (f"table {file} was written by {nb} in run {folder.name}, which did not finish "
+                         f"({found['status']}): rerun it ({run_command([nb[:2]], profile_name)})")
+    return written, ""
 
 
 def evaluate(conditions: Sequence[Condition], dataset: str, split: str, folder: Path | None = None,
-             runs: dict[str, dict[str, Any]] | None = None, allow_unrecorded: bool = False) -> list[Outcome]:
-    """One outcome per condition. With ``runs`` (:func:`runs_checked`) a number counts only when
-    its table was written by the run of its notebook (module docstring); ``None`` skips that test."""
+             run: Run | None = None) -> list[Outcome]:
+    """One outcome per condition, read from ``folder`` (default: the run's ``results/``, else
+    ``results/``). With ``run`` (:func:`checked_run`) a number counts only when the run accounts for
+    its table (:func:`table_refusal`)."""
+    if folder is None and run is not None:
+        folder = run[0] / "results"
+    ref = None if run is None else {"run_id": run[0].name, "profile": _profile_of(run)}
     out = []
     for c in conditions:
         got, why = read_value(c, dataset, split, folder)
-        run = (runs or {}).get(c.notebook)
         written = None
-        if got is not None and runs is not None:
-            rec, refused = provenance.check_table(c.file(dataset, split), run, folder, allow_unrecorded)
-            written = provenance.written_by(rec)
+        if got is not None and run is not None:
+            written, refused = table_refusal(run, c.file(dataset, split))
             if refused:
-                out.append(Outcome(c, "FAIL", got, refused, run, written))
+                out.append(Outcome(c, "FAIL", got, refused, ref, written))
                 continue
         if got is None:
-            out.append(Outcome(c, "FAIL", None, why, run, written))
+            out.append(Outcome(c, "FAIL", None, why, ref, written))
         elif c.expected is None:
-            out.append(Outcome(c, "FAIL", got, "no expected value recorded (--update)", run, written))
+            out.append(Outcome(c, "FAIL", got, "no expected value recorded (--update)", ref, written))
         elif (math.isnan(got) and math.isnan(c.expected)) or abs(got - c.expected) <= c.tolerance + 1e-9:
-            out.append(Outcome(c, "OK", got, "", run, written))
+            out.append(Outcome(c, "OK", got, "", ref, written))
         else:
-            out.append(Outcome(c, "FAIL", got, f"off by {got - c.expected:+.2f}", run, written))
+            out.append(Outcome(c, "FAIL", got, f"off by {got - c.expected:+.2f}", ref, written))
     return out
 
 
 def update(profile_name: str, path: str | Path | None = None, folder: Path | None = None,
-           executions: Path | None = None, allow_unrecorded: bool = False) -> list[Outcome]:
-    """Rewrite the profile's expected values from the current results (deliberate, reviewed); a
-    value whose table the run checked did not write (module docstring) is left as it was (FAIL)."""
+           executions: Path | None = None, run_id: str | None = None) -> list[Outcome]:
+    """Rewrite the profile's expected values from the run checked (:func:`checked_run`; deliberate,
+    reviewed); a value whose table that run does not account for (module docstring) is left as it
+    was (FAIL)."""
     import yaml
 
     path = Path(path) if path is not None else MATRIX
@@ -348,23 +384,19 @@ def update(profile_name: str, path: str | Path | None = None, folder: Path | Non
     spec = raw["profiles"][profile_name]
     conditions = load_matrix(path)[profile_name]["conditions"]
     dataset = profile(profile_name)["dataset_name"]
-    split, runs = spec.get("split", "test"), runs_checked(profile_name, executions)
+    split, run = spec.get("split", "test"), checked_run(profile_name, executions, run_id)
     manifests = {p.parent.name: m for p, m in run_manifests(profile_name, executions)}
     outcomes, set_by, entries = [], {}, {}
-    for entry, c in zip(spec["conditions"], conditions, strict=True):
-        got, why = read_value(c, dataset, split, folder)
-        if got is not None:
-            why = provenance.check_table(
-                c.file(dataset, split), runs.get(c.notebook), folder, allow_unrecorded
-            )[1]
-            got = None if why else got
+    for entry, o in zip(spec["conditions"], evaluate(conditions, dataset, split, folder, run), strict=True):
+        got = o.got if o.why == "" or o.why.startswith(("off by", "no expected")) else None
         if got is not None:
             entry["expected"] = round(got, 4)
-            run_id = (runs.get(c.notebook) or {}).get("run_id")
-            if run_id not in entries:
-                entries[run_id] = source_entry(run_id, manifests.get(str(run_id)))
-            set_by[c.id] = entries[run_id]
-        outcomes.append(Outcome(c, "SET" if got is not None else "FAIL", got, why))
+            source = (o.written_by or {}).get("run_id")
+            if source not in entries:
+                entries[source] = source_entry(source, manifests.get(str(source)))
+            set_by[o.condition.id] = entries[source]
+        outcomes.append(Outcome(o.condition, "SET" if got is not None else "FAIL", got,
+                                "" if got is not None else o.why))
     sources = recorded_from(spec.get("recorded_from") or [], [c.id for c in conditions], set_by)
     # recorded_from before the conditions, so the diff shows it at the top of the profile
     rest = {k: v for k, v in spec.items() if k not in ("recorded_from", "conditions")}
@@ -378,13 +410,14 @@ def update(profile_name: str, path: str | Path | None = None, folder: Path | Non
 
 def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str | Path | None = None,
           findings_table: bool = True, folder: Path | None = None, path: str | Path | None = None,
-          log: Any = print, executions: Path | None = None, allow_unrecorded: bool = False,
+          log: Any = print, executions: Path | None = None, run_id: str | None = None,
           against: str | Path | None = None) -> int:
     """Print OK / FAIL per condition of the profile (only ``notebooks`` when given) and the findings
     verdicts; with ``report`` write a Markdown report and, beside it, the check record
     (:func:`record_path`; run timings from the newest manifest under ``executions``, default
-    ``build/executions``). A condition whose table the run checked did not write FAILs (module
-    docstring; ``allow_unrecorded`` accepts tables with no run record). With ``against`` (an earlier
+    ``build/executions``). The run read is ``run_id``, else the profile's newest run that ended
+    well (:func:`checked_run`); a condition whose table that run does not account for FAILs (module
+    docstring). With ``against`` (an earlier
     check record) the findings whose verdict changed are listed (:func:`verdict_changes`). Returns
     the number of FAILs."""
 
@@ -396,14 +429,13 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
     spec = matrix.get(profile_name, {"split": params.get("split", "test"), "conditions": []})
     dataset, split = params["dataset_name"], spec["split"]
     conds = [c for c in spec["conditions"] if not notebooks or c.notebook in notebooks]
-    runs = runs_checked(profile_name, executions)
-    outcomes = evaluate(conds, dataset, split, folder, runs, allow_unrecorded)
+    run = checked_run(profile_name, executions, run_id)
+    if folder is None:
+        folder = run[0] / "results" if run is not None else PATHS.results
+    outcomes = evaluate(conds, dataset, split, folder, run)
     log(f"[check] profile {profile_name}: dataset {dataset}, split {split}, {len(conds)} condition(s), "
-        f"results in {folder or PATHS.results}")
-    log(
-        f"[check] runs checked: {_runs_line(runs)}"
-        + ("; tables with no run record accepted" if allow_unrecorded else "")
-    )
+        f"results in {root_relative(folder)}")
+    log(f"[check] run checked: {_run_line(run, profile_name)}")
     note = newest_run_note(profile_name, executions)
     if note:
         log(note)
@@ -466,7 +498,7 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
         log(f"[check] report written to {report}")
         rec = record_path(report)
         record = check_record(profile_name, dataset, split, outcomes, verdicts, notebooks, executions,
-                              allow_unrecorded, ledger_rows, decidability)
+                              run, ledger_rows, decidability)
         rec.write_text(
             json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
         )
@@ -476,9 +508,9 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
 
 def no_run_message(profile_name: str, notebooks: Sequence[str] | None = None,
                    executions: Path | None = None) -> str | None:
-    """One line saying the profile has no run to check — no run manifest, or no run that finished
-    a notebook (of ``notebooks`` when given) — and the command that makes one; ``None`` when there
-    is a run (:func:`runs_checked`)."""
+    """One line saying the profile has no run to check — no run manifest, no run that ended well, or
+    (with ``notebooks``) a run checked that neither finished nor inherited those notebooks' tables —
+    and the command that makes one; ``None`` when there is a run (:func:`checked_run`)."""
 
     folder = executions or PATHS.executions
     wanted = [str(nb)[:2] for nb in notebooks or []]
@@ -490,27 +522,21 @@ def no_run_message(profile_name: str, notebooks: Sequence[str] | None = None,
             f"no run of profile {profile_name} to check (no {folder / ('*-' + profile_name)}/manifest.json); "
             f"{command}"
         )
-    runs = runs_checked(profile_name, executions)
-    if wanted and not any(nn in runs for nn in wanted):
-        return (
-            f"no run of profile {profile_name} finished notebook{'s' * (len(wanted) > 1)} "
-            f"{', '.join(wanted)} "
-            f"(newest run: {manifests[0][0].parent.name}, {manifests[0][1].get('status', 'no status')}); "
-            f"{command}"
-        )
-    if not runs:
-        return (
-            f"no run of profile {profile_name} finished a notebook (newest run: "
-            f"{manifests[0][0].parent.name}, "
-            f"{manifests[0][1].get('status', 'no status')}); {command}"
-        )
+    run = checked_run(profile_name, executions)
+    newest = f"newest run: {manifests[0][0].parent.name}, {manifests[0][1].get('status', 'no status')}"
+    if run is None:
+        return f"no run of profile {profile_name} ended well ({newest}); {command}"
+    finished = {str(nb)[:2] for nb in _finished_notebooks(run[1])}
+    if wanted and not run[1].get("inherited") and not any(nn in finished for nn in wanted):
+        return (f"no run of profile {profile_name} finished notebook{'s' * (len(wanted) > 1)} "
+                f"{', '.join(wanted)} ({newest}); {command}")
     return None
 
 
 def newest_run_note(profile_name: str, executions: Path | None = None) -> str | None:
     """One line when the newest run of the profile did not end well — it failed, was stopped, or
     has not ended — naming the notebooks it did not finish, whose tables count only from a run that
-    finished them (:func:`runs_checked`); ``None`` otherwise (no run; a complete or partial one)."""
+    finished them; ``None`` otherwise (no run; a complete or partial one)."""
 
     found = run_manifests(profile_name, executions)
     if not found or run_outcome(found[0][1], profile_name) not in ("failed", "interrupted", "running"):
@@ -524,16 +550,16 @@ def newest_run_note(profile_name: str, executions: Path | None = None) -> str | 
             "their tables count only from a run that finished them")
 
 
-def _runs_line(runs: dict[str, dict[str, Any]]) -> str:
-    """``notebooks 00, 01: run R1; 02: run R2`` (or that no run finished a notebook)."""
-    if not runs:
-        return "no run of the profile finished a notebook"
-    by_run: dict[str, list[str]] = {}
-    for nn, run in sorted(runs.items()):
-        by_run.setdefault(str(run["run_id"]), []).append(nn)
-    return "; ".join(
-        f"notebook{'s' * (len(nns) > 1)} {', '.join(nns)}: run {rid}" for rid, nns in by_run.items()
-    )
+def _run_line(run: Run | None, profile_name: str) -> str:
+    """``<run id> (complete, commit abc1234)``, or that the profile has no run that ended well."""
+    if run is None:
+        return f"no run of profile {profile_name} ended well"
+    folder, m = run
+    commit = str((m.get("git") or {}).get("commit") or "")[:7] if isinstance(m.get("git"), dict) else ""
+    inherited = m.get("inherited") or {}
+    return (f"{folder.name} ({describe_outcome(m, profile_name)}" + (f", commit {commit}" if commit else "")
+            + (f"; {len(inherited)} file(s) inherited from {', '.join(sorted(set(inherited.values())))}"
+               if inherited else "") + ")")
 
 
 def record_path(report: str | Path) -> Path:
@@ -741,16 +767,16 @@ def run_ledger(profile_name: str, verdicts: Any, executions: Path | None = None)
 
 def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence[Outcome], verdicts: Any,
                  notebooks: Sequence[str] | None = None, executions: Path | None = None,
-                 allow_unrecorded: bool = False,
+                 run: Run | None = None,
                  ledger: Sequence[dict[str, Any]] | None = None,
                  decidability: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The machine-readable record of one check (JSON-safe): profile, dataset, split, date (UTC),
     git commit and dirty flag at check time, the machine (:func:`inferqa_utils.record.manifest.machine_info`),
     the newest run manifest of the profile (``run``: total and per-notebook seconds, status, its
     commit, the model calls and cache state of the runs timed, the LLM rates it measured; ``None`` when no
-    run folder exists), the
-    notebooks filter, whether tables with no run record were accepted, the condition outcomes (each with its
-    table's file, the run checked and the run that wrote the table), the findings verdict table as records
+    run folder exists), the notebooks filter, the run checked (``run_checked``: its id, outcome and
+    commit), the condition outcomes (each with its table's file, the run checked and the run that
+    wrote the table), the findings verdict table as records
     (``None`` when findings were not scored), the run's ledger (:func:`run_ledger`; ``[]`` when the run
     folders hold no ledger log) and the decidability rows
     (:func:`inferqa_utils.verdicts.decidability.decidability_rows`)."""
@@ -787,7 +813,8 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
         "machine": machine_info(),
         "run": _run_summary(profile_name, executions),
         "notebooks": list(notebooks) if notebooks else None,
-        "allow_unrecorded": bool(allow_unrecorded),
+        "run_checked": None if run is None else {
+            "run_id": run[0].name, "outcome": run_outcome(run[1], profile_name), "git": run[1].get("git")},
         "conditions": conditions,
         "findings": rows,
         "ledger": list(ledger or []),

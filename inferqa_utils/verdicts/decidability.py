@@ -41,8 +41,6 @@ from ..record.projection import minutes
 
 #: the model whose rates scale the LLM seconds to the slow reference host
 RATE_MODEL = "qwen2.5-coder-1.5b"
-#: one night on the slow reference host: the budget of a research profile
-NIGHT_S = 8 * 3600
 
 
 @dataclass(frozen=True)
@@ -336,8 +334,3 @@ def decidability_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def _cell(v: int | None) -> str:
     return "—" if v is None else f"{v:,}"
-
-
-def within_night(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The rows a shipped option decides within one night on the slow reference host."""
-    return [r for r in rows if r.get("projected_slow_s") is not None and r["projected_slow_s"] <= NIGHT_S]

@@ -8,7 +8,7 @@ of a profile wins) and :func:`render` writes one self-contained Markdown page:
 
 * a *scoreboard*: one row per finding of ``inferqa_utils/measure/paper_numbers.yaml``, per main profile our
   statistic with its 95 % interval and the verdict, then one line per profile (verdict counts,
-  commits, what its notebook time measured);
+  the check record it comes from, what its notebook time measured);
 * the forest plot of those estimates against each rule's region (:func:`write_forest`,
   :func:`inferqa_utils.present.figures.findings_forest`), written to ``figures/`` beside the page;
 * a *Runs* table with one row per main profile asked for ("no record" when none exists), the
@@ -46,7 +46,6 @@ from ..measure.paper import Finding, load_paper_numbers
 from ..measure.verdict import ALPHA, BY_CONSTRUCTION, CONTRADICTED, HOLDS, INCONCLUSIVE, MIN_UNITS
 from ..present.figures import ForestPoint, ForestRow
 from ..present.tables import markdown_table, p_value_text
-from ..record.provenance import describe_run
 from .check import RECORD_SCHEMA
 from .check import manifests_cache_use as check_cache_use
 
@@ -117,7 +116,8 @@ def load_record(path: str | Path) -> dict[str, Any]:
     run = _need(path, rec, "run", dict, nullable=True)
     if run is not None:
         _need(path, run, "total_s", (int, float), "run.", nullable=True)
-    allow_unrecorded = _need(path, rec, "allow_unrecorded", bool)
+    # written before check read runs from their own folders: tables with no run record accepted
+    allow_unrecorded = bool(rec.get("allow_unrecorded"))
     for n, c in enumerate(_need(path, rec, "conditions", list)):
         where = f"conditions[{n}]."
         if not isinstance(c, dict):
@@ -148,7 +148,8 @@ def load_record(path: str | Path) -> dict[str, Any]:
 
 
 def _check_condition_run(path: Path, c: Mapping[str, Any], where: str, allow_unrecorded: bool) -> None:
-    """An OK condition's table was written by the run checked for it (module docstring)."""
+    """An OK condition's table was written by the run checked, or inherited by it from the run named
+    (module docstring)."""
     _need(path, c, "file", str, where)
     runs = {}
     for key in ("run_checked", "written_by"):
@@ -166,13 +167,19 @@ def _check_condition_run(path: Path, c: Mapping[str, Any], where: str, allow_unr
             "(and the check did not accept unrecorded tables)",
             field=f"{where}written_by",
         )
-    if written is not None and (checked is None or written["run_id"] != checked["run_id"]):
+    # an earlier run of the profile may have written it (a partial run inherits), never another profile's
+    if written is not None and (checked is None or written.get("profile") != checked.get("profile")):
         raise DataFormatError(
             path,
-            f"condition {c['id']!r} is OK, but table {c['file']} was written by "
-            f"{describe_run(written)}, not by the run checked, {describe_run(checked)}",
+            f"condition {c['id']!r} is OK, but table {c['file']} was written by {_describe_run(written)}, "
+            f"not by the run checked, {_describe_run(checked)}",
             field=f"{where}written_by",
         )
+
+
+def _describe_run(run: Mapping[str, Any] | None) -> str:
+    """``run 20261124-080321-default (profile default)``."""
+    return f"run {run.get('run_id')} (profile {run.get('profile')})" if run else "no run"
 
 
 def results_folder(root: str | Path) -> Path:
@@ -240,26 +247,30 @@ def _when(rec: Mapping[str, Any]) -> str:
     return _date(rec).astimezone(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _commit(git: Mapping[str, Any] | None) -> str:
-    if not git or not git.get("commit"):
-        return "unknown"
-    return f"`{git['commit'][:7]}`" + (" (uncommitted changes)" if git.get("dirty") else "")
+def record_name(rec: Mapping[str, Any]) -> str:
+    """The check record by its file name, ``check_<profile>.json``: the page names the record, and
+    the record holds the commits (the page names none)."""
+    return f"`check_{rec['profile']}.json`"
 
 
 def _commit_cell(rec: Mapping[str, Any]) -> str:
-    """The commit the check ran at, and the run's commit when it differs."""
-    text = _commit(rec["git"])
+    """The check record the row comes from, and what it says of the code without naming a commit:
+    whether the check ran at another commit than the notebooks, with uncommitted changes, or at a
+    commit not recorded."""
+    text = record_name(rec)
+    git = rec.get("git") or {}
     run_git = (rec.get("run") or {}).get("git")
-    if (
-        isinstance(run_git, dict)
-        and run_git.get("commit")
-        and (
-            run_git.get("commit") != rec["git"].get("commit")
-            or run_git.get("dirty") != rec["git"].get("dirty")
-        )
-    ):
-        text += f"; notebooks run at {_commit(run_git)}"
-    return text
+    notes = []
+    if not git.get("commit"):
+        notes.append("commit not recorded")
+    elif git.get("dirty"):
+        notes.append("checked with uncommitted changes")
+    if isinstance(run_git, dict) and run_git.get("commit"):
+        if run_git.get("commit") != git.get("commit"):
+            notes.append("the notebooks ran at another commit than the check")
+        if run_git.get("dirty") and run_git.get("dirty") != git.get("dirty"):
+            notes.append("the notebooks ran with uncommitted changes")
+    return f"{text} ({'; '.join(notes)})" if notes else text
 
 
 def _machine(m: Mapping[str, Any]) -> str:
@@ -308,7 +319,8 @@ def matrix_source(rec: Mapping[str, Any]) -> str:
     """Whether the record's conditions were checked on the run their expected values were recorded
     from (each condition's ``recorded_from``, which ``check`` copies from ``reproduction.yaml``,
     against its ``run_checked``): ``matrix recorded from this run (OK by construction)``,
-    ``checked on an independent run (recorded at `abc1234`, checked at `def5678`)``, the counts of
+    ``checked on an independent run (recorded from 2 other runs)`` — the runs, and their commits,
+    are named in ``reproduction.yaml`` and in the check record, not on the page —, the counts of
     each when they are mixed, and which conditions name no source (a matrix that does not name
     it, or a record written before ``check`` copied it); ``""`` without conditions."""
     conds = rec["conditions"]
@@ -326,12 +338,8 @@ def matrix_source(rec: Mapping[str, Any]) -> str:
         return ""
     parts = []
     if independent:
-        known = dict.fromkeys(_commit(c["recorded_from"]) for c in independent)
-        recorded = [k for k in known if k != "unknown"] + ["a commit not recorded"] * ("unknown" in known)
-        run_git = (rec.get("run") or {}).get("git")
-        checked = _commit(run_git if isinstance(run_git, dict) else rec["git"])
-        text = (f"checked on an independent run (recorded at {', '.join(recorded)}, "
-                f"checked at {'a commit not recorded' if checked == 'unknown' else checked})")
+        runs = len({str(c["recorded_from"]["run_id"]) for c in independent})
+        text = f"checked on an independent run (recorded from {runs} other run{'s' * (runs != 1)})"
         parts.append(text if len(independent) == len(conds) else f"{len(independent)} of {len(conds)} {text}")
     if same:
         parts.append("matrix recorded from this run (OK by construction)" if len(same) == len(conds)
@@ -579,12 +587,8 @@ def _scoreboard(
 
 
 def _checked_at(rec: Mapping[str, Any]) -> str:
-    """``Notebooks run and checked at `abc1234``` or, plainly, the two commits when they differ."""
-    cell = _commit_cell(rec)
-    if "; notebooks run at " in cell:
-        checked, run = cell.split("; notebooks run at ", 1)
-        return f"Checked at {checked}, but the notebooks were run at {run}"
-    return f"Notebooks run and checked at {cell}"
+    """``Record `check_default.json``` with what it says of the code (:func:`_commit_cell`)."""
+    return f"Record {_commit_cell(rec)}"
 
 
 def _summary(p: str, rec: Mapping[str, Any] | None) -> str:
@@ -658,21 +662,19 @@ def _header(command: str, generated: _dt.datetime) -> list[str]:
 def provenance(records: Mapping[str, Mapping[str, Any]], shown: Sequence[str]) -> str:
     """Where the numbers of the ``shown`` profiles come from: how many run manifests each profile's
     notebook tables span and whether a single one was a complete run (:func:`runs_phrase`), and the
-    commit they ran at; one sentence, which says so when every profile comes from one complete run
-    and all ran at one commit."""
-    parts, commits, single = [], [], True
+    check record that holds them and their commits (:func:`record_name`); one sentence, which says
+    so when every profile comes from one complete run."""
+    parts, single = [], True
     for p in shown:
-        run = records[p].get("run") or {}
-        git = run.get("git") if isinstance(run.get("git"), dict) else records[p].get("git")
-        commits.append(_commit(git))
-        runs = runs_phrase(run)
+        runs = runs_phrase(records[p].get("run") or {})
         single = single and runs == "one complete run"
-        parts.append(f"**{p}** from {runs} at {commits[-1]}")
+        parts.append(f"**{p}** from {runs} (record {record_name(records[p])})")
     names = f"{', '.join(shown[:-1])} and {shown[-1]}" if len(shown) > 1 else shown[0]
-    if single and len(set(commits)) == 1 and commits[0] != "unknown":
-        each = "one complete run of its notebooks" if len(shown) == 1 else "one complete run each, all"
-        return f"*The numbers of {names} come from {each} at {commits[0]}.*"
-    return (f"*The numbers of {names} do not all come from one complete run at one commit: "
+    where = " (the records `check_<profile>.json`, which hold the commits)"
+    if single:
+        each = "one complete run of its notebooks" if len(shown) == 1 else "one complete run each"
+        return f"*The numbers of {names} come from {each}{where}.*"
+    return (f"*The numbers of {names} do not all come from one complete run: "
             + "; ".join(parts) + ".*")
 
 
@@ -757,7 +759,7 @@ def _runs_table(records: Mapping[str, Mapping[str, Any]], profiles: Sequence[str
                     _conditions(r), _verdicts(r), _runs_checked(r),
                 ]
             )
-    return markdown_table(["profile", "dataset", "split", "checked", "commit", "machine", "notebook time",
+    return markdown_table(["profile", "dataset", "split", "checked", "record", "machine", "notebook time",
                    "conditions", "findings", "runs checked"], runs)
 
 
@@ -770,8 +772,9 @@ _RUNS_NOTE = (
     "checked*: the run folders `build/executions/<run>` whose tables the conditions read), and whether "
     "the matrix's expected values were *recorded from this run* — the run `check --update` read them "
     "from, so that OK is true by construction — or the conditions were *checked on an independent run* "
-    "(the commits of the runs the values were recorded from and of the run checked). *Commit*: the "
-    "commit the check ran at, and the one the notebooks ran at when they differ. *Notebook time*: the sum "
+    "(the runs the values were recorded from are named in `reproduction.yaml`). *Record*: the check record "
+    "the row comes from, which holds the commit the check ran at and the one the notebooks ran at (the "
+    "cell says when they differ). *Notebook time*: the sum "
     "of the notebooks' times, each from the newest run that finished it, and what it measured: *from empty "
     "caches* (each run timed began with empty LLM, embedding, index and run caches, as its manifest "
     "records, or, for a manifest from before that record, it was the first run in its clone), a *cached "
