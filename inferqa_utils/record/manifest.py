@@ -16,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..core.atomic import write_text_atomic
 from ..core.config import PATHS, SEED, root_relative
 from ..core.fingerprint import sha256_file
 
@@ -134,9 +135,8 @@ class Manifest:
         }
 
     def write(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=2, default=str), encoding="utf-8")
-        return path
+        """Write the manifest as JSON to ``path``, atomically (a run killed while writing leaves the
+        previous manifest, never a truncated one)."""
+        return write_text_atomic(path, json.dumps(self.to_dict(), indent=2, default=str))
 
 
