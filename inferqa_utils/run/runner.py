@@ -417,7 +417,8 @@ class NotebookExecutor:
 
 def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
                   overrides: dict[str, Any] | None = None, out_dir: Path | None = None,
-                  notebooks_dir: Path | None = None, log=print, projection: bool = False) -> Manifest:
+                  notebooks_dir: Path | None = None, log=print, projection: bool = False,
+                  warm: dict[str, Any] | None = None) -> Manifest:
     """Execute the numbered notebooks (those of ``only``, else all, or the profile's ``notebooks``:
     :func:`selected_notebooks`); returns the written manifest. Before anything runs, an
     unknown profile (:class:`~inferqa_utils.core.errors.UnknownProfileError`) and an override that no
@@ -430,7 +431,8 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     run`` sets it) this host's LLM rates are measured first and the run's time is projected from
     the profile's reference record (:mod:`inferqa_utils.record.projection`): printed before the first
     notebook, as an ETA after each, and against the actual time at the end (manifest
-    ``projection``)."""
+    ``projection``). ``warm`` (what a warm start installed into the LLM cache,
+    :func:`inferqa_utils.llm.reference_outputs.install`) is recorded in the manifest as ``warm``."""
     plan = plan_run(profile_name, only, overrides, notebooks_dir)
     import papermill  # noqa: F401  (a missing papermill is refused before the run's folder is made)
 
@@ -441,6 +443,8 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
     out_dir = out_dir or new_run_dir(profile_name)
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = start_manifest(plan, out_dir)
+    if warm is not None:
+        manifest.extra["warm"] = dict(warm)
     if plan.scope == "partial":
         _inherit(manifest, out_dir, profile_name, log)
     log(f"[inferqa] profile {profile_name}: {len(plan.notebooks)} notebook(s) -> {out_dir}")
