@@ -55,13 +55,20 @@ def error_bars(values: Sequence[float] | np.ndarray, lo: Sequence[float] | np.nd
 def save_figure(fig, name: str, folder: Path | None = None) -> Path:
     """Write ``fig`` as ``<folder or figures/>/<name>.png`` (stable names; 120 dpi), atomically, and
     return the path."""
+    return write_figure(fig, (folder or PATHS.figures) / f"{name}.png", dpi=120, bbox_inches="tight")
+
+
+def write_figure(fig, path: Path, **savefig: Any) -> Path:
+    """``fig.savefig`` into ``path`` atomically (rendered in memory, then :func:`write_bytes_atomic`):
+    a reader — or a run that hard-linked the file from an earlier run — never sees it half-written
+    or rewritten in place. The format is the suffix's."""
     import io
 
     from ..core.atomic import write_bytes_atomic
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
-    return write_bytes_atomic((folder or PATHS.figures) / f"{name}.png", buf.getvalue())
+    fig.savefig(buf, format=path.suffix.lstrip("."), **savefig)
+    return write_bytes_atomic(path, buf.getvalue())
 
 
 # ----------------------------------------------------------------------------- forest plot of the findings
@@ -219,11 +226,10 @@ def findings_forest(rows: Sequence[ForestRow], points: Sequence[ForestPoint], pr
     legend_rows = math.ceil((len(profiles) + len(VERDICT_MARKERS) + 2 + any(r.marks for r in rows)) / 4)
     fig.subplots_adjust(top=1 - (0.25 + 0.2 * legend_rows) / fig.get_figheight())
     out = Path(out).with_suffix(".png")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=130, bbox_inches="tight", metadata={"Software": None})
+    write_figure(fig, out, dpi=130, bbox_inches="tight", metadata={"Software": None})
     if svg:
         with rc_context({"svg.hashsalt": "inferqa-findings-forest"}):
-            fig.savefig(out.with_suffix(".svg"), bbox_inches="tight", metadata={"Date": None})
+            write_figure(fig, out.with_suffix(".svg"), bbox_inches="tight", metadata={"Date": None})
     return drawn
 def long_intervals(table: pd.DataFrame, metrics: Sequence[str], label: str = "system",
                    stems: Mapping[str, str] | None = None) -> pd.DataFrame:

@@ -387,16 +387,21 @@ def update(profile_name: str, path: str | Path | None = None, folder: Path | Non
     split, run = spec.get("split", "test"), checked_run(profile_name, executions, run_id)
     manifests = {p.parent.name: m for p, m in run_manifests(profile_name, executions)}
     outcomes, set_by, entries = [], {}, {}
-    for entry, o in zip(spec["conditions"], evaluate(conditions, dataset, split, folder, run), strict=True):
-        got = o.got if o.why == "" or o.why.startswith(("off by", "no expected")) else None
+    if folder is None and run is not None:
+        folder = run[0] / "results"
+    for entry, c in zip(spec["conditions"], conditions, strict=True):
+        got, why = read_value(c, dataset, split, folder)
+        written = None
+        if got is not None and run is not None:
+            written, why = table_refusal(run, c.file(dataset, split))
+            got = None if why else got
         if got is not None:
             entry["expected"] = round(got, 4)
-            source = (o.written_by or {}).get("run_id")
+            source = (written or {}).get("run_id")
             if source not in entries:
                 entries[source] = source_entry(source, manifests.get(str(source)))
-            set_by[o.condition.id] = entries[source]
-        outcomes.append(Outcome(o.condition, "SET" if got is not None else "FAIL", got,
-                                "" if got is not None else o.why))
+            set_by[c.id] = entries[source]
+        outcomes.append(Outcome(c, "SET" if got is not None else "FAIL", got, why))
     sources = recorded_from(spec.get("recorded_from") or [], [c.id for c in conditions], set_by)
     # recorded_from before the conditions, so the diff shows it at the top of the profile
     rest = {k: v for k, v in spec.items() if k not in ("recorded_from", "conditions")}
