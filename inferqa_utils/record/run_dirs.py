@@ -207,3 +207,17 @@ def describe_outcome(m: Mapping[str, Any], profile_name: str | None = None) -> s
     if outcome == "running":
         return "not ended (status running)"
     return "outcome not recorded"
+
+
+def llm_rates(manifest: Mapping[str, Any]) -> dict[str, dict[str, float]] | None:
+    """The LLM rates the run measured on its host before its first notebook (the manifest's
+    ``projection.rates``: ``{model: {prefill_tok_s, decode_tok_s}}``), so a time is read beside the
+    speed of the host that took it; ``None`` when the run did not measure them."""
+    projection = manifest.get("projection")
+    rates = projection.get("rates") if isinstance(projection, Mapping) else None
+    if not isinstance(rates, Mapping):
+        return None
+    keys = ("prefill_tok_s", "decode_tok_s")
+    out = {str(model): {k: float(r[k]) for k in keys} for model, r in rates.items()
+           if isinstance(r, Mapping) and all(isinstance(r.get(k), int | float) for k in keys)}
+    return out or None

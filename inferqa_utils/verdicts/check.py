@@ -50,6 +50,7 @@ from ..core.errors import DataFormatError, UnknownNameError
 from ..record.run_dirs import (
     RUN_DIR_RE,
     describe_outcome,
+    llm_rates,
     run_manifests,
     run_order,
     run_outcome,
@@ -441,6 +442,11 @@ def check(profile_name: str, notebooks: Sequence[str] | None = None, report: str
     log(f"[check] profile {profile_name}: dataset {dataset}, split {split}, {len(conds)} condition(s), "
         f"results in {root_relative(folder)}")
     log(f"[check] run checked: {_run_line(run, profile_name)}")
+    if run is not None:
+        log(model_outputs_line(run[1]))
+        shipped = against_shipped(run[1], dataset)
+        if shipped is not None:
+            log(shipped["line"])
     note = newest_run_note(profile_name, executions)
     if note:
         log(note)
@@ -629,6 +635,52 @@ def _llm_use(m: dict[str, Any], stems: Sequence[str]) -> tuple[int | None, int |
     return calls, hits
 
 
+def model_outputs(m: Mapping[str, Any]) -> dict[str, Any]:
+    """How a run got its model outputs: ``computed`` (calls the model made on the run's host),
+    ``replayed`` (answers read from the LLM cache, filled before the run or earlier in it) and
+    ``warm`` (the reference-outputs file installed before it began, with the entries it added;
+    ``None`` for a run that did not start warm)."""
+    calls, hits = _llm_use(dict(m), [str(k) for k in (m.get("llm_costs") or {})])
+    warm = m.get("warm")
+    return {"computed": calls, "replayed": hits, "warm": warm if isinstance(warm, dict) else None}
+
+
+def against_shipped(m: Mapping[str, Any], dataset: str) -> dict[str, Any] | None:
+    """A run that computed its model outputs itself — it began with an empty LLM cache
+    (``caches_at_start``) and did not start warm — compared with the dataset's shipped reference
+    outputs (:func:`inferqa_utils.llm.reference_outputs.compare_cache`: every call the two share, at
+    no model cost), with a ``line`` to print; ``None`` for another run or when none ship."""
+    from ..llm import default_cache
+    from ..llm import reference_outputs as ro
+
+    start = m.get("caches_at_start")
+    path = ro.shipped_path(dataset)
+    if m.get("warm") or not isinstance(start, Mapping) or start.get("llm") or not path.is_file():
+        return None
+    got = ro.compare_cache(path, default_cache())
+    got["line"] = (f"[check] the run's own model outputs against the shipped {got['file']}: "
+                   f"{got['shared']:,} of its {got['entries']:,} calls also made here, "
+                   f"{got['agree']:,} agree "
+                   f"({got['identical']:,} identical; largest score difference "
+                   f"{got['max_score_difference']:.2g}), {len(got['differ']):,} differ")
+    return got
+
+
+def model_outputs_line(m: Mapping[str, Any]) -> str:
+    """``[check] model outputs: …`` for the run checked (:func:`model_outputs`)."""
+    use = model_outputs(m)
+    if use["computed"] is None:
+        return "[check] model outputs: not counted in this run's manifest"
+    text = (f"[check] model outputs: {use['computed']:,} computed on the run's host, {use['replayed']:,} "
+            "replayed from the LLM cache")
+    if use["warm"]:
+        w = use["warm"]
+        text += (f" (a warm start: {w.get('added', 0):,} of {w.get('entries', 0):,} outputs of "
+                 f"{w.get('file')} installed before it began: its numbers replay that file's model "
+                 "outputs, they do not recompute them)")
+    return text
+
+
 def _first_run_in_folder(manifest: Path) -> bool:
     """Whether no run folder of any profile beside the manifest's run folder began before it (the
     caches of a fresh clone are empty at its first run)."""
@@ -662,6 +714,7 @@ def cache_use(allocated: Sequence[tuple[Path, dict[str, Any], dict[str, float]]]
                 "cache_hits": hits,
                 "caches_at_start": start if isinstance(start, dict) else None,
                 "first_run_in_folder": _first_run_in_folder(path),
+                "warm": m.get("warm") if isinstance(m.get("warm"), dict) else None,
             }
         )
     return out
@@ -720,20 +773,6 @@ def _run_summary(profile_name: str, executions: Path | None) -> dict[str, Any] |
         "cache_use": cache_use(allocated),
         "llm_rates": llm_rates(m),
     }
-
-
-def llm_rates(manifest: Mapping[str, Any]) -> dict[str, dict[str, float]] | None:
-    """The LLM rates the run measured on its host before its first notebook (the manifest's
-    ``projection.rates``: ``{model: {prefill_tok_s, decode_tok_s}}``), so a time is read beside the
-    speed of the host that took it; ``None`` when the run did not measure them."""
-    projection = manifest.get("projection")
-    rates = projection.get("rates") if isinstance(projection, Mapping) else None
-    if not isinstance(rates, Mapping):
-        return None
-    keys = ("prefill_tok_s", "decode_tok_s")
-    out = {str(model): {k: float(r[k]) for k in keys} for model, r in rates.items()
-           if isinstance(r, Mapping) and all(isinstance(r.get(k), int | float) for k in keys)}
-    return out or None
 
 
 def verdict_changes(before: Sequence[Mapping[str, Any]], verdicts: Any) -> list[dict[str, Any]]:
@@ -819,7 +858,8 @@ def check_record(profile_name: str, dataset: str, split: str, outcomes: Sequence
         "run": _run_summary(profile_name, executions),
         "notebooks": list(notebooks) if notebooks else None,
         "run_checked": None if run is None else {
-            "run_id": run[0].name, "outcome": run_outcome(run[1], profile_name), "git": run[1].get("git")},
+            "run_id": run[0].name, "outcome": run_outcome(run[1], profile_name), "git": run[1].get("git"),
+            "model_outputs": model_outputs(run[1]), "against_shipped": against_shipped(run[1], dataset)},
         "conditions": conditions,
         "findings": rows,
         "ledger": list(ledger or []),

@@ -389,12 +389,17 @@ def _started_empty(use: Mapping[str, Any]) -> bool:
 def cache_label(run: Mapping[str, Any] | None) -> str:
     """What the notebook time measured: *from empty caches* (every run timed began with empty
     caches), a *cached re-run* (its notebooks made no model call: every LLM answer came from the
-    cache), *partly cached* (model calls, and caches not empty at the start), or *cache use unknown*
-    (a record or manifest from before these counts)."""
+    cache), *partly cached* (model calls, and caches not empty at the start), a *warm start* (a
+    run that began by installing a reference-outputs file into the LLM cache: its numbers replay
+    those outputs), or *cache use unknown* (a record or manifest from before these counts)."""
     use = (run or {}).get("cache_use")
     if not use or any(u.get("model_calls") is None for u in use):
         return "cache use unknown"
     calls, hits = (sum(int(u.get(k) or 0) for u in use) for k in ("model_calls", "cache_hits"))
+    warm = sorted({str(u["warm"].get("file")) for u in use if isinstance(u.get("warm"), dict)})
+    if warm:
+        return (f"warm start from {', '.join(warm)}: a replay of shipped model outputs, not a recomputation "
+                f"({calls:,} model calls, {hits:,} answers replayed)")
     if calls == 0:
         return "no LLM prompts" if hits == 0 else f"cached re-run (0 model calls, {hits:,} cache hits)"
     if all(_started_empty(u) for u in use):
@@ -779,7 +784,9 @@ _RUNS_NOTE = (
     "caches* (each run timed began with empty LLM, embedding, index and run caches, as its manifest "
     "records, or, for a manifest from before that record, it was the first run in its clone), a *cached "
     "re-run* (the notebooks made no model call: every LLM answer came from the cache), *partly cached* "
-    "(model calls, and caches not empty at the start), or *cache use unknown* (the record predates these "
+    "(model calls, and caches not empty at the start), a *warm start* (the run began by installing a "
+    "reference-outputs file into the LLM cache: a replay of those outputs, not a recomputation), or *cache "
+    "use unknown* (the record predates these "
     "counts and its run manifests are not at hand); then the LLM rates the run measured on its host "
     "before its first notebook, on which the time depends: hosts of one kind differ in them."
 )
