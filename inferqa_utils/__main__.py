@@ -36,7 +36,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if not file.is_file():
             raise MissingInputError(f"no reference outputs at {file}: the profile {args.profile} ships none "
                                     "(run --warm FILE names a file)")
-        warm = {"file": file.name, "sha256": load_manifest(file)["sha256"], **install(file, default_cache())}
+        about = load_manifest(file)
+        warm = {"file": file.name, "sha256": about["sha256"], "profile": about.get("profile"),
+                **install(file, default_cache())}
         print(f"[inferqa] warm start from {file}: {warm['entries']} model outputs, {warm['added']} "
               f"added to the LLM cache, {warm['present']} already there")
     run_notebooks(args.profile, only=args.only, overrides=parse_overrides(args.param),
@@ -180,13 +182,17 @@ def _verify_outputs(profile_name: str, n: int, file: str | None) -> int:
     from .core.config import SEED, profile
     from .core.errors import MissingInputError
     from .llm import reference_outputs as ro
+    from .record.projection import cached_host_rates
     from .record.run_dirs import llm_rates, run_manifests
 
     path = Path(file) if file else ro.shipped_path(str(profile(profile_name)["dataset_name"]))
     if not path.is_file():
         raise MissingInputError(f"no reference outputs at {path} (--outputs FILE names another file)")
+    # the ETA before the first call: this host's rates as measured before (by a run, or cached)
     found = run_manifests(profile_name)
-    got = ro.verify(path, n, SEED, rates=llm_rates(found[0][1]) if found else None)
+    rates = cached_host_rates(list(ro.model_names_by_identity().values()))
+    rates = rates or (llm_rates(found[0][1]) if found else None)
+    got = ro.verify(path, n, SEED, rates=rates)
     return 1 if got["differ"] else 0
 
 

@@ -34,6 +34,11 @@ def test_projection_scales_tokens_by_this_hosts_rates_and_the_rest_by_its_slowdo
     assert got["02_retrieval"] == pytest.approx(30.0 * 1.5)
     assert projection.project(REFERENCE, REFERENCE["rates"])["03_reranking"] == pytest.approx(200.0)
     assert list(projection.project(REFERENCE, host, ["02_retrieval"])) == ["02_retrieval"]
+    # a warm start replays the model calls: only the 50 s outside the models × 1.5
+    warm = projection.project(REFERENCE, host, replayed=True)
+    assert warm == {"03_reranking": pytest.approx(75.0), "02_retrieval": pytest.approx(45.0)}
+    announced = projection.Projection("p", REFERENCE, host, list(warm), replayed=True).announce()
+    assert "a warm start" in announced[-2]
 
 
 def test_projection_announces_a_slow_host_and_gives_an_eta(tmp_path, monkeypatch):

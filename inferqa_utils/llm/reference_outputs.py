@@ -258,14 +258,17 @@ def verify(path: str | Path, n: int, seed: int, log: Any = print,
                               f"{', '.join(unknown)}", field="model")
     chars = [len(json.loads(e["request"])["prompt"]) for e in picked]
     eta = None
-    if rates:
-        # about 4 characters per token for these models' tokenizers on English prompts
-        eta = sum(c / 4 / float((rates.get(names[e["model"]]) or {}).get("prefill_tok_s") or 1e9)
+    if rates and all(names[e["model"]] in rates for e in picked):
+        # about 4 characters per token for these models' tokenizers on English text: the prompt
+        # prefilled, a reply as long as the shipped one decoded
+        eta = sum(c / 4 / float(rates[names[e["model"]]]["prefill_tok_s"])
+                  + (len(e["value"]) / 4 / float(rates[names[e["model"]]]["decode_tok_s"])
+                     if isinstance(e["value"], str) else 0.0)
                   for c, e in zip(chars, picked, strict=True))
     by_model = Counter(names[e["model"]] for e in picked)
     log(f"[verify] {len(picked)} of {len(entries)} entries of {Path(path).name} (seed {seed}): "
         + ", ".join(f"{m} {k}" for m, k in sorted(by_model.items()))
-        + (f"; ETA {eta:.0f} s at this host's measured prefill rates" if eta is not None else ""))
+        + (f"; ETA {eta:.0f} s at this host's measured LLM rates" if eta is not None else ""))
     t0 = time.perf_counter()
     done_chars = 0
     agreed, disagreements, max_diff, near_ties = 0, [], 0.0, 0
@@ -300,8 +303,8 @@ def verify(path: str | Path, n: int, seed: int, log: Any = print,
         tie = e["op"] == "chat" and got != e["value"]
         log(f"[verify] {i}/{len(picked)} {name} {e['op']}: {'agrees' if ok else 'DIFFERS'}"
             + (f" (largest score difference {diff:.2g})" if diff is not None and not tie else "")
-            + (f" (another reply, {got!r} for {e['value']!r}; the shipped reply is {diff:.2g} nats from "
-               "this host's greedy path at its closest step)" if tie else "")
+            + (f" (here {got!r}; the shipped {e['value']!r} is at most {diff:.2g} nats below this host's "
+               "greedy choice at any of its steps)" if tie else "")
             + f"; {spent:.0f} s, ETA {left:.0f} s")
     for llm in models.values():
         llm.close()

@@ -104,6 +104,18 @@ def _host_key(model: str) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
 
 
+def cached_host_rates(model_names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The rates of :func:`host_rates` already measured on this host with this build (nothing is
+    measured): the models not measured yet are left out."""
+    try:
+        cache = json.loads(_rates_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    hits = {m: cache.get(_host_key(m)) for m in model_names} if isinstance(cache, dict) else {}
+    return {m: h for m, h in hits.items()
+            if isinstance(h, dict) and h.get("prefill_tok_s") and h.get("decode_tok_s")}
+
+
 def host_rates(model_names: Sequence[str], log: Callable[[str], None] = print,
                measure: Callable[[str], dict[str, Any]] = measure_rates) -> dict[str, dict[str, Any]]:
     """This host's rates per model (:func:`measure_rates`), read from the cache when measured before
@@ -182,9 +194,10 @@ def reference_from_run(manifest: Mapping[str, Any], cost_log: Sequence[Mapping[s
 
 
 def project(reference: Mapping[str, Any], rates: Mapping[str, Mapping[str, Any]],
-            notebooks: Sequence[str] | None = None) -> dict[str, float]:
+            notebooks: Sequence[str] | None = None, replayed: bool = False) -> dict[str, float]:
     """Projected seconds per notebook stem on a host with ``rates`` (module docstring); notebooks
-    the record lacks are left out."""
+    the record lacks are left out. ``replayed``: a warm start from the profile's reference outputs,
+    whose model calls are read from the LLM cache — only the time outside the models is projected."""
     ref_rates = reference.get("rates", {})
     ratios = [ref_rates[m]["prefill_tok_s"] / rates[m]["prefill_tok_s"]
               for m in ref_rates if m in rates and rates[m].get("prefill_tok_s")]
@@ -203,7 +216,7 @@ def project(reference: Mapping[str, Any], rates: Mapping[str, Mapping[str, Any]]
             llm_s += c["seconds"]
         efficiency = llm_s / ref_floor if ref_floor else 1.0
         other = max(0.0, nb["seconds"] - llm_s)
-        out[stem] = round(host_floor * efficiency + other * slowdown, 1)
+        out[stem] = round((0.0 if replayed else host_floor * efficiency) + other * slowdown, 1)
     return out
 
 
@@ -241,11 +254,12 @@ class Projection:
     projection against the actual seconds at the end (:meth:`summary`)."""
 
     def __init__(self, profile: str, reference: Mapping[str, Any] | None, rates: Mapping[str, Any],
-                 stems: Sequence[str]) -> None:
+                 stems: Sequence[str], replayed: bool = False) -> None:
         self.profile = profile
         self.reference = reference
         self.rates = dict(rates)
-        self.per_notebook = project(reference, rates, stems) if reference else {}
+        self.replayed = replayed
+        self.per_notebook = project(reference, rates, stems, replayed) if reference else {}
         self.stems = list(stems)
         self.actual: dict[str, float] = {}
         self.started = time.time()
@@ -269,6 +283,8 @@ class Projection:
         missing = [s for s in self.stems if s not in self.per_notebook]
         lines.append(
             f"[inferqa] projected for profile {self.profile}: {minutes(self.total)} of notebooks"
+            + (" (a warm start: the model calls replayed, only the time outside the models)"
+               if self.replayed else "")
             + (f" (+ {len(missing)} notebook(s) not in the record)" if missing else "")
             + f"; the reference host ({ref.get('machine', {}).get('cpus')} CPUs, "
             f"{ref.get('machine', {}).get('cpu_model')}, commit {str(ref.get('commit'))[:7]}, "
@@ -316,12 +332,13 @@ class Projection:
 
 def start(profile: str, stems: Sequence[str], log: Callable[[str], None] = print,
           reference_path: str | Path | None = None,
-          measure: Callable[[str], dict[str, Any]] = measure_rates) -> Projection:
+          measure: Callable[[str], dict[str, Any]] = measure_rates, replayed: bool = False) -> Projection:
     """The projection of a run of ``stems`` under ``profile``: this host's rates measured (cached)
-    for the models of the profile's reference record, the projection printed."""
+    for the models of the profile's reference record, the projection printed (``replayed``: a warm
+    start from the profile's own reference outputs, :func:`project`)."""
     ref = load_reference(reference_path).get(profile)
     rates = host_rates(models_of(ref), log, measure) if ref else {}
-    proj = Projection(profile, ref, rates, stems)
+    proj = Projection(profile, ref, rates, stems, replayed)
     for line in proj.announce():
         log(line)
     return proj

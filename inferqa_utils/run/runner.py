@@ -438,7 +438,10 @@ def run_notebooks(profile_name: str = "default", only: list[str] | None = None,
 
     from ..record import projection as proj_mod
 
-    proj = proj_mod.start(profile_name, [nb.stem for nb in plan.notebooks], log) if projection else None
+    # a warm start from the profile's own reference outputs replays its model calls
+    replayed = bool(warm) and warm.get("profile") == profile_name
+    proj = (proj_mod.start(profile_name, [nb.stem for nb in plan.notebooks], log, replayed=replayed)
+            if projection else None)
     # a folder the caller names may exist already; a new run's own folder never does (new_run_dir)
     out_dir = out_dir or new_run_dir(profile_name)
     out_dir.mkdir(parents=True, exist_ok=True)
