@@ -52,7 +52,9 @@ def _cmd_outputs(args: argparse.Namespace) -> int:
 
     if args.action == "install":
         if not args.file:
-            raise SystemExit("outputs install: name the file to install")
+            from .core.errors import MissingInputError
+
+            raise MissingInputError("outputs install: name the reference-outputs file to install")
         got = ro.install(args.file, default_cache())
         print(f"[outputs] {args.file}: {got['entries']} entries checked; {got['added']} added, "
               f"{got['present']} already in the LLM cache")
@@ -435,7 +437,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--verify-outputs", type=int, metavar="N", default=None,
                    help="instead of checking a run: recompute a seeded sample of N calls of the profile's "
                         "shipped reference outputs (data/<dataset>/reference_outputs.jsonl.gz) on this host "
-                        "and report agreement (chat: identical text; score: within the stated tolerance)")
+                        "and report agreement (a reply: identical, or a near tie on this host's greedy path; "
+                        "a score: the same continuation first, each within 0.5 nats)")
     c.add_argument("--outputs", metavar="OUTPUTS.jsonl.gz", default=None,
                    help="with --verify-outputs: another reference-outputs file")
     c.add_argument("--against", metavar="RECORD.json",
