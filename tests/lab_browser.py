@@ -25,12 +25,33 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from isolated_root import CHECKOUT
 from local_servers import free_port, stop_process
 
 #: where the browser test's screenshots go: the checkout's screenshots/browser/ (git-ignored), where
 #: `make browser-test` says to look (the test root is removed after a session that passed)
 SCREENSHOTS = CHECKOUT / "screenshots" / "browser"
+
+
+#: `make test` installs chromium and chromedriver when missing (scripts/setup_browser.sh --optional)
+#: and skips the browser test where they could not be installed; `make browser-test` and .ci/run set
+#: INFERQA_REQUIRE_BROWSER=1, so a missing browser fails there instead of skipping
+HAVE_BROWSER = bool(
+    (shutil.which("chromium") or shutil.which("chromium-browser")) and shutil.which("chromedriver")
+)
+#: the marks of every real-browser test module (``pytestmark = BROWSER_TEST_MARKS``)
+BROWSER_TEST_MARKS = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not HAVE_BROWSER and os.environ.get("INFERQA_REQUIRE_BROWSER") != "1",
+        reason="chromium and chromedriver are not on PATH: `make test` installs them when it can "
+        "(scripts/setup_browser.sh: apt-get, as root or with password-less sudo); `make browser-test` "
+        "installs them, asking sudo for a password, and runs the test; INFERQA_REQUIRE_BROWSER=1 fails "
+        "instead of skipping",
+    ),
+]
 
 
 _TOKEN_PARAM = re.compile(r"(?i)(\btoken=)[^\s&#'\"]+")

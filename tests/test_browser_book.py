@@ -19,7 +19,6 @@ Run with ``make browser-test`` (``pytest -m browser``); ``make test`` runs it to
 from __future__ import annotations
 
 import functools
-import os
 import shutil
 import threading
 import time
@@ -34,26 +33,13 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 from isolated_root import CHECKOUT
-from lab_browser import SCREENSHOTS, browser_binaries, chrome
+from lab_browser import BROWSER_TEST_MARKS, SCREENSHOTS, browser_binaries, chrome
 from local_servers import free_port
 from nbformat import v4
 
 from inferqa_utils.present.book import build_book, image_outputs, notebook_title
 
-_HAVE_BROWSER = bool(
-    (shutil.which("chromium") or shutil.which("chromium-browser")) and shutil.which("chromedriver")
-)
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not _HAVE_BROWSER and os.environ.get("INFERQA_REQUIRE_BROWSER") != "1",
-        reason="chromium and chromedriver are not on PATH: `make test` installs them when it can "
-        "(scripts/setup_browser.sh: apt-get, as root or with password-less sudo); `make browser-test` "
-        "installs them, asking sudo for a password, and runs the test; INFERQA_REQUIRE_BROWSER=1 fails "
-        "instead of skipping",
-    ),
-]
+pytestmark = BROWSER_TEST_MARKS
 
 #: the shipped executed notebooks the book is built from
 EXECUTED = CHECKOUT / "docs" / "executed"

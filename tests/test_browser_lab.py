@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
-import os
 import re
 import shutil
 import time
@@ -25,7 +24,15 @@ from pathlib import Path
 
 import pytest
 from isolated_root import CHECKOUT
-from lab_browser import SCREENSHOTS, LabPage, LabServer, browser_binaries, chrome, redact_token
+from lab_browser import (
+    BROWSER_TEST_MARKS,
+    SCREENSHOTS,
+    LabPage,
+    LabServer,
+    browser_binaries,
+    chrome,
+    redact_token,
+)
 
 from inferqa_utils.construction.store import load_built
 from inferqa_utils.core.config import PATHS, profile
@@ -33,23 +40,7 @@ from inferqa_utils.run.runner import notebook_parameters, parameterized_copy
 from inferqa_utils.sources import load_source
 from inferqa_utils.teach.quickstart import demo_corpus, pick_questions
 
-#: `make test` installs chromium and chromedriver when missing (scripts/setup_browser.sh --optional)
-#: and skips the browser test where they could not be installed; `make browser-test` and .ci/run set
-#: INFERQA_REQUIRE_BROWSER=1, so a missing browser fails there instead of skipping
-_HAVE_BROWSER = bool(
-    (shutil.which("chromium") or shutil.which("chromium-browser")) and shutil.which("chromedriver")
-)
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not _HAVE_BROWSER and os.environ.get("INFERQA_REQUIRE_BROWSER") != "1",
-        reason="chromium and chromedriver are not on PATH: `make test` installs them when it can "
-        "(scripts/setup_browser.sh: apt-get, as root or with password-less sudo); `make browser-test` "
-        "installs them, asking sudo for a password, and runs the test; INFERQA_REQUIRE_BROWSER=1 fails "
-        "instead of skipping",
-    ),
-]
+pytestmark = BROWSER_TEST_MARKS
 
 #: a notebook's Run All on the smoke build (SmolLM2; minutes on a loaded 2-core machine)
 RUN_TIMEOUT = 1500

@@ -36,8 +36,8 @@ Which run to export is the command line's business (``python -m inferqa_utils ex
 the profile's newest complete run, found with :mod:`inferqa_utils.record.run_dirs`); this module,
 a presentation layer below ``record``, reads the run folder it is given.
 
-    >>> scrub_paths("wrote /work/c57/build/x.csv (home /root/.cache, tmp /tmp/abc/f)",
-    ...             path_rules(Path("/work/c57")))
+    >>> scrub_paths("wrote /srv/clone/build/x.csv (home /root/.cache, tmp /tmp/abc/f)",
+    ...             path_rules(Path("/srv/clone")))
     'wrote ./build/x.csv (home ~/.cache, tmp <tmp>/abc/f)'
     >>> unfinished({"notebooks_selected": ["00_a.ipynb", "01_b.ipynb"],
     ...             "notebooks": {"00_a.ipynb": {"status": "ok"}, "01_b.ipynb": {"status": "failed"}}})
